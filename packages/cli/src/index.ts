@@ -1,0 +1,2 @@
+/** Placeholder until this package's issue lands. */
+export {}

@@ -1,0 +1,77 @@
+/**
+ * The gift card a partner submits: its wire form, its in-memory form (number
+ * and PIN `Redacted`) and the validation that runs before any I/O.
+ */
+import type * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { InvalidCardInput } from "./Errors.js"
+import { maskCardNumber } from "./Redaction.js"
+
+/**
+ * The card as it travels inside a QuoteRequest (spec 2.1). The number and PIN
+ * are plain strings on the wire and `Redacted` in memory.
+ */
+export class Card extends Schema.Class<Card>("@gcx/core/Card")({
+  cardNumber: Schema.Redacted(Schema.String),
+  pinNumber: Schema.Redacted(Schema.String),
+  productLineId: Schema.String
+}) {
+  /** The card number masked to at most its last 4 digits, safe to log and show. */
+  get masked(): string {
+    return maskCardNumber(this.cardNumber)
+  }
+}
+
+/** What a caller hands in: plain or already `Redacted` strings for the number and PIN. */
+export interface CardInput {
+  readonly cardNumber: string | Redacted.Redacted<string>
+  readonly pinNumber: string | Redacted.Redacted<string>
+  readonly productLineId: string
+}
+
+/** The longest value accepted for any card field. */
+export const MAX_FIELD_LENGTH = 64
+
+/** The fields of a card, named as the wire names them. */
+export type CardField = "card.cardNumber" | "card.pinNumber" | "card.productLineId"
+
+// eslint-disable-next-line no-control-regex
+const controlCharacters = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
+
+/**
+ * Checks one field and returns the trimmed value, or the reason it is refused.
+ * The reason never contains the value itself.
+ */
+export const checkField = (field: CardField, raw: unknown): Either.Either<string, InvalidCardInput> => {
+  const value = Redacted.isRedacted(raw) ? Redacted.value(raw as Redacted.Redacted<unknown>) : raw
+  const refuse = (reason: string) => Either.left(new InvalidCardInput({ field, reason }))
+  if (typeof value !== "string") return refuse("must be a string")
+  const trimmed = value.trim()
+  if (trimmed.length === 0) return refuse("must not be empty")
+  if (trimmed.length > MAX_FIELD_LENGTH) return refuse(`must be at most ${MAX_FIELD_LENGTH} characters`)
+  if (controlCharacters.test(trimmed)) return refuse("must not contain control characters")
+  return Either.right(trimmed)
+}
+
+/**
+ * Validates card input before any I/O: every field a non-empty string, trimmed,
+ * without control characters, at most 64 characters. Fails with
+ * `InvalidCardInput` naming the field, never echoing the card number or PIN.
+ */
+export const validateEither = (input: unknown): Either.Either<Card, InvalidCardInput> => {
+  const record = typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {}
+  return Either.all({
+    cardNumber: checkField("card.cardNumber", record.cardNumber),
+    pinNumber: checkField("card.pinNumber", record.pinNumber),
+    productLineId: checkField("card.productLineId", record.productLineId)
+  }).pipe(
+    Either.map(({ cardNumber, pinNumber, productLineId }) =>
+      new Card({ cardNumber: Redacted.make(cardNumber), pinNumber: Redacted.make(pinNumber), productLineId })
+    )
+  )
+}
+
+/** `validateEither` as an Effect. */
+export const validate = (input: CardInput | unknown): Effect.Effect<Card, InvalidCardInput> => validateEither(input)

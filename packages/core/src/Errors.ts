@@ -1,0 +1,422 @@
+/**
+ * The error taxonomy of gcx (ARCHITECTURE.md, "Errors"), as `Schema.TaggedError`
+ * classes grouped so that recovery is a `catchTag` away, and the one function
+ * that turns an HTTP answer into the right error.
+ */
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { ErrorBody, ErrorCodes, normalizeKeys } from "./ErrorBody.js"
+import { describeParseIssue, scrubDigits } from "./Redaction.js"
+
+const opt = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/**
+ * What every error from the service carries, where known. `message` is the
+ * service's Message (for logs); `userMessage` its UserMessage (for the customer
+ * when `isCustomerFacing` says so).
+ */
+export const ServiceErrorFields = {
+  message: Schema.String,
+  errorCode: opt(Schema.String),
+  userMessage: opt(Schema.String),
+  moreInfoUrl: opt(Schema.String),
+  httpStatus: opt(Schema.Number),
+  traceId: opt(Schema.String),
+  requestId: opt(Schema.String),
+  transactionId: opt(Schema.String),
+  retryAfterMillis: opt(Schema.Number),
+  attempts: opt(Schema.Number),
+  retryDelayMillis: opt(Schema.Number)
+}
+
+/** The constructor argument shared by every service error. */
+export type ServiceErrorProps = Schema.Struct.Constructor<typeof ServiceErrorFields>
+
+// Card outcomes: show userMessage to the customer; do not retry.
+
+/** The merchant did not accept the card number or PIN (`exchange.invalid.card`). */
+export class InvalidCard extends Schema.TaggedError<InvalidCard>()("InvalidCard", ServiceErrorFields) {}
+
+/** The card balance is zero or the card account is closed (`exchange.card.value.out.of.range`). */
+export class CardValueOutOfRange
+  extends Schema.TaggedError<CardValueOutOfRange>()("CardValueOutOfRange", ServiceErrorFields)
+{}
+
+/** The card cannot be accepted; userMessage says why (`exchange.card.not.accepted`, `exchange.card.is.unacceptable`). */
+export class CardNotAccepted extends Schema.TaggedError<CardNotAccepted>()("CardNotAccepted", ServiceErrorFields) {}
+
+/** The offer has expired (`exchange.offer.code.expired`, 409): submit a new quote. */
+export class OfferExpired extends Schema.TaggedError<OfferExpired>()("OfferExpired", ServiceErrorFields) {}
+
+// Merchant outcome: tell the customer to retry later.
+
+/** No status or balance can be had from the merchant (`exchange.card.merchant.unavailable`). */
+export class MerchantUnavailable
+  extends Schema.TaggedError<MerchantUnavailable>()("MerchantUnavailable", ServiceErrorFields)
+{}
+
+// Request and partner: a configuration or programming fault.
+
+/** The requestId header was missing (`request.missing.parameter.requestId`, `exchange.requestId.header.required`). */
+export class MissingRequestId extends Schema.TaggedError<MissingRequestId>()("MissingRequestId", ServiceErrorFields) {}
+
+/** The x-api-key header is invalid (`exchange.invalid.x-api-key`). */
+export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", ServiceErrorFields) {}
+
+/** The partner is not recognized (`exchange.partner.not.found`, 400 or 404). */
+export class PartnerNotFound extends Schema.TaggedError<PartnerNotFound>()("PartnerNotFound", ServiceErrorFields) {}
+
+/** No transaction has that id (`exchange.transaction.not.found`, 404). */
+export class TransactionNotFound
+  extends Schema.TaggedError<TransactionNotFound>()("TransactionNotFound", ServiceErrorFields)
+{}
+
+/** The service refused a parameter or the body (unknown product line, malformed or oversized body, reused requestId). */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", ServiceErrorFields) {}
+
+// Service: transient, retried by the SDK within a budget.
+
+/** HTTP 500: an infrastructure or configuration fault (also `exchange.error.heartbeat`). */
+export class ServerError extends Schema.TaggedError<ServerError>()("ServerError", ServiceErrorFields) {}
+
+/** HTTP 502, 503 or 504: the service is unavailable. */
+export class ServiceUnavailable
+  extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", ServiceErrorFields)
+{}
+
+/** HTTP 429: too many requests. */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", ServiceErrorFields) {}
+
+/** HTTP 401: the bearer token was refused (missing, expired or forged). */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", ServiceErrorFields) {}
+
+// Transport and shape.
+
+/** The request got no HTTP answer: connection refused or reset, timeout, DNS. */
+export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
+  ...ServiceErrorFields,
+  reason: Schema.Literal("Connect", "Reset", "Timeout", "Aborted", "Other")
+}) {}
+
+/** The answer's body did not decode as what the status promised. */
+export class UnexpectedResponse
+  extends Schema.TaggedError<UnexpectedResponse>()("UnexpectedResponse", ServiceErrorFields)
+{}
+
+// Catch-all.
+
+/** An error code gcx does not know; its code, status and messages are kept. */
+export class UnknownServiceError
+  extends Schema.TaggedError<UnknownServiceError>()("UnknownServiceError", ServiceErrorFields)
+{}
+
+// Local.
+
+/** The polling deadline passed; `transactionId` is kept so the caller can resume with `track`. */
+export class PollTimeout extends Schema.TaggedError<PollTimeout>()("PollTimeout", {
+  transactionId: Schema.String,
+  deadlineMillis: Schema.Number,
+  polls: Schema.Number,
+  lastPercentComplete: opt(Schema.Number)
+}) {
+  override get message(): string {
+    return `transaction ${this.transactionId} did not complete within ${this.deadlineMillis} ms (${this.polls} polls); resume it with track`
+  }
+}
+
+/** The token endpoint refused the credentials or could not be reached. */
+export class TokenError extends Schema.TaggedError<TokenError>()("TokenError", {
+  message: Schema.String,
+  httpStatus: opt(Schema.Number),
+  oauthError: opt(Schema.String),
+  traceId: opt(Schema.String)
+}) {}
+
+/** Card input refused before any I/O. Names the field; never echoes the value. */
+export class InvalidCardInput extends Schema.TaggedError<InvalidCardInput>()("InvalidCardInput", {
+  field: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `${this.field} ${this.reason}`
+  }
+}
+
+/** Every error the service side can produce (HTTP, transport, shape). */
+export type ServiceError =
+  | InvalidCard
+  | CardValueOutOfRange
+  | CardNotAccepted
+  | OfferExpired
+  | MerchantUnavailable
+  | MissingRequestId
+  | InvalidApiKey
+  | PartnerNotFound
+  | TransactionNotFound
+  | InvalidRequest
+  | ServerError
+  | ServiceUnavailable
+  | RateLimited
+  | Unauthorized
+  | TransportError
+  | UnexpectedResponse
+  | UnknownServiceError
+
+/** Every error that can end a quote. */
+export type QuoteFailure = ServiceError | PollTimeout | TokenError | InvalidCardInput
+
+/** The schema of `QuoteFailure`, so that a failure encodes to JSON as data. */
+export const QuoteFailure: Schema.Schema<QuoteFailure, Schema.Schema.Encoded<typeof QuoteFailureMembers[number]>> =
+  Schema.suspend(() => Schema.Union(...QuoteFailureMembers))
+
+const QuoteFailureMembers = [
+  InvalidCard,
+  CardValueOutOfRange,
+  CardNotAccepted,
+  OfferExpired,
+  MerchantUnavailable,
+  MissingRequestId,
+  InvalidApiKey,
+  PartnerNotFound,
+  TransactionNotFound,
+  InvalidRequest,
+  ServerError,
+  ServiceUnavailable,
+  RateLimited,
+  Unauthorized,
+  TransportError,
+  UnexpectedResponse,
+  UnknownServiceError,
+  PollTimeout,
+  TokenError,
+  InvalidCardInput
+] as const
+
+/** The recovery groups of ARCHITECTURE.md. */
+export type ErrorGroup = "card" | "merchant" | "request" | "service" | "transport" | "unknown" | "local"
+
+/**
+ * What each error means for recovery.
+ * - `transient`: the condition may pass by itself.
+ * - `retryable`: the SDK retries it automatically (within its budget).
+ * - `customerFacing`: its userMessage is meant for the customer or agent.
+ */
+export interface ErrorTraits {
+  readonly group: ErrorGroup
+  readonly transient: boolean
+  readonly retryable: boolean
+  readonly customerFacing: boolean
+}
+
+const traits = (
+  group: ErrorGroup,
+  transient: boolean,
+  retryable: boolean,
+  customerFacing: boolean
+): ErrorTraits => ({ group, transient, retryable, customerFacing })
+
+/** The traits of every error, by tag. */
+export const Traits: { readonly [Tag in QuoteFailure["_tag"]]: ErrorTraits } = {
+  InvalidCard: traits("card", false, false, true),
+  CardValueOutOfRange: traits("card", false, false, true),
+  CardNotAccepted: traits("card", false, false, true),
+  OfferExpired: traits("card", false, false, true),
+  MerchantUnavailable: traits("merchant", true, false, true),
+  MissingRequestId: traits("request", false, false, false),
+  InvalidApiKey: traits("request", false, false, false),
+  PartnerNotFound: traits("request", false, false, false),
+  TransactionNotFound: traits("request", false, false, false),
+  InvalidRequest: traits("request", false, false, false),
+  ServerError: traits("service", true, true, false),
+  ServiceUnavailable: traits("service", true, true, false),
+  RateLimited: traits("service", true, true, false),
+  Unauthorized: traits("service", true, true, false),
+  TransportError: traits("transport", true, true, false),
+  UnexpectedResponse: traits("transport", false, false, false),
+  UnknownServiceError: traits("unknown", false, false, false),
+  PollTimeout: traits("local", true, false, false),
+  TokenError: traits("local", false, false, false),
+  InvalidCardInput: traits("local", false, false, false)
+}
+
+/** The recovery group of an error. */
+export const groupOf = (error: QuoteFailure): ErrorGroup => Traits[error._tag].group
+
+/** Whether the condition behind an error may pass by itself. */
+export const isTransient = (error: QuoteFailure): boolean => Traits[error._tag].transient
+
+/** Whether the SDK retries an error automatically. Card outcomes and MerchantUnavailable are never retried. */
+export const isRetryable = (error: QuoteFailure): boolean => Traits[error._tag].retryable
+
+/** Whether an error's userMessage is meant for the customer or agent. */
+export const isCustomerFacing = (error: QuoteFailure): boolean => Traits[error._tag].customerFacing
+
+/** The classes that a documented error code maps to, aliases included. */
+const byCode: Readonly<Record<string, ServiceErrorClass>> = {
+  [ErrorCodes.cardValueOutOfRange]: CardValueOutOfRange,
+  [ErrorCodes.invalidCard]: InvalidCard,
+  [ErrorCodes.cardNotAccepted]: CardNotAccepted,
+  [ErrorCodes.cardIsUnacceptable]: CardNotAccepted,
+  [ErrorCodes.merchantUnavailable]: MerchantUnavailable,
+  [ErrorCodes.offerCodeExpired]: OfferExpired,
+  [ErrorCodes.missingRequestId]: MissingRequestId,
+  [ErrorCodes.requestIdHeaderRequired]: MissingRequestId,
+  [ErrorCodes.partnerNotFound]: PartnerNotFound,
+  [ErrorCodes.invalidApiKey]: InvalidApiKey,
+  [ErrorCodes.transactionNotFound]: TransactionNotFound,
+  [ErrorCodes.heartbeatFailed]: ServerError,
+  [ErrorCodes.invalidProductLine]: InvalidRequest,
+  [ErrorCodes.invalidParameter]: InvalidRequest,
+  [ErrorCodes.invalidBody]: InvalidRequest,
+  [ErrorCodes.bodyTooLarge]: InvalidRequest,
+  [ErrorCodes.duplicateRequest]: InvalidRequest,
+  [ErrorCodes.unauthorized]: Unauthorized
+}
+
+type ServiceErrorClass = new(props: ServiceErrorProps) => ServiceError
+
+/** The class for an HTTP status when the code is unknown or there is no Error body. */
+const byStatus = (status: number): ServiceErrorClass | undefined => {
+  if (status === 401) return Unauthorized
+  if (status === 429) return RateLimited
+  if (status === 500) return ServerError
+  if (status === 502 || status === 503 || status === 504) return ServiceUnavailable
+  return undefined
+}
+
+/** The class a documented error code maps to, if any. */
+export const classForCode = (errorCode: string): ServiceErrorClass | undefined => byCode[errorCode]
+
+/** An HTTP answer, as far as error mapping needs it. */
+export interface HttpAnswer {
+  readonly status: number
+  /** Header values by name; names are matched case-insensitively. */
+  readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+  readonly body: string
+  /** The requestId the request was sent with. */
+  readonly requestId?: string | undefined
+  /** The transaction the request was about, if any. */
+  readonly transactionId?: string | undefined
+  /** Epoch milliseconds now, to read a `Retry-After` HTTP date. */
+  readonly now?: number | undefined
+}
+
+/** A header's value, matched case-insensitively; the first value when repeated. */
+export const headerValue = (headers: HttpAnswer["headers"], name: string): string | undefined => {
+  const wanted = name.toLowerCase()
+  for (const key in headers) {
+    if (key.toLowerCase() !== wanted) continue
+    const value = headers[key]
+    return typeof value === "string" ? value : value?.[0]
+  }
+  return undefined
+}
+
+/**
+ * Reads `Retry-After`: delta-seconds, or an HTTP date relative to `now`.
+ * Returns milliseconds, never negative.
+ */
+export const parseRetryAfter = (value: string | undefined, now?: number): number | undefined => {
+  if (value === undefined) return undefined
+  const trimmed = value.trim()
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000)
+  if (now === undefined) return undefined
+  const date = Date.parse(trimmed)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+const definedProps = (
+  props: { readonly [K in keyof ServiceErrorProps]?: ServiceErrorProps[K] | undefined } & { readonly message: string }
+): ServiceErrorProps => {
+  const out: Record<string, unknown> = {}
+  for (const key in props) {
+    const value = props[key as keyof typeof props]
+    if (value !== undefined) out[key] = value
+  }
+  return out as ServiceErrorProps
+}
+
+const parseJson = (text: string): Either.Either<unknown, string> =>
+  Either.try({ try: () => JSON.parse(text) as unknown, catch: () => "the body is not JSON" })
+
+const decodeErrorBody = ParseResult.decodeUnknownEither(ErrorBody)
+
+/**
+ * Turns a non-2xx HTTP answer into the right typed error (spec section 7 and
+ * service-notes.md, aliases included):
+ * - a documented ErrorCode maps to its class whatever the status;
+ * - otherwise 401, 429, 500 and 502–504 map by status (their bodies need not be an Error);
+ * - any other Error body is an `UnknownServiceError` that keeps code, status and messages;
+ * - anything else is an `UnexpectedResponse`.
+ */
+export const fromResponse = (answer: HttpAnswer): ServiceError => {
+  const traceId = headerValue(answer.headers, "svc-trace-id")
+  const common = {
+    httpStatus: answer.status,
+    traceId,
+    requestId: answer.requestId,
+    transactionId: answer.transactionId,
+    retryAfterMillis: parseRetryAfter(headerValue(answer.headers, "retry-after"), answer.now)
+  }
+  const body = parseJson(answer.body).pipe(
+    Either.flatMap((json) =>
+      decodeErrorBody(normalizeKeys(json)).pipe(Either.mapLeft((error) => describeParseIssue(error)))
+    )
+  )
+  return Either.match(body, {
+    onLeft: (reason) => {
+      const StatusClass = byStatus(answer.status)
+      return StatusClass !== undefined
+        ? new StatusClass(definedProps({ ...common, message: `HTTP ${answer.status}` }))
+        : new UnexpectedResponse(
+          definedProps({ ...common, message: `HTTP ${answer.status} without an Error body: ${reason}` })
+        )
+    },
+    onRight: (error) => {
+      const ErrorClass = classForCode(error.ErrorCode) ?? byStatus(answer.status) ?? UnknownServiceError
+      return new ErrorClass(definedProps({
+        ...common,
+        errorCode: error.ErrorCode,
+        message: scrubDigits(error.Message ?? `${error.ErrorCode} (HTTP ${answer.status})`),
+        userMessage: error.UserMessage === undefined ? undefined : scrubDigits(error.UserMessage),
+        moreInfoUrl: error.MoreInfoUrl
+      }))
+    }
+  })
+}
+
+/** What is known of a request when its answer did not decode. */
+export interface UnexpectedContext {
+  readonly httpStatus?: number | undefined
+  readonly traceId?: string | undefined
+  readonly requestId?: string | undefined
+  readonly transactionId?: string | undefined
+}
+
+/** An `UnexpectedResponse` for a body that did not decode, naming the paths but never the values. */
+export const unexpectedResponse = (
+  context: UnexpectedContext,
+  cause: ParseResult.ParseError | string
+): UnexpectedResponse =>
+  new UnexpectedResponse(definedProps({
+    ...context,
+    message: `the service's answer did not decode: ${
+      typeof cause === "string" ? cause : describeParseIssue(cause.issue)
+    }`
+  }))
+
+/** A copy of a service error that records the attempts made and the total delay spent retrying. */
+export const withAttempts = <E extends ServiceError>(error: E, attempts: number, retryDelay: Duration.Duration): E => {
+  const ErrorClass = error.constructor as new(props: ServiceErrorProps) => E
+  const { _tag: _, ...props } = error as ServiceError
+  return new ErrorClass({ ...props, message: error.message, attempts, retryDelayMillis: Duration.toMillis(retryDelay) })
+}
+
+/** The user message to show a customer for an error, if it has one meant for them. */
+export const customerMessage = (error: QuoteFailure): Option.Option<string> =>
+  isCustomerFacing(error) && "userMessage" in error && typeof error.userMessage === "string"
+    ? Option.some(error.userMessage)
+    : Option.none()

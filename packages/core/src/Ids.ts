@@ -1,0 +1,45 @@
+/**
+ * Identifiers: the client-chosen `requestId` (the idempotency key of
+ * service-notes.md) and the service's transaction ids.
+ */
+import * as Schema from "effect/Schema"
+
+const hex = (bytes: Uint8Array): string => {
+  let out = ""
+  for (const byte of bytes) out += byte.toString(16).padStart(2, "0")
+  return out
+}
+
+/** A fresh requestId: a random UUID written as 32 lowercase hex characters, as the service documents it. */
+export const makeRequestId = (): string => hex(globalThis.crypto.getRandomValues(new Uint8Array(16)))
+
+/** The characters of a transaction id (Crockford-style upper-case base 32). */
+export const TRANSACTION_ID_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+/** A fresh transaction id: 26 upper-case base-32 characters, like `1JXX657P9VCKN74WVFNBH75GWR`. */
+export const makeTransactionId = (): string => {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(26))
+  let out = ""
+  for (const byte of bytes) out += TRANSACTION_ID_ALPHABET[byte & 31]
+  return out
+}
+
+/**
+ * A requestId as a caller may supply it: 1 to 64 visible ASCII characters, so
+ * that it is safe in an HTTP header.
+ */
+export const RequestId = Schema.String.pipe(
+  Schema.pattern(/^[\x21-\x7e]{1,64}$/, {
+    message: () => "requestId must be 1 to 64 visible ASCII characters"
+  })
+)
+
+/**
+ * A transaction id as the SDK accepts it from a caller: 1 to 128 characters of
+ * letters, digits, `-` and `_`, so that it is safe in a URL path.
+ */
+export const TransactionId = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9_-]{1,128}$/, {
+    message: () => "transactionId must be 1 to 128 letters, digits, '-' or '_'"
+  })
+)

@@ -1,0 +1,83 @@
+/**
+ * The events of one quote, as a `Schema.TaggedClass` union: what the poller
+ * emits, what `QuoteEvents` publishes and what the CLI prints as JSON lines.
+ * Every event carries its transactionId and a timestamp, and encodes to JSON
+ * and back without loss. Card values appear only in `Completed`.
+ */
+import * as Schema from "effect/Schema"
+import { QuoteFailure } from "./Errors.js"
+import { CompletedQuote } from "./Quote.js"
+import { Step } from "./Transaction.js"
+import { optional, Timestamp } from "./Wire.js"
+
+const base = {
+  transactionId: Schema.String,
+  timestamp: Timestamp
+}
+
+/** The POST was accepted: the transaction exists. */
+export class Submitted extends Schema.TaggedClass<Submitted>()("Submitted", {
+  ...base,
+  requestId: Schema.String,
+  location: optional(Schema.String),
+  traceId: optional(Schema.String),
+  /** The masked card number (last 4 digits at most). */
+  card: optional(Schema.String),
+  productLineId: optional(Schema.String),
+  percentComplete: optional(Schema.Number),
+  expectedCompletionTime: optional(Schema.Number)
+}) {}
+
+/** The percentage or a step changed. */
+export class Progress extends Schema.TaggedClass<Progress>()("Progress", {
+  ...base,
+  percentComplete: Schema.Number,
+  steps: Schema.Array(Step),
+  expectedCompletionTime: optional(Schema.Number)
+}) {}
+
+/** A processing step finished; emitted once per step. */
+export class StepCompleted extends Schema.TaggedClass<StepCompleted>()("StepCompleted", {
+  ...base,
+  descriptionTag: Schema.String,
+  completionTime: optional(Timestamp)
+}) {}
+
+/** A transient failure is being retried after `delay`. */
+export class Retrying extends Schema.TaggedClass<Retrying>()("Retrying", {
+  ...base,
+  attempt: Schema.Number,
+  delay: Schema.DurationFromMillis,
+  reason: Schema.String
+}) {}
+
+/** The quote completed: the card values may be used. */
+export class Completed extends Schema.TaggedClass<Completed>()("Completed", {
+  ...base,
+  quote: CompletedQuote
+}) {}
+
+/** The quote ended in a typed error (card, merchant, service or timeout), carried as data. */
+export class Failed extends Schema.TaggedClass<Failed>()("Failed", {
+  ...base,
+  error: QuoteFailure
+}) {}
+
+/** Any event of a quote. */
+export const QuoteEvent = Schema.Union(Submitted, Progress, StepCompleted, Retrying, Completed, Failed)
+
+/** Any event of a quote. */
+export type QuoteEvent = typeof QuoteEvent.Type
+
+/** The terminal events: exactly one ends every quote. */
+export type Terminal = Completed | Failed
+
+/** Whether an event ends its quote. */
+export const isTerminal = (event: QuoteEvent): event is Terminal =>
+  event._tag === "Completed" || event._tag === "Failed"
+
+/** An event encoded to its JSON form. */
+export const encode = Schema.encodeSync(QuoteEvent)
+
+/** Decodes an event from its JSON form. */
+export const decode = Schema.decodeUnknown(QuoteEvent)

@@ -1,0 +1,34 @@
+/** Wire schemas, domain types, tagged errors and quote events of gcx. No I/O. */
+
+/** The card: wire form, in-memory form and validation. */
+export * as Card from "./Card.js"
+
+/** The Error body of the service and its documented codes. */
+export * as ErrorBody from "./ErrorBody.js"
+
+/** The error taxonomy and the mapping from HTTP answers to errors. */
+export * as Errors from "./Errors.js"
+
+/** Request and transaction identifiers. */
+export * as Ids from "./Ids.js"
+
+/** The quote resources. */
+export * as Quote from "./Quote.js"
+
+/** The events of a quote. */
+export * as QuoteEvent from "./QuoteEvent.js"
+
+/** Masking and safe descriptions of decode failures. */
+export * as Redaction from "./Redaction.js"
+
+/** Paths and header names. */
+export * as Routes from "./Routes.js"
+
+/** The token endpoint's answers. */
+export * as Token from "./Token.js"
+
+/** The transaction status and its steps. */
+export * as Transaction from "./Transaction.js"
+
+/** Wire encodings of time, money and numbers. */
+export * as Wire from "./Wire.js"
