@@ -1,0 +1,338 @@
+/**
+ * The quote poller: submits quotes and polls their transactions on a
+ * `Schedule`, as a typed `Stream` of `QuoteEvent`s. Every event is also
+ * published on `QuoteEvents`, and every transaction in flight is kept in the
+ * `QuoteJournal` until its outcome is known.
+ */
+import type { Card } from "@gcx/core"
+import { Errors, Quote, QuoteEvent, Redaction } from "@gcx/core"
+import { ExchangeClient } from "@gcx/http"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as Take from "effect/Take"
+import * as Tracking from "./internal/tracking.js"
+import * as PollSchedule from "./PollSchedule.js"
+import { QuoteEvents } from "./QuoteEvents.js"
+import { JournalEntry, QuoteJournal } from "./QuoteJournal.js"
+
+/** How to poll one transaction. */
+export interface TrackOptions {
+  /** The schedule, or the settings of the default one (`PollSchedule.make`). */
+  readonly schedule?: PollSchedule.PollSchedule | PollSchedule.Options | undefined
+  /** How long to poll before giving up with `PollTimeout`. Default 2 minutes. */
+  readonly deadline?: Duration.DurationInput | undefined
+  /** The service's `expectedCompletionTime` when it is already known (from the POST). */
+  readonly expectedCompletionTime?: number | undefined
+}
+
+/** How to submit and poll one quote. */
+export interface QuoteOptions extends TrackOptions {
+  /** The idempotency key of the POST; 32 random hex characters unless given. */
+  readonly requestId?: string | undefined
+}
+
+/** What a quote is submitted from: a validated request, or card input that is validated before any I/O. */
+export type QuoteInput = Quote.QuoteRequest | Card.CardInput
+
+/** One event of a batch, keyed by the index of its request. */
+export type BatchEvent =
+  | { readonly _tag: "Event"; readonly index: number; readonly event: QuoteEvent.QuoteEvent }
+  /** The request was refused before a transaction existed (bad input, a POST that failed). */
+  | { readonly _tag: "Rejected"; readonly index: number; readonly error: Errors.QuoteFailure }
+
+/** The poller service. */
+export interface Service {
+  /** Polls a transaction until it completes or fails: `Progress`, `StepCompleted`, `Retrying`, then one terminal event. */
+  readonly track: (transactionId: string, options?: TrackOptions) => Stream.Stream<QuoteEvent.QuoteEvent>
+  /**
+   * Submits a quote, then tracks it, as one stream that begins with
+   * `Submitted`. It fails only when no transaction was created (bad input, a
+   * refused or failed POST); every later failure is a `Failed` event.
+   */
+  readonly quote: (
+    request: QuoteInput,
+    options?: QuoteOptions
+  ) => Stream.Stream<QuoteEvent.QuoteEvent, Errors.QuoteFailure>
+  /** The completed quote, for callers who want no events; fails with the typed error. */
+  readonly getQuote: (
+    request: QuoteInput,
+    options?: QuoteOptions
+  ) => Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure>
+  /** Quotes a batch, `concurrency` at a time; one card's failure is data in the stream, not the end of the batch. */
+  readonly quoteAll: (
+    requests: Iterable<QuoteInput>,
+    options: TrackOptions & { readonly concurrency: number }
+  ) => Stream.Stream<BatchEvent>
+  /** Tracks every transaction in the journal again, for a process that restarts. */
+  readonly resumeAll: (
+    options?: TrackOptions & { readonly concurrency?: number | undefined }
+  ) => Stream.Stream<QuoteEvent.QuoteEvent>
+}
+
+/** The poller service. */
+export class QuotePoller extends Context.Tag("@gcx/poller/QuotePoller")<QuotePoller, Service>() {}
+
+/** Defaults for every call; each call's options override them. */
+export interface Options {
+  readonly schedule?: PollSchedule.PollSchedule | PollSchedule.Options | undefined
+  readonly deadline?: Duration.DurationInput | undefined
+}
+
+/** The default polling deadline. */
+export const defaultDeadline: Duration.Duration = Duration.minutes(2)
+
+const resolveSchedule = (schedule: TrackOptions["schedule"]): PollSchedule.PollSchedule =>
+  Schedule.isSchedule(schedule) ? schedule : PollSchedule.make(schedule ?? {})
+
+/** Whether an outcome is final for the transaction, so that the journal may forget it. */
+const isFinal = (event: QuoteEvent.Terminal): boolean =>
+  event._tag === "Completed" || ["card", "merchant"].includes(Errors.groupOf(event.error)) ||
+  event.error._tag === "TransactionNotFound"
+
+/** A GET failure the poller polls through (until its deadline) instead of ending the quote. */
+const isPollable = (error: Errors.QuoteFailure): boolean =>
+  Errors.isRetryable(error) || error._tag === "UnexpectedResponse"
+
+const maskedCard = (request: QuoteInput): string =>
+  request instanceof Quote.QuoteRequest
+    ? request.card.masked
+    : Redaction.maskCardNumber(
+      typeof request.cardNumber === "string" || Redacted.isRedacted(request.cardNumber) ? request.cardNumber : ""
+    )
+
+const reasonOf = (error: Errors.QuoteFailure): string => {
+  const status = "httpStatus" in error && error.httpStatus !== undefined ? ` (HTTP ${error.httpStatus})` : ""
+  return `${error._tag}${status}`
+}
+
+/** Builds the poller over the client, the bus and the journal in context. */
+export const make = (
+  defaults: Options = {}
+): Effect.Effect<Service, never, ExchangeClient.ExchangeClient | QuoteEvents | QuoteJournal> =>
+  Effect.gen(function*() {
+    const client = yield* ExchangeClient.ExchangeClient
+    const bus = yield* QuoteEvents
+    const journal = yield* QuoteJournal
+
+    const forget = (transactionId: string) =>
+      journal.remove(transactionId).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`journal: could not remove a transaction: ${error.message}`)),
+        Effect.annotateLogs({ transactionId })
+      )
+
+    /** The polling loop of one transaction; `emit` publishes and hands on each event. */
+    const poll = (
+      transactionId: string,
+      options: TrackOptions,
+      emit: (event: QuoteEvent.QuoteEvent) => Effect.Effect<void>
+    ) =>
+      Effect.gen(function*() {
+        const planner = yield* PollSchedule.planner(resolveSchedule(options.schedule ?? defaults.schedule))
+        const deadlineMillis = Duration.toMillis(options.deadline ?? defaults.deadline ?? defaultDeadline)
+        const deadline = (yield* Clock.currentTimeMillis) + deadlineMillis
+        let tracking = Tracking.initial(transactionId)
+        let polls = 0
+        let failures = 0
+        let observation: PollSchedule.Observation = {
+          transactionId,
+          polls,
+          percentComplete: Option.none(),
+          expectedCompletionTime: Option.fromNullable(options.expectedCompletionTime)
+        }
+        const finish = (event: QuoteEvent.Terminal) =>
+          emit(event).pipe(Effect.zipRight(isFinal(event) ? forget(transactionId) : Effect.void))
+        let delay = yield* planner.next(yield* Clock.currentTimeMillis, observation)
+        while (true) {
+          const now = yield* Clock.currentTimeMillis
+          if (Option.isNone(delay) || now >= deadline) {
+            return yield* finish(
+              new QuoteEvent.Failed({
+                transactionId,
+                timestamp: yield* DateTime.now,
+                error: new Errors.PollTimeout({
+                  transactionId,
+                  deadlineMillis,
+                  polls,
+                  ...Option.match(tracking.percentComplete, {
+                    onNone: () => ({}),
+                    onSome: (lastPercentComplete) => ({ lastPercentComplete })
+                  })
+                })
+              })
+            )
+          }
+          yield* Effect.sleep(Math.min(Duration.toMillis(delay.value), deadline - now))
+          polls += 1
+          const result = yield* client.getTransaction(transactionId, {
+            onRetry: (info) =>
+              DateTime.now.pipe(
+                Effect.flatMap((timestamp) =>
+                  emit(
+                    new QuoteEvent.Retrying({
+                      transactionId,
+                      timestamp,
+                      attempt: info.attempt,
+                      delay: info.delay,
+                      reason: reasonOf(info.error)
+                    })
+                  )
+                )
+              )
+          }).pipe(Effect.either)
+          const timestamp = yield* DateTime.now
+          if (Either.isRight(result)) {
+            failures = 0
+            const observed = Tracking.observe(tracking, result.right.status, timestamp)
+            tracking = observed.tracking
+            const terminal = observed.done ? observed.events.at(-1) as QuoteEvent.Terminal : undefined
+            const progress = terminal === undefined ? observed.events : observed.events.slice(0, -1)
+            yield* Effect.forEach(progress, emit, { discard: true })
+            if (terminal !== undefined) return yield* finish(terminal)
+            observation = {
+              transactionId,
+              polls,
+              percentComplete: tracking.percentComplete,
+              expectedCompletionTime: Option.fromNullable(result.right.status.response.expectedCompletionTime)
+            }
+            delay = yield* planner.next(yield* Clock.currentTimeMillis, observation)
+            continue
+          }
+          const error = result.left
+          if (!isPollable(error) || (error._tag === "UnexpectedResponse" && failures >= 2)) {
+            return yield* finish(new QuoteEvent.Failed({ transactionId, timestamp, error }))
+          }
+          failures += 1
+          observation = { ...observation, polls }
+          delay = yield* planner.next(yield* Clock.currentTimeMillis, observation)
+          if (Option.isSome(delay)) {
+            yield* emit(
+              new QuoteEvent.Retrying({
+                transactionId,
+                timestamp,
+                attempt: failures + 1,
+                delay: delay.value,
+                reason: reasonOf(error)
+              })
+            )
+          }
+        }
+      })
+
+    const track: Service["track"] = (transactionId, options = {}) =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const queue = yield* Queue.unbounded<Take.Take<QuoteEvent.QuoteEvent>>()
+        const emit = (event: QuoteEvent.QuoteEvent) =>
+          bus.publish(event).pipe(Effect.zipRight(Queue.offer(queue, Take.of(event))))
+        yield* poll(transactionId, options, emit).pipe(
+          Effect.onExit((exit) => Queue.offer(queue, Exit.isSuccess(exit) ? Take.end : Take.failCause(exit.cause))),
+          Effect.forkScoped
+        )
+        return Stream.fromQueue(queue).pipe(Stream.flattenTake)
+      }))
+
+    const quote: Service["quote"] = (request, options = {}) =>
+      Stream.unwrap(Effect.gen(function*() {
+        const created = yield* client.createQuote(request, { requestId: options.requestId })
+        const timestamp = yield* DateTime.now
+        const card = maskedCard(request)
+        const productLineId = request instanceof Quote.QuoteRequest ? request.card.productLineId : request.productLineId
+        const submitted = new QuoteEvent.Submitted({
+          transactionId: created.transactionId,
+          timestamp,
+          requestId: created.requestId,
+          card,
+          productLineId,
+          ...Option.match(created.location, { onNone: () => ({}), onSome: (location) => ({ location }) }),
+          ...Option.match(created.traceId, { onNone: () => ({}), onSome: (traceId) => ({ traceId }) }),
+          ...(created.quote.percentComplete !== undefined ? { percentComplete: created.quote.percentComplete } : {}),
+          ...(created.quote.expectedCompletionTime !== undefined
+            ? { expectedCompletionTime: created.quote.expectedCompletionTime }
+            : {})
+        })
+        if (created.quote.isCompleted) {
+          const terminal = Tracking.terminalFor(created.transactionId, created.quote, timestamp)
+          return Stream.make(submitted, terminal).pipe(Stream.tap(bus.publish))
+        }
+        yield* journal.record(
+          new JournalEntry({
+            transactionId: created.transactionId,
+            requestId: created.requestId,
+            submittedAt: timestamp,
+            card,
+            productLineId,
+            ...Option.match(created.location, { onNone: () => ({}), onSome: (location) => ({ location }) })
+          })
+        ).pipe(
+          Effect.catchAll((error) => Effect.logWarning(`journal: could not record a transaction: ${error.message}`)),
+          Effect.annotateLogs({ transactionId: created.transactionId })
+        )
+        return Stream.make(submitted).pipe(
+          Stream.tap(bus.publish),
+          Stream.concat(
+            track(created.transactionId, {
+              ...options,
+              expectedCompletionTime: created.quote.expectedCompletionTime
+            })
+          )
+        )
+      }))
+
+    const getQuote: Service["getQuote"] = (request, options) =>
+      quote(request, options).pipe(
+        Stream.runLast,
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(Errors.unexpectedResponse({}, "the quote ended without an outcome")),
+          onSome: (event): Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure> =>
+            event._tag === "Completed"
+              ? Effect.succeed(event.quote)
+              : event._tag === "Failed"
+              ? Effect.fail(event.error)
+              : Effect.fail(Errors.unexpectedResponse({ transactionId: event.transactionId }, "no terminal event"))
+        }))
+      )
+
+    const quoteAll: Service["quoteAll"] = (requests, { concurrency, ...options }) =>
+      Stream.fromIterable(requests).pipe(
+        Stream.zipWithIndex,
+        Stream.flatMap(([request, index]) =>
+          quote(request, options).pipe(
+            Stream.map((event): BatchEvent => ({ _tag: "Event", index, event })),
+            Stream.catchAll((error) => Stream.succeed<BatchEvent>({ _tag: "Rejected", index, error }))
+          ), { concurrency })
+      )
+
+    const resumeAll: Service["resumeAll"] = ({ concurrency, ...options } = {}) =>
+      Stream.unwrap(
+        journal.entries.pipe(
+          Effect.catchAll((error) =>
+            Effect.logWarning(`journal: could not read it: ${error.message}`).pipe(Effect.as([]))
+          ),
+          Effect.map((entries) =>
+            Stream.fromIterable(entries).pipe(
+              Stream.flatMap((entry) => track(entry.transactionId, options), {
+                concurrency: concurrency ?? "unbounded"
+              })
+            )
+          )
+        )
+      )
+
+    return QuotePoller.of({ track, quote, getQuote, quoteAll, resumeAll })
+  })
+
+/** The poller; needs the exchange client, the event bus and a journal. */
+export const layer = (
+  options?: Options
+): Layer.Layer<QuotePoller, never, ExchangeClient.ExchangeClient | QuoteEvents | QuoteJournal> =>
+  Layer.effect(QuotePoller, make(options))

@@ -1,0 +1,147 @@
+/**
+ * The poller's timing, under TestClock. The exchange client is scripted here
+ * because TestClock cannot drive a real server's clock: exact poll times and
+ * deadlines can only be asserted against a client whose answers follow the
+ * test clock. Everything else about the poller is tested over real HTTP
+ * against the sandbox (QuotePoller.test.ts).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Errors, Transaction } from "@gcx/core"
+import { ExchangeClient } from "@gcx/http"
+import { Chunk, Clock, Duration, Effect, Fiber, Layer, Option, Ref, Schema, Stream, TestClock } from "effect"
+import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
+
+type Answer = Transaction.TransactionStatus | Errors.ServiceError
+
+const status = (percentComplete: number, isCompleted = false, expectedCompletionTime?: number) =>
+  Schema.decodeUnknownSync(Transaction.TransactionStatus)({
+    percentComplete,
+    response: {
+      transactionId: "TX",
+      isCompleted,
+      percentComplete,
+      ...(isCompleted ? { actualCardValue: 100, exchangeCardValue: 85 } : {}),
+      ...(expectedCompletionTime !== undefined ? { expectedCompletionTime } : {})
+    }
+  })
+
+const unavailable = new Errors.ServiceUnavailable({ message: "HTTP 503", httpStatus: 503 })
+
+/** A client whose GETs answer from a script and record the (test) clock time of each call. */
+const scripted = (script: ReadonlyArray<Answer>, calls: Ref.Ref<Array<number>>) =>
+  Layer.succeed(
+    ExchangeClient.ExchangeClient,
+    ExchangeClient.ExchangeClient.of({
+      heartbeat: Effect.die("not scripted"),
+      createQuote: () => Effect.die("not scripted"),
+      getTransaction: () =>
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const made = yield* Ref.getAndUpdate(calls, (all) => [...all, now])
+          const answer = script[Math.min(made.length, script.length - 1)]!
+          if (Schema.is(Transaction.TransactionStatus)(answer)) {
+            return {
+              status: answer,
+              traceId: Option.none(),
+              requestId: "r",
+              attempts: 1,
+              retryDelay: Duration.zero
+            }
+          }
+          return yield* Effect.fail(answer)
+        })
+    })
+  )
+
+const run = (
+  script: ReadonlyArray<Answer>,
+  options: QuotePoller.TrackOptions,
+  advance: Duration.DurationInput = "10 minutes"
+) =>
+  Effect.gen(function*() {
+    const calls = yield* Ref.make<Array<number>>([])
+    const layer = QuotePoller.layer().pipe(
+      Layer.provide(Layer.mergeAll(scripted(script, calls), QuoteEvents.layer(), QuoteJournal.layerMemory))
+    )
+    const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
+      Stream.runCollect(poller.track("TX", options))).pipe(Effect.provide(layer), Effect.fork)
+    yield* TestClock.adjust(advance)
+    const events = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+    return { events, calls: yield* Ref.get(calls) }
+  })
+
+const noJitter = { jitter: 0 } as const
+
+describe("QuotePoller timing (TestClock)", () => {
+  it.effect("polls at the hint, then on the backoff, and stops at completion", () =>
+    Effect.gen(function*() {
+      const { calls, events } = yield* run(
+        [status(40), status(80), status(100, true)],
+        { schedule: noJitter, expectedCompletionTime: 2 }
+      )
+      expect(calls).toEqual([2000, 2250, 2750])
+      expect(events.map((e) => e._tag)).toEqual(["Progress", "Progress", "Progress", "Completed"])
+    }))
+
+  it.effect("ends in PollTimeout at the deadline, keeping the transaction id", () =>
+    Effect.gen(function*() {
+      const { calls, events } = yield* run([status(10)], { schedule: noJitter, deadline: "10 seconds" })
+      // 0, then 250, 500, 1000, 2000, 4000 ms of backoff; the next (5 s) is cut short at the deadline.
+      expect(calls).toEqual([0, 250, 750, 1750, 3750, 7750, 10_000])
+      const last = events.at(-1)!
+      expect(last._tag).toBe("Failed")
+      const error = last._tag === "Failed" ? last.error : undefined
+      expect(error?._tag).toBe("PollTimeout")
+      expect(error?._tag === "PollTimeout" && error.transactionId).toBe("TX")
+      expect(error?._tag === "PollTimeout" && error.lastPercentComplete).toBe(10)
+    }))
+
+  it.effect("a transient GET failure becomes a Retrying event and polling goes on", () =>
+    Effect.gen(function*() {
+      const { calls, events } = yield* run([unavailable, unavailable, status(100, true)], {
+        schedule: noJitter,
+        expectedCompletionTime: 1
+      })
+      expect(calls).toEqual([1000, 1250, 1750])
+      expect(events.map((e) => e._tag)).toEqual(["Retrying", "Retrying", "Progress", "Completed"])
+      const retrying = events[0]!
+      expect(retrying._tag === "Retrying" && [retrying.attempt, Duration.toMillis(retrying.delay)]).toEqual([2, 250])
+    }))
+
+  it.effect("a card outcome is one Failed event with its user message", () =>
+    Effect.gen(function*() {
+      const invalid = new Errors.InvalidCard({ message: "m", userMessage: "Check the PIN", httpStatus: 400 })
+      const { calls, events } = yield* run([invalid], { schedule: noJitter })
+      expect(calls).toEqual([0])
+      expect(events.length).toBe(1)
+      const failed = events[0]!
+      expect(failed._tag === "Failed" && failed.error._tag).toBe("InvalidCard")
+      expect(failed._tag === "Failed" && "userMessage" in failed.error && failed.error.userMessage).toBe(
+        "Check the PIN"
+      )
+    }))
+
+  it.effect("any Schedule can replace the default", () =>
+    Effect.gen(function*() {
+      const { calls } = yield* run([status(1), status(2), status(3, true)], {
+        schedule: PollSchedule.fixed("1 second")
+      })
+      expect(calls).toEqual([1000, 2000, 3000])
+    }))
+
+  it.effect("interrupting the stream stops polling at once", () =>
+    Effect.gen(function*() {
+      const calls = yield* Ref.make<Array<number>>([])
+      const layer = QuotePoller.layer().pipe(
+        Layer.provide(Layer.mergeAll(scripted([status(10)], calls), QuoteEvents.layer(), QuoteJournal.layerMemory))
+      )
+      const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
+        Stream.runDrain(poller.track("TX", { schedule: noJitter }))).pipe(Effect.provide(layer), Effect.fork)
+      yield* TestClock.adjust("1 second")
+      const before = (yield* Ref.get(calls)).length
+      yield* Fiber.interrupt(fiber)
+      yield* TestClock.adjust("10 minutes")
+      expect(before).toBe(3) // at 0, 250 and 750 ms
+      expect((yield* Ref.get(calls)).length).toBe(before)
+    }))
+})

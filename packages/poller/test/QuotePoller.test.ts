@@ -1,0 +1,202 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Errors, QuoteEvent } from "@gcx/core"
+import { Sandbox, TestData } from "@gcx/sandbox"
+import { BigDecimal, Chunk, Effect, Fiber, Option, Stream } from "effect"
+import { QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
+import { card, sandbox, withPoller } from "./fixtures.js"
+
+const { Cards } = TestData
+
+const quoteEvents = (input: ReturnType<typeof card>, options?: QuotePoller.QuoteOptions) =>
+  Effect.flatMap(QuotePoller.QuotePoller, (poller) => Stream.runCollect(poller.quote(input, options))).pipe(
+    Effect.map(Chunk.toReadonlyArray)
+  )
+
+const tags = (events: ReadonlyArray<QuoteEvent.QuoteEvent>) => events.map((event) => event._tag)
+const terminal = (events: ReadonlyArray<QuoteEvent.QuoteEvent>) => events.filter(QuoteEvent.isTerminal)
+const failure = (events: ReadonlyArray<QuoteEvent.QuoteEvent>) => {
+  const last = events.at(-1)
+  return last?._tag === "Failed" ? last.error : undefined
+}
+const getsOf = (transactionId: string) =>
+  Effect.flatMap(Sandbox.SandboxServer, (server) => server.journal).pipe(
+    Effect.map((journal) => journal.getsByTransactionId[transactionId] ?? 0)
+  )
+
+describe("QuotePoller over real HTTP", () => {
+  layer(sandbox({ timeScale: 0.05 }), { excludeTestServices: true })("scenario cards", (it) => {
+    it.effect("the 2 s card: Submitted, progress, both steps, one Completed with exact values", () =>
+      Effect.gen(function*() {
+        const events = yield* quoteEvents(card(Cards.success))
+        expect(events[0]?._tag).toBe("Submitted")
+        expect(terminal(events).length).toBe(1)
+        const last = events.at(-1)!
+        expect(last._tag).toBe("Completed")
+        if (last._tag !== "Completed") return
+        expect(BigDecimal.format(last.quote.actualCardValue)).toBe("100")
+        expect(BigDecimal.format(last.quote.exchangeCardValue)).toBe("85")
+        const steps = events.filter((e) => e._tag === "StepCompleted").map((e) => e.descriptionTag)
+        expect(steps).toEqual(["exchange.vault.credit.card", "exchange.svc.fraud.check"])
+        expect(events.every((e) => e.transactionId === last.transactionId)).toBe(true)
+      }).pipe(withPoller()))
+
+    it.effect("the instant card completes without a single GET", () =>
+      Effect.gen(function*() {
+        const events = yield* quoteEvents(card(Cards.instant))
+        expect(tags(events)).toEqual(["Submitted", "Completed"])
+        expect(yield* getsOf(events[0]!.transactionId)).toBe(0)
+      }).pipe(withPoller()))
+
+    it.effect("the default schedule spends few GETs on the 2 s card", () =>
+      Effect.gen(function*() {
+        const results = yield* Effect.forEach(
+          Array.from({ length: 5 }),
+          () => quoteEvents(card(Cards.success)),
+          { concurrency: 5 }
+        )
+        const gets = yield* Effect.forEach(results, (events) => getsOf(events[0]!.transactionId))
+        expect(results.every((events) => events.at(-1)?._tag === "Completed")).toBe(true)
+        expect(gets.reduce((a, b) => a + b, 0) / gets.length).toBeLessThanOrEqual(2)
+      }).pipe(withPoller()))
+
+    const outcomes: ReadonlyArray<readonly [string, string, Errors.QuoteFailure["_tag"], string | undefined]> = [
+      ["zero balance", Cards.zeroBalance, "CardValueOutOfRange", TestData.pin],
+      ["invalid card", Cards.invalid, "InvalidCard", TestData.pin],
+      ["not accepted", Cards.notAccepted, "CardNotAccepted", TestData.pin],
+      ["merchant unavailable", Cards.merchantUnavailable, "MerchantUnavailable", TestData.pin],
+      ["rejected PIN", Cards.success, "InvalidCard", TestData.rejectedPin]
+    ]
+    for (const [name, number, tag, pin] of outcomes) {
+      it.effect(`${name}: one Failed event with the ${tag} and its user message`, () =>
+        Effect.gen(function*() {
+          const events = yield* quoteEvents(card(number, pin))
+          expect(terminal(events).length).toBe(1)
+          const error = failure(events)
+          expect(error?._tag).toBe(tag)
+          expect(error && Errors.customerMessage(error)).toEqual(Option.some(expect.any(String)))
+          expect(events.some((e) => e._tag === "Completed")).toBe(false)
+        }).pipe(withPoller()))
+    }
+
+    it.effect("getQuote gives the completed quote or fails with the typed error", () =>
+      Effect.gen(function*() {
+        const poller = yield* QuotePoller.QuotePoller
+        const quote = yield* poller.getQuote(card(Cards.instant))
+        expect(BigDecimal.format(quote.actualCardValue)).toBe("50")
+        const error = yield* Effect.flip(poller.getQuote(card(Cards.notAccepted)))
+        expect(error._tag).toBe("CardNotAccepted")
+        expect("userMessage" in error && error.userMessage).toContain("merchandise return credit")
+      }).pipe(withPoller()))
+
+    it.effect("bad card input fails before any I/O", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const before = (yield* server.journal).requests.createQuote
+        const poller = yield* QuotePoller.QuotePoller
+        const error = yield* Effect.flip(poller.getQuote({ ...card(Cards.success), pinNumber: "  " }))
+        expect(error._tag).toBe("InvalidCardInput")
+        expect((yield* server.journal).requests.createQuote).toBe(before)
+      }).pipe(withPoller()))
+
+    it.effect("a batch with mixed outcomes: every card ends once, failures are data", () =>
+      Effect.gen(function*() {
+        const poller = yield* QuotePoller.QuotePoller
+        const inputs = [
+          card(Cards.success),
+          card(Cards.instant),
+          card(Cards.invalid),
+          { ...card(Cards.success), cardNumber: "" },
+          card(Cards.merchantUnavailable),
+          card("6006000000001234")
+        ]
+        const events = Chunk.toReadonlyArray(yield* Stream.runCollect(poller.quoteAll(inputs, { concurrency: 3 })))
+        const outcome = (index: number) => {
+          const mine = events.filter((e) => e.index === index)
+          const ends = mine.filter((e) => e._tag === "Rejected" || QuoteEvent.isTerminal(e.event))
+          expect(ends.length).toBe(1)
+          const end = ends[0]!
+          return end._tag === "Rejected" ? `Rejected:${end.error._tag}` : end.event._tag === "Failed"
+            ? `Failed:${end.event.error._tag}`
+            : end.event._tag
+        }
+        expect(inputs.map((_, i) => outcome(i))).toEqual([
+          "Completed",
+          "Completed",
+          "Failed:InvalidCard",
+          "Rejected:InvalidCardInput",
+          "Failed:MerchantUnavailable",
+          "Completed"
+        ])
+      }).pipe(withPoller()))
+
+    it.effect("the bus sees every quote's events; a subscriber that never reads slows nothing", () =>
+      Effect.gen(function*() {
+        const bus = yield* QuoteEvents.QuoteEvents
+        const all = yield* bus.subscribe
+        const stalled = yield* bus.subscribe // never read: with capacity 4 it overflows at once
+        const seen = yield* all.pipe(
+          Stream.filter(QuoteEvent.isTerminal),
+          Stream.take(2),
+          Stream.runCollect,
+          Effect.fork
+        )
+        const poller = yield* QuotePoller.QuotePoller
+        const [a, b] = yield* Effect.all([poller.getQuote(card(Cards.success)), poller.getQuote(card(Cards.instant))], {
+          concurrency: 2
+        })
+        const terminals = Chunk.toReadonlyArray(yield* Fiber.join(seen))
+        expect(terminals.map((e) => e.transactionId).sort()).toEqual([a.transactionId, b.transactionId].sort())
+        const backlog = Chunk.toReadonlyArray(yield* stalled.pipe(Stream.take(4), Stream.runCollect))
+        expect(backlog.at(-1)?._tag).toMatch(/Completed/)
+      }).pipe(Effect.scoped, withPoller({ bus: { capacity: 4 } })))
+
+    it.effect("the journal holds a transaction in flight and forgets it at its outcome", () =>
+      Effect.gen(function*() {
+        const poller = yield* QuotePoller.QuotePoller
+        const journal = yield* QuoteJournal.QuoteJournal
+        const inFlight = yield* poller.quote(card(Cards.success)).pipe(
+          Stream.take(1),
+          Stream.runCollect,
+          Effect.zipRight(journal.entries)
+        )
+        expect(inFlight.length).toBe(1)
+        expect(inFlight[0]!.card).toBe("****0001")
+        const resumed = Chunk.toReadonlyArray(yield* Stream.runCollect(poller.resumeAll()))
+        expect(resumed.at(-1)?._tag).toBe("Completed")
+        expect(yield* journal.entries).toEqual([])
+      }).pipe(withPoller()))
+  })
+
+  layer(sandbox({ timeScale: 0.05 }), { excludeTestServices: true })("faults and interruption", (it) => {
+    it.effect("503s and resets mid-poll become Retrying events and the quote still completes", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        yield* server.setFaults([
+          { route: "getTransaction", kind: "status503", sequence: [true, false, true] },
+          { route: "getTransaction", kind: "reset", sequence: [false, true] }
+        ])
+        const events = yield* quoteEvents(card(Cards.success))
+        yield* server.setFaults([])
+        expect(events.filter((e) => e._tag === "Retrying").length).toBeGreaterThanOrEqual(2)
+        expect(events.at(-1)?._tag).toBe("Completed")
+        expect(terminal(events).length).toBe(1)
+      }).pipe(withPoller()))
+
+    it.effect("interrupting the stream stops polling at once", () =>
+      Effect.gen(function*() {
+        const poller = yield* QuotePoller.QuotePoller
+        const first = yield* poller.quote(card(Cards.slow)).pipe(Stream.take(1), Stream.runCollect)
+        const transactionId = Chunk.unsafeHead(first).transactionId
+        const after = yield* getsOf(transactionId)
+        yield* Effect.sleep("300 millis")
+        expect(yield* getsOf(transactionId)).toBe(after)
+      }).pipe(withPoller()))
+
+    it.effect("the slow card completes", () =>
+      Effect.gen(function*() {
+        const events = yield* quoteEvents(card(Cards.slow))
+        expect(events.at(-1)?._tag).toBe("Completed")
+        expect(events.filter((e) => e._tag === "Progress").length).toBeGreaterThanOrEqual(1)
+      }).pipe(withPoller()))
+  })
+})
