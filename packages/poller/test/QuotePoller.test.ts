@@ -56,7 +56,7 @@ describe("QuotePoller over real HTTP", () => {
         )
         const gets = yield* Effect.forEach(results, (events) => getsOf(events[0]!.transactionId))
         expect(results.every((events) => events.at(-1)?._tag === "Completed")).toBe(true)
-        expect(gets.reduce((a, b) => a + b, 0) / gets.length).toBeLessThanOrEqual(2)
+        expect(gets.reduce((a, b) => a + b, 0) / gets.length).toBeLessThanOrEqual(1.5)
       }).pipe(withPoller()))
 
     const outcomes: ReadonlyArray<readonly [string, string, Errors.QuoteFailure["_tag"], string | undefined]> = [

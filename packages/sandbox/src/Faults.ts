@@ -1,0 +1,215 @@
+/**
+ * Fault injection for reliability tests: rules that pick requests per route
+ * (by probability, an exact sequence or the first N) and inject a 503, a 500,
+ * added latency, a connection reset, a dropped answer or a malformed body.
+ * Randomness comes from a seeded generator, so runs reproduce.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Random from "effect/Random"
+import * as Schema from "effect/Schema"
+import * as SynchronizedRef from "effect/SynchronizedRef"
+import type { Route } from "./Journal.js"
+
+/** The routes a rule can target; `any` is every service route (never the admin API, the docs or unknown paths). */
+export const FaultRoute = Schema.Literal("token", "heartbeat", "createQuote", "getTransaction", "any")
+
+/** The routes a rule can target. */
+export type FaultRoute = typeof FaultRoute.Type
+
+/**
+ * What a rule injects:
+ * - `status503`: a 503 Error body (ErrorCode `Service Unavailable`), with `Retry-After` when `retryAfterSeconds` is set;
+ * - `status500`: a 500 Error body (ErrorCode `Error`);
+ * - `reset`: the socket is destroyed before any processing;
+ * - `dropAnswer`: the request is processed (a POST creates its transaction), then the socket is destroyed unanswered;
+ * - `latency`: `latencyMillis` of delay (fixed, or uniform in `{ min, max }`), then the normal answer;
+ * - `malformed`: the request is processed and its answer keeps status and headers, but the body is cut in half;
+ * - `stall`: 2 s of delay (real time, not scaled), then the normal answer.
+ */
+export const FaultKind = Schema.Literal(
+  "status503",
+  "status500",
+  "reset",
+  "dropAnswer",
+  "latency",
+  "malformed",
+  "stall"
+)
+
+/** What a rule injects. */
+export type FaultKind = typeof FaultKind.Type
+
+const Millis = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
+
+/** A delay in milliseconds: fixed, or drawn uniformly from `min` to `max` (inclusive). */
+export const Latency = Schema.Union(
+  Millis,
+  Schema.Struct({ min: Millis, max: Millis }).pipe(
+    Schema.filter((range) => range.min <= range.max || "min must not exceed max")
+  )
+)
+
+/**
+ * One fault rule. Which matching requests it hits: `sequence` when given (one
+ * entry per matching request in order, `true` = inject, exhausted = no more),
+ * else `times` (the first N), else `probability` (0 to 1, seeded), else every
+ * matching request.
+ */
+export const FaultRule = Schema.Struct({
+  route: FaultRoute,
+  kind: FaultKind,
+  probability: Schema.optional(Schema.Number.pipe(Schema.between(0, 1))),
+  sequence: Schema.optional(Schema.Array(Schema.Boolean)),
+  times: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  retryAfterSeconds: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  latencyMillis: Schema.optional(Latency)
+}).annotations({ identifier: "FaultRule" })
+
+/** One fault rule. */
+export type FaultRule = typeof FaultRule.Type
+
+/** How long a `stall` holds the answer, in real milliseconds. */
+export const stallMillis = 2_000
+
+/** The kinds that decide the answer, as opposed to only delaying it. */
+const answerKinds: ReadonlySet<FaultKind> = new Set(["status503", "status500", "reset", "dropAnswer", "malformed"])
+
+/** What to do with one request. */
+export interface Decision {
+  /** The delay before anything else, in milliseconds. */
+  readonly delayMillis: number
+  /** The rule that shapes the answer: the first firing rule of kind status503, status500, reset, dropAnswer or malformed. */
+  readonly answer: Option.Option<FaultRule>
+  /** Every kind that fired, for the journal. */
+  readonly injected: ReadonlyArray<FaultKind>
+}
+
+/** A request untouched by faults. */
+export const none: Decision = { delayMillis: 0, answer: Option.none(), injected: [] }
+
+const matches = (rule: FaultRule, route: Route): boolean =>
+  rule.route === route || (rule.route === "any" && route !== "admin" && route !== "other")
+
+/** The fault injector of one sandbox. */
+export class FaultInjector extends Context.Tag("@gcx/sandbox/Faults/FaultInjector")<FaultInjector, {
+  readonly rules: Effect.Effect<ReadonlyArray<FaultRule>>
+  /** Replaces the rules, restarts their counters and reseeds the generator. */
+  readonly set: (rules: ReadonlyArray<FaultRule>) => Effect.Effect<void>
+  /** Decides the faults of the next request on a route, in arrival order. */
+  readonly decide: (route: Route) => Effect.Effect<Decision>
+}>() {}
+
+interface State {
+  readonly rules: ReadonlyArray<FaultRule>
+  readonly seen: ReadonlyArray<number>
+  readonly random: Random.Random
+}
+
+const fires = (rule: FaultRule, seen: number, random: Random.Random): Effect.Effect<boolean> => {
+  if (rule.sequence !== undefined) return Effect.succeed(rule.sequence[seen] ?? false)
+  if (rule.times !== undefined) return Effect.succeed(seen < rule.times)
+  const probability = rule.probability
+  if (probability !== undefined) return Effect.map(random.next, (draw) => draw < probability)
+  return Effect.succeed(true)
+}
+
+const delayOf = (rule: FaultRule, random: Random.Random): Effect.Effect<number> => {
+  if (rule.kind === "stall") return Effect.succeed(stallMillis)
+  if (rule.kind !== "latency" || rule.latencyMillis === undefined) return Effect.succeed(0)
+  const latency = rule.latencyMillis
+  return typeof latency === "number"
+    ? Effect.succeed(latency)
+    : random.nextIntBetween(Math.ceil(latency.min), Math.floor(latency.max) + 1)
+}
+
+/** Builds a fault injector with its initial rules and seed. */
+export const make = (options: {
+  readonly seed: number | string
+  readonly rules: ReadonlyArray<FaultRule>
+}): Effect.Effect<FaultInjector["Type"]> =>
+  Effect.gen(function*() {
+    const fresh = (rules: ReadonlyArray<FaultRule>): State => ({
+      rules,
+      seen: rules.map(() => 0),
+      random: Random.make(options.seed)
+    })
+    const state = yield* SynchronizedRef.make(fresh(options.rules))
+    const decide = (route: Route) =>
+      SynchronizedRef.modifyEffect(state, (current) =>
+        Effect.gen(function*() {
+          const seen = [...current.seen]
+          const injected: Array<FaultKind> = []
+          let delayMillis = 0
+          let answer = Option.none<FaultRule>()
+          for (const [index, rule] of current.rules.entries()) {
+            if (!matches(rule, route)) continue
+            const fired = yield* fires(rule, seen[index]!, current.random)
+            seen[index] = seen[index]! + 1
+            if (!fired) continue
+            injected.push(rule.kind)
+            delayMillis += yield* delayOf(rule, current.random)
+            if (Option.isNone(answer) && answerKinds.has(rule.kind)) answer = Option.some(rule)
+          }
+          const decision: Decision = { delayMillis, answer, injected }
+          return [decision, { ...current, seen }] as const
+        }))
+    return FaultInjector.of({
+      rules: Effect.map(SynchronizedRef.get(state), (current) => current.rules),
+      set: (rules) => SynchronizedRef.set(state, fresh(rules)),
+      // Without rules, requests need not queue for the lock.
+      decide: (route) =>
+        Effect.flatMap(
+          SynchronizedRef.get(state),
+          (current) => current.rules.length === 0 ? Effect.succeed(none) : decide(route)
+        )
+    })
+  })
+
+const decodeRule = Schema.decodeUnknownEither(FaultRule)
+
+const parseOption = (rule: Record<string, unknown>, option: string): string | undefined => {
+  const [name, value] = option.includes("=") ? option.split("=", 2) as [string, string] : ["p", option]
+  switch (name) {
+    case "p":
+      rule.probability = Number(value)
+      return
+    case "times":
+      rule.times = Number(value)
+      return
+    case "seq":
+      rule.sequence = value.replaceAll(",", "").split("").map((bit) => bit === "1")
+      return
+    case "retry-after":
+      rule.retryAfterSeconds = Number(value)
+      return
+    case "ms": {
+      const [min, max] = value.split("-")
+      rule.latencyMillis = max === undefined ? Number(min) : { min: Number(min), max: Number(max) }
+      return
+    }
+    default:
+      return `unknown option "${name}"`
+  }
+}
+
+/**
+ * Parses the command-line form of a rule, `route:kind[:option...]`, where an
+ * option is `p=0.2` (or a bare `0.2`), `times=3`, `seq=1,0,1`,
+ * `retry-after=2`, `ms=250` or `ms=100-300`. Example:
+ * `createQuote:status503:0.2:retry-after=1`.
+ */
+export const parseRule = (text: string): Either.Either<FaultRule, string> => {
+  const [route, kind, ...options] = text.split(":")
+  const rule: Record<string, unknown> = { route, kind }
+  for (const option of options) {
+    const problem = parseOption(rule, option)
+    if (problem !== undefined) return Either.left(`--fault ${text}: ${problem}`)
+  }
+  return decodeRule(rule).pipe(
+    Either.mapLeft((error) => `--fault ${text}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
+  )
+}

@@ -1,0 +1,14 @@
+import * as Context from "effect/Context"
+import type * as LogLevel from "effect/LogLevel"
+import type { Partner, ProductLine } from "../TestData.js"
+
+/** The resolved options of one sandbox, shared by its handlers and middleware. */
+export class SandboxConfig extends Context.Tag("@gcx/sandbox/internal/SandboxConfig")<SandboxConfig, {
+  readonly stage: string
+  readonly timeScale: number
+  readonly adminKey: string
+  readonly partners: ReadonlyArray<Partner>
+  readonly productLines: ReadonlyArray<ProductLine>
+  /** The level each request is logged at. */
+  readonly requestLogLevel: LogLevel.LogLevel
+}>() {}

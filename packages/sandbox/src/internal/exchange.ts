@@ -1,0 +1,167 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Card, ErrorBody, Ids, Quote, Redaction, Routes } from "@gcx/core"
+import * as Clock from "effect/Clock"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { Authorization, BadRequest, Caller, Heartbeat, NotFound, SandboxApi, Unauthorized } from "../Api.js"
+import * as Journal from "../Journal.js"
+import * as Lifecycle from "../Lifecycle.js"
+import * as Scenarios from "../Scenarios.js"
+import type { Transaction } from "../Store.js"
+import { Store } from "../Store.js"
+import { Tokens } from "../Tokens.js"
+import { readJson } from "./body.js"
+import { SandboxConfig } from "./config.js"
+import { safeEqual } from "./credentials.js"
+
+const badRequest = (ErrorCode: string, Message: string) => Effect.fail(new BadRequest({ ErrorCode, Message }))
+
+/** The bearer token, the partner, its x-api-key and the requestId header, checked in that order. */
+export const AuthorizationLive = Layer.effect(
+  Authorization,
+  Effect.gen(function*() {
+    const config = yield* SandboxConfig
+    const tokens = yield* Tokens
+    const store = yield* Store
+    return Authorization.of({
+      bearer: (token) =>
+        Effect.gen(function*() {
+          if (Redacted.value(token) === "") {
+            return yield* Effect.fail(
+              new Unauthorized({ ErrorCode: ErrorBody.ErrorCodes.unauthorized, Message: "A bearer token is required" })
+            )
+          }
+          const claims = yield* tokens.verify(Redacted.value(token)).pipe(
+            Effect.mapError((error) =>
+              new Unauthorized({ ErrorCode: ErrorBody.ErrorCodes.unauthorized, Message: error.message })
+            )
+          )
+          const partner = config.partners.find((candidate) => candidate.clientId === claims.sub)
+          if (partner === undefined || !(yield* store.isEnabled(partner.clientId))) {
+            return yield* badRequest(ErrorBody.ErrorCodes.partnerNotFound, "The partner is not recognized")
+          }
+          const { headers } = yield* HttpServerRequest.HttpServerRequest
+          if (!safeEqual(headers[Routes.Headers.apiKey] ?? "", partner.apiKey)) {
+            return yield* badRequest(ErrorBody.ErrorCodes.invalidApiKey, "The x-api-key header is invalid")
+          }
+          const requestId = headers[Routes.Headers.requestId.toLowerCase()]?.trim() ?? ""
+          if (requestId === "") {
+            return yield* badRequest(ErrorBody.ErrorCodes.missingRequestId, "The requestId header is required")
+          }
+          return { partner, requestId }
+        })
+    })
+  })
+)
+
+/**
+ * The card of a POST body. The reasons name the field and never echo its
+ * value (`Card.validateEither`).
+ */
+const decodeCard = (body: unknown): Effect.Effect<Card.Card, BadRequest> => {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return badRequest(ErrorBody.ErrorCodes.invalidBody, "The request body must be a JSON object")
+  }
+  const card = (body as { readonly card?: unknown }).card
+  if (typeof card !== "object" || card === null || Array.isArray(card)) {
+    return badRequest(ErrorBody.ErrorCodes.invalidParameter, "card must be an object")
+  }
+  return Either.match(Card.validateEither(card), {
+    onLeft: (error) => badRequest(ErrorBody.ErrorCodes.invalidParameter, error.message),
+    onRight: Effect.succeed
+  })
+}
+
+/** The GET address of a transaction, in the form (with or without the stage) that the POST used. */
+const locationOf = (request: HttpServerRequest.HttpServerRequest, stage: string, transactionId: string): string => {
+  const staged = stage !== "" && request.originalUrl.startsWith(`/${stage}/`)
+  const path = Routes.transactionPath(transactionId, staged ? stage : undefined)
+  const host = request.headers.host
+  return host === undefined ? path : `http://${host}${path}`
+}
+
+const encodeQuote = Schema.encode(Quote.QuoteResponse)
+
+/** The heartbeat, the POST quote and the GET transaction. */
+export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handlers) =>
+  Effect.gen(function*() {
+    const config = yield* SandboxConfig
+    const store = yield* Store
+    return handlers
+      .handle("heartbeat", () =>
+        Effect.gen(function*() {
+          const { partner } = yield* Caller
+          const now = yield* DateTime.now
+          return new Heartbeat({ status: "OK", partner: partner.clientId, responseTimestamp: now })
+        }))
+      .handleRaw("createQuote", ({ headers, request }) =>
+        Effect.gen(function*() {
+          const { partner, requestId } = yield* Caller
+          const card = yield* Effect.flatMap(readJson(request), decodeCard)
+          const productLine = config.productLines.find((line) => line.id === card.productLineId)
+          if (productLine === undefined) {
+            return yield* badRequest(ErrorBody.ErrorCodes.invalidProductLine, "The productLineId is not known")
+          }
+          const transaction: Transaction = {
+            id: Ids.makeTransactionId(),
+            clientId: partner.clientId,
+            creatorId: partner.creatorId,
+            requestId,
+            previousAttempts: headers.previousattempts ?? 0,
+            createdAt: yield* Clock.currentTimeMillis,
+            maskedCardNumber: Redaction.maskCardNumber(card.cardNumber),
+            productLineId: productLine.id,
+            plan: Scenarios.plan({
+              cardNumber: Redacted.value(card.cardNumber),
+              pin: Redacted.value(card.pinNumber),
+              productLine,
+              partner,
+              timeScale: config.timeScale
+            })
+          }
+          const creation = yield* store.create(transaction)
+          if (creation._tag === "Duplicate") {
+            return yield* badRequest(
+              ErrorBody.ErrorCodes.duplicateRequest,
+              "This requestId was already used; a retry must send previousAttempts increased by one"
+            )
+          }
+          const created = creation.transaction
+          yield* Journal.annotateTransaction(created.id)
+          // The original answer is a function of the creation time, so a replay answers exactly the same body.
+          const body = yield* Effect.orDie(encodeQuote(Lifecycle.quoteAt(created, created.createdAt)))
+          return HttpServerResponse.unsafeJson(body, {
+            status: 201,
+            headers: { [Routes.Headers.location]: locationOf(request, config.stage, created.id) }
+          })
+        }))
+      .handle("getTransaction", ({ path }) =>
+        Effect.gen(function*() {
+          const { partner } = yield* Caller
+          const found = Option.filter(
+            yield* store.get(path.transactionId),
+            (transaction) => transaction.clientId === partner.clientId
+          )
+          if (Option.isNone(found)) {
+            return yield* Effect.fail(
+              new NotFound({
+                ErrorCode: ErrorBody.ErrorCodes.transactionNotFound,
+                Message: "No transaction has this id"
+              })
+            )
+          }
+          yield* Journal.annotateTransaction(found.value.id)
+          const now = yield* Clock.currentTimeMillis
+          return yield* Either.match(Lifecycle.statusAt(found.value, now), {
+            onLeft: (error) => Effect.fail(new BadRequest(error)),
+            onRight: Effect.succeed
+          })
+        }))
+  }))

@@ -1,0 +1,217 @@
+/**
+ * The middleware around the whole `SandboxApi`: what the HttpApi definition
+ * cannot express. It serves the quote paths under the stage segment too,
+ * injects faults (some act on the socket, which only the node request
+ * reaches), answers unknown routes, decode failures and defects with an Error
+ * body (never a stack trace), adds SVC-TRACE-ID to every answer, journals each
+ * request and logs its method, route and status, nothing else.
+ */
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { ErrorBody, Ids, Routes } from "@gcx/core"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import { adminPrefix } from "../Api.js"
+import * as Faults from "../Faults.js"
+import * as Journal from "../Journal.js"
+import { SandboxConfig } from "./config.js"
+
+/** Which routes a server answers: all of them, all but the token endpoint, or only the token endpoint. */
+export type Role = "all" | "api" | "auth"
+
+const serves = (role: Role, route: Journal.Route): boolean =>
+  role === "all" || (role === "auth" ? route === "token" : route !== "token")
+
+/** A request's route, and the URL the router sees (the stage segment removed). */
+export interface Target {
+  readonly route: Journal.Route
+  readonly pathname: string
+  readonly url: string
+}
+
+const quotePath = Routes.quotePath()
+
+/** Classifies a request by method and path. */
+export const classify = (method: string, url: string, stage: string): Target => {
+  const query = url.indexOf("?")
+  const pathname = query < 0 ? url : url.slice(0, query)
+  const staged = stage !== "" && pathname.startsWith(`/${stage}${quotePath}`)
+  const unstaged = staged ? pathname.slice(stage.length + 1) : pathname
+  const route: Journal.Route = method === "POST" && pathname === Routes.tokenPath
+    ? "token"
+    : method === "GET" && pathname === Routes.heartbeatPath
+    ? "heartbeat"
+    : method === "POST" && unstaged === quotePath
+    ? "createQuote"
+    : method === "GET" && /^\/[^/]+$/.test(unstaged.slice(quotePath.length)) && unstaged.startsWith(quotePath)
+    ? "getTransaction"
+    : pathname === adminPrefix || pathname.startsWith(`${adminPrefix}/`)
+    ? "admin"
+    : "other"
+  return { route, pathname, url: staged ? url.slice(stage.length + 1) : url }
+}
+
+const encodeErrorBody = Schema.encodeSync(ErrorBody.ErrorBody)
+
+/** An answer with an Error body (spec 2.4). */
+export const errorResponse = (
+  status: number,
+  body: { readonly ErrorCode: string; readonly Message: string },
+  headers: Record<string, string> = {}
+): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(encodeErrorBody(new ErrorBody.ErrorBody(body)), { status, headers })
+
+const notFound = errorResponse(404, {
+  ErrorCode: ErrorBody.ErrorCodes.routeNotFound,
+  Message: "No route matches this method and path"
+})
+
+const serverError = errorResponse(500, {
+  ErrorCode: ErrorBody.ErrorCodes.serverError,
+  Message: "Internal server error"
+})
+
+const faultResponse = (rule: Faults.FaultRule): HttpServerResponse.HttpServerResponse =>
+  rule.kind === "status503"
+    ? errorResponse(
+      503,
+      { ErrorCode: ErrorBody.ErrorCodes.serviceUnavailable, Message: "The service is unavailable" },
+      rule.retryAfterSeconds === undefined ? {} : { [Routes.Headers.retryAfter]: String(rule.retryAfterSeconds) }
+    )
+    : serverError
+
+/** Destroys the connection under a request, so that the client gets no answer at all. */
+const destroySocket = (request: HttpServerRequest.HttpServerRequest): void => {
+  NodeHttpServerRequest.toIncomingMessage(request).socket.destroy()
+}
+
+/** The answer that a destroyed socket swallows; empty, so that writing it never waits on the socket. */
+const unanswered = HttpServerResponse.empty()
+
+/** Keeps status and headers but cuts the JSON body in half, as a broken proxy would. */
+const malformed = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+  const bytes = response.body._tag === "Uint8Array" ? response.body.body : new TextEncoder().encode("{}")
+  return HttpServerResponse.setBody(
+    response,
+    HttpBody.uint8Array(bytes.slice(0, Math.max(1, Math.floor(bytes.length / 2))), "application/json")
+  )
+}
+
+/** Answers what escaped the API: unknown routes (404), header and path decode failures (400) and defects (500). */
+const answerCause = (route: Journal.Route) => (cause: Cause.Cause<never>) => {
+  const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (Predicate.isTagged(error, "RouteNotFound")) return Effect.succeed(notFound)
+    if (error instanceof HttpApiDecodeError) {
+      const paths = error.issues.map((issue) => issue.path.join(".")).join(", ")
+      return Effect.succeed(
+        errorResponse(400, { ErrorCode: ErrorBody.ErrorCodes.invalidParameter, Message: `Invalid parameter: ${paths}` })
+      )
+    }
+    // The errors the API declares: HttpApi encodes them with their own status.
+    return Effect.failCause(cause)
+  }
+  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+  return Effect.as(Effect.logError("Unexpected defect").pipe(Effect.annotateLogs({ route })), serverError)
+}
+
+const previousAttemptsOf = (header: string | undefined): number | undefined =>
+  header !== undefined && /^\d{1,9}$/.test(header.trim()) ? Number(header) : undefined
+
+/** The journal entry of a request, from what it asked and how it was answered. No secrets are read. */
+const entryOf = (
+  request: HttpServerRequest.HttpServerRequest,
+  target: Target,
+  decision: Faults.Decision,
+  status: number | undefined,
+  transactionId: Option.Option<string>
+) =>
+  Effect.map(DateTime.now, (time): Journal.Entry => {
+    const requestId = request.headers[Routes.Headers.requestId.toLowerCase()]
+    const previousAttempts = previousAttemptsOf(request.headers[Routes.Headers.previousAttempts.toLowerCase()])
+    return {
+      time,
+      route: target.route,
+      method: request.method,
+      path: target.pathname,
+      ...(status === undefined ? {} : { status }),
+      ...(requestId === undefined ? {} : { requestId }),
+      ...(previousAttempts === undefined ? {} : { previousAttempts }),
+      ...(Option.isSome(transactionId) ? { transactionId: transactionId.value } : {}),
+      ...(decision.injected.length === 0 ? {} : { faults: decision.injected })
+    }
+  })
+
+/** The middleware of a server with the given role. */
+export const layer = (role: Role) =>
+  HttpApiBuilder.middleware(
+    Effect.gen(function*() {
+      const config = yield* SandboxConfig
+      const recorder = yield* Journal.Recorder
+      const injector = yield* Faults.FaultInjector
+      return (app) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const startedAt = yield* Clock.currentTimeMillis
+          const target = classify(request.method, request.url, config.stage)
+          const served = serves(role, target.route)
+          const decision = served ? yield* injector.decide(target.route) : Faults.none
+          const fault = Option.getOrUndefined(decision.answer)
+          const traceId = Ids.makeRequestId()
+
+          // Runs on the final answer, whoever produced it (the API's error encoding included).
+          yield* HttpApp.appendPreResponseHandler((_, response) =>
+            Effect.gen(function*() {
+              if (fault?.kind === "dropAnswer") destroySocket(request)
+              const status = fault?.kind === "reset" ? undefined : response.status
+              yield* recorder.record(
+                yield* entryOf(request, target, decision, status, yield* Journal.annotatedTransaction)
+              )
+              const millis = (yield* Clock.currentTimeMillis) - startedAt
+              yield* Effect.logWithLevel(config.requestLogLevel, "request").pipe(
+                Effect.annotateLogs({
+                  method: request.method,
+                  route: target.route,
+                  status: fault?.kind === "reset"
+                    ? "reset"
+                    : fault?.kind === "dropAnswer"
+                    ? "dropped"
+                    : response.status,
+                  millis
+                })
+              )
+              if (fault?.kind === "reset" || fault?.kind === "dropAnswer") return unanswered
+              const traced = HttpServerResponse.setHeader(response, Routes.Headers.traceId, traceId)
+              return fault?.kind === "malformed" ? malformed(traced) : traced
+            })
+          )
+
+          if (decision.delayMillis > 0) yield* Effect.interruptible(Effect.sleep(decision.delayMillis))
+          if (!served) return notFound
+          switch (fault?.kind) {
+            case "reset":
+              destroySocket(request)
+              return unanswered
+            case "status503":
+            case "status500":
+              return faultResponse(fault)
+          }
+          const routed = target.url === request.url ? request : request.modify({ url: target.url })
+          return yield* app.pipe(
+            Effect.provideService(HttpServerRequest.HttpServerRequest, routed),
+            Effect.catchAllCause(answerCause(target.route))
+          )
+        })
+    })
+  )
