@@ -55,7 +55,8 @@ export const normalizeKeys = (body: unknown): unknown => {
   const record = body as Record<string, unknown>
   const out: Record<string, unknown> = { ...record }
   for (const [canonical, spellings] of aliases) {
-    if (out[canonical] !== undefined) continue
+    // a canonical field that is absent, null or not a string gives way to a string alias
+    if (typeof out[canonical] === "string") continue
     const found = spellings.find((spelling) => typeof record[spelling] === "string")
     if (found !== undefined) out[canonical] = record[found]
   }

@@ -236,7 +236,7 @@ export const Traits: { readonly [Tag in QuoteFailure["_tag"]]: ErrorTraits } = {
   Unauthorized: traits("service", true, true, false),
   TransportError: traits("transport", true, true, false),
   UnexpectedResponse: traits("transport", false, false, false),
-  UnknownServiceError: traits("unknown", false, false, false),
+  UnknownServiceError: traits("unknown", false, false, true),
   PollTimeout: traits("local", true, false, false),
   TokenError: traits("local", false, false, false),
   InvalidCardInput: traits("local", false, false, false)
@@ -287,8 +287,12 @@ const byStatus = (status: number): ServiceErrorClass | undefined => {
   return undefined
 }
 
-/** The class a documented error code maps to, if any. */
-export const classForCode = (errorCode: string): ServiceErrorClass | undefined => byCode[errorCode]
+/**
+ * The class a documented error code maps to, if any. Only the table's own keys
+ * count, so that a code such as `toString` or `__proto__` is an unknown code.
+ */
+export const classForCode = (errorCode: string): ServiceErrorClass | undefined =>
+  Object.prototype.hasOwnProperty.call(byCode, errorCode) ? byCode[errorCode] : undefined
 
 /** An HTTP answer, as far as error mapping needs it. */
 export interface HttpAnswer {
@@ -316,14 +320,24 @@ export const headerValue = (headers: HttpAnswer["headers"], name: string): strin
 }
 
 /**
+ * The shape of an HTTP date (RFC 9110: IMF-fixdate, RFC 850 or asctime), which
+ * all start with a day name. `Date.parse` alone accepts garbage such as
+ * `hello 2020` or `-1`.
+ */
+const httpDate = /^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+\S/i
+
+/**
  * Reads `Retry-After`: delta-seconds, or an HTTP date relative to `now`.
- * Returns milliseconds, never negative.
+ * Returns milliseconds, never negative; `undefined` for anything else.
  */
 export const parseRetryAfter = (value: string | undefined, now?: number): number | undefined => {
   if (value === undefined) return undefined
   const trimmed = value.trim()
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000)
-  if (now === undefined) return undefined
+  if (/^\d+(\.\d+)?$/.test(trimmed)) {
+    const millis = Math.round(Number(trimmed) * 1000)
+    return Number.isFinite(millis) ? millis : undefined
+  }
+  if (now === undefined || !httpDate.test(trimmed)) return undefined
   const date = Date.parse(trimmed)
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }

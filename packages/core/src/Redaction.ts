@@ -22,13 +22,25 @@ export const maskCardNumber = (cardNumber: string | Redacted.Redacted<string>): 
  */
 export const scrubDigits = (text: string): string => text.replace(/\d{8,}/g, (digits) => maskCardNumber(digits))
 
+/**
+ * `response.steps[0].isCompleted`. Keys come from the schema, but an excess
+ * key (`onExcessProperty: "error"`) comes from the input, so digits are scrubbed.
+ */
 const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.length === 0 ? "body" : path.map((key) => (typeof key === "number" ? `[${key}]` : String(key))).join(".")
+  path.length === 0 ? "body" : scrubDigits(path.reduce<string>(
+    (out, key) => typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`,
+    ""
+  ))
+
+/** One problem found in a decode failure: at a path, either an expected type or a sentence. */
+type Problem =
+  | { readonly _tag: "Expected"; readonly path: string; readonly expected: string }
+  | { readonly _tag: "Sentence"; readonly path: string; readonly text: string }
 
 const walk = (
   issue: ParseResult.ParseIssue,
   path: ReadonlyArray<PropertyKey>,
-  out: Array<string>
+  out: Array<Problem>
 ): void => {
   switch (issue._tag) {
     case "Pointer":
@@ -40,23 +52,27 @@ const walk = (
     case "Transformation":
       return walk(issue.issue, path, out)
     case "Missing":
-      out.push(`${formatPath(path)} is missing`)
+      out.push({ _tag: "Sentence", path: formatPath(path), text: "is missing" })
       return
     case "Unexpected":
-      out.push(`${formatPath(path)} is not allowed`)
+      out.push({ _tag: "Sentence", path: formatPath(path), text: "is not allowed" })
       return
     case "Forbidden":
-      out.push(`${formatPath(path)} could not be decoded`)
+      out.push({ _tag: "Sentence", path: formatPath(path), text: "could not be decoded" })
       return
     case "Type":
-      out.push(`${formatPath(path)} is not ${issue.ast.annotations[IdentifierKey] ?? describeType(issue)}`)
+      out.push({ _tag: "Expected", path: formatPath(path), expected: describeType(issue) })
       return
   }
 }
 
 const IdentifierKey = Symbol.for("effect/annotation/Identifier")
+const DescriptionKey = Symbol.for("effect/annotation/Description")
 
+/** What was expected, from the schema alone (its identifier, kind or description), never from the value. */
 const describeType = (issue: ParseResult.Type): string => {
+  const identifier = issue.ast.annotations[IdentifierKey]
+  if (typeof identifier === "string") return identifier
   switch (issue.ast._tag) {
     case "StringKeyword":
       return "a string"
@@ -68,11 +84,57 @@ const describeType = (issue: ParseResult.Type): string => {
       return "an object"
     case "TupleType":
       return "an array"
-    case "Literal":
-      return `${JSON.stringify(issue.ast.literal)}`
-    default:
-      return "of the expected shape"
+    case "Literal": {
+      const literal = issue.ast.literal
+      return typeof literal === "bigint" ? `${literal}n` : JSON.stringify(literal)
+    }
   }
+  const description = issue.ast.annotations[DescriptionKey]
+  return typeof description === "string" ? description : "of the expected shape"
+}
+
+/** The paths that hold a path: `body`, `a`, `a.b` and `a.b[0]` for `a.b[0].c`. */
+const ancestors = (path: string): Array<string> => {
+  if (path === "body") return []
+  const out = ["body"]
+  for (let i = 1; i < path.length; i++) {
+    if (path[i] === "." || path[i] === "[") out.push(path.slice(0, i))
+  }
+  return out
+}
+
+/**
+ * One line per path, in order of first appearance; the alternatives of a union
+ * at one path are joined (`x is not a string or null`), and an alternative is
+ * left out when a problem deeper inside the same value shows which one was meant
+ * (`steps[0].isCompleted is not a boolean` rather than also `steps is not null`).
+ */
+const toLines = (problems: ReadonlyArray<Problem>): Array<string> => {
+  const expected = new Map<string, Array<string>>()
+  const lines: Array<string | { readonly path: string }> = []
+  const holders = new Set(problems.flatMap((problem) => ancestors(problem.path)))
+  const relevant = problems.filter((problem) => problem._tag === "Sentence" || !holders.has(problem.path))
+  for (const problem of relevant) {
+    if (problem._tag === "Sentence") {
+      lines.push(`${problem.path} ${problem.text}`)
+      continue
+    }
+    const alternatives = expected.get(problem.path)
+    if (alternatives === undefined) {
+      expected.set(problem.path, [problem.expected])
+      lines.push({ path: problem.path })
+    } else if (!alternatives.includes(problem.expected)) {
+      alternatives.push(problem.expected)
+    }
+  }
+  // a Set, not `Arr.dedupe`, which is quadratic: a ParseError with `errors: "all"` may hold thousands of issues
+  return Array.from(
+    new Set(
+      lines.map((line) =>
+        typeof line === "string" ? line : `${line.path} is not ${expected.get(line.path)!.join(" or ")}`
+      )
+    )
+  )
 }
 
 /**
@@ -80,9 +142,9 @@ const describeType = (issue: ParseResult.Type): string => {
  * what was expected there, but never the actual values.
  */
 export const describeParseIssue = (issue: ParseResult.ParseIssue, limit = 5): string => {
-  const lines: Array<string> = []
-  walk(issue, [], lines)
-  const unique = Arr.dedupe(lines)
+  const problems: Array<Problem> = []
+  walk(issue, [], problems)
+  const unique = toLines(problems)
   const shown = unique.slice(0, limit).join("; ")
   return unique.length > limit ? `${shown}; and ${unique.length - limit} more` : shown
 }

@@ -30,8 +30,15 @@ export const Money: Schema.Schema<BigDecimal.BigDecimal, number | string> = Sche
   {
     strict: true,
     decode: (input, _, ast) => {
-      const parsed = typeof input === "number" ? BigDecimal.safeFromNumber(input) : BigDecimal.fromString(input.trim())
-      return Option.match(parsed, {
+      const parsed = typeof input === "number"
+        ? BigDecimal.safeFromNumber(input)
+        // `BigDecimal.fromString("")` is zero, but a blank amount is no amount
+        : input.trim() === ""
+        ? Option.none()
+        : BigDecimal.fromString(input.trim())
+      // the amount is encoded back as a JSON number: refuse what no finite number can carry ("1e400")
+      const finite = Option.filter(parsed, (amount) => Number.isFinite(BigDecimal.unsafeToNumber(amount)))
+      return Option.match(finite, {
         onNone: () => ParseResult.fail(new ParseResult.Type(ast, input, "Expected a finite decimal amount")),
         onSome: ParseResult.succeed
       })
