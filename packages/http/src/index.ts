@@ -1,2 +1,16 @@
-/** Placeholder until this package's issue lands. */
-export {}
+/** Configuration, token provider and exchange client of gcx, as Effect services. */
+
+/** The configuration: environment, addresses, credentials, timeouts, retries. */
+export * as ExchangeConfig from "./ExchangeConfig.js"
+
+/** The heartbeat, POST quote and GET transaction calls. */
+export * as ExchangeClient from "./ExchangeClient.js"
+
+/** The client-wide token bucket of retries. */
+export * as RetryBudget from "./RetryBudget.js"
+
+/** What is retried and how retries are paced. */
+export * as RetryPolicy from "./RetryPolicy.js"
+
+/** Bearer tokens: cached, refreshed ahead of expiry, one request in flight. */
+export * as TokenProvider from "./TokenProvider.js"

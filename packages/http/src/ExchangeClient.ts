@@ -1,0 +1,370 @@
+/**
+ * The exchange client: the heartbeat, the POST quote and the GET transaction
+ * of the spec (section 4), as an Effect service.
+ *
+ * - Every request carries the bearer token, `x-api-key`, `requestId` (32
+ *   lowercase hex characters unless the caller gives one) and
+ *   `previousAttempts`. `authorization` and `x-api-key` are kept among the
+ *   redacted header names, so Effect's request logging and tracing hide them.
+ * - Answers decode with @gcx/core's schemas; non-2xx answers go through
+ *   `Errors.fromResponse`; a body that does not decode is `UnexpectedResponse`.
+ * - Retries follow `RetryPolicy`: a retried request keeps its requestId and
+ *   counts `previousAttempts` up, so a retried POST creates no second
+ *   transaction (service-notes.md).
+ * - Each call runs in a span carrying requestId, transactionId, traceId,
+ *   attempts and status; nothing secret or card-related.
+ */
+import * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Card from "@gcx/core/Card"
+import * as Errors from "@gcx/core/Errors"
+import * as Ids from "@gcx/core/Ids"
+import * as Quote from "@gcx/core/Quote"
+import * as Routes from "@gcx/core/Routes"
+import * as Transaction from "@gcx/core/Transaction"
+import * as Clock from "effect/Clock"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as ExchangeConfig from "./ExchangeConfig.js"
+import * as Transport from "./internal/transport.js"
+import * as RetryBudget from "./RetryBudget.js"
+import * as RetryPolicy from "./RetryPolicy.js"
+import * as TokenProvider from "./TokenProvider.js"
+
+/** Options of one call. */
+export interface CallOptions {
+  /**
+   * The requestId (idempotency key) to send; by default a fresh one of 32
+   * lowercase hex characters. Give the same one to resume a POST whose answer
+   * was lost. Must be 1 to 64 visible ASCII characters.
+   */
+  readonly requestId?: string | undefined
+  /** Told before every retry (the poller turns these into `Retrying` events). */
+  readonly onRetry?: ((info: RetryPolicy.RetryInfo) => Effect.Effect<void>) | undefined
+}
+
+/** What every successful call reports besides its value. */
+export interface CallInfo {
+  /** The SVC-TRACE-ID header of the answer, if sent. */
+  readonly traceId: Option.Option<string>
+  readonly requestId: string
+  /** Requests sent, the successful one included. */
+  readonly attempts: number
+  /** Total time spent waiting between attempts. */
+  readonly retryDelay: Duration.Duration
+}
+
+/** The heartbeat answered with a success. */
+export interface HeartbeatResult extends CallInfo {
+  readonly httpStatus: number
+  /** How long the successful attempt took. */
+  readonly latency: Duration.Duration
+}
+
+/** The POST quote created (or, on a retry, found) the transaction. */
+export interface CreatedQuote extends CallInfo {
+  readonly quote: Quote.QuoteResponse
+  readonly transactionId: string
+  /** The Location header: the address of the transaction's GET. */
+  readonly location: Option.Option<string>
+}
+
+/** The GET returned the transaction's status. */
+export interface TransactionResult extends CallInfo {
+  readonly status: Transaction.TransactionStatus
+}
+
+/** What a call to the service can fail with. */
+export type ClientError = Errors.ServiceError | Errors.TokenError
+
+/** The exchange client. */
+export interface Service {
+  /** GET the heartbeat: the service can be reached with valid credentials. */
+  readonly heartbeat: Effect.Effect<HeartbeatResult, ClientError>
+  /**
+   * POST a quote (step 1 of GetQuote). The card is validated before any I/O
+   * (`InvalidCardInput`); a malformed requestId is an `InvalidRequest`.
+   */
+  readonly createQuote: (
+    request: Quote.QuoteRequest | Card.CardInput,
+    options?: CallOptions
+  ) => Effect.Effect<CreatedQuote, ClientError | Errors.InvalidCardInput>
+  /**
+   * GET a transaction's status (step 2 of GetQuote). Card outcomes and
+   * MerchantUnavailable arrive as their errors and are never retried. A
+   * malformed transactionId or requestId is an `InvalidRequest`, before any I/O.
+   */
+  readonly getTransaction: (
+    transactionId: string,
+    options?: CallOptions
+  ) => Effect.Effect<TransactionResult, ClientError>
+}
+
+/** The exchange client. */
+export class ExchangeClient extends Context.Tag("@gcx/http/ExchangeClient")<ExchangeClient, Service>() {}
+
+/** Options of `make`. */
+export interface MakeOptions {
+  /** Transforms the `HttpClient` used for the API calls (not for the token requests). */
+  readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
+}
+
+/** A caller-given value refused before any I/O. */
+const invalidInput = (message: string) => new Errors.InvalidRequest({ message })
+
+/** A caller-given transactionId, checked before it goes into a URL. */
+const checkTransactionId = (transactionId: string): Effect.Effect<string, Errors.InvalidRequest> =>
+  Effect.mapError(
+    Schema.decodeUnknown(Ids.TransactionId)(transactionId),
+    () => invalidInput("transactionId must be 1 to 128 letters, digits, '-' or '_'")
+  )
+
+/** The caller's requestId, checked, or a fresh one. */
+const resolveRequestId = (requestId: string | undefined): Effect.Effect<string, Errors.InvalidRequest> =>
+  requestId === undefined
+    ? Effect.sync(Ids.makeRequestId)
+    : Effect.mapError(
+      Schema.decodeUnknown(Ids.RequestId)(requestId),
+      () => invalidInput("requestId must be 1 to 64 visible ASCII characters")
+    )
+
+/**
+ * The wire body of a quote request. Sent with `application/json;
+ * charset=utf-8`, which Effect's request inspection prints as `Uint8Array(n)`,
+ * never as text, so the card cannot leak through a logged request.
+ */
+const quoteBody = (card: Card.Card): HttpBody.HttpBody => {
+  const wire: typeof Quote.QuoteRequest.Encoded = {
+    card: {
+      cardNumber: Redacted.value(card.cardNumber),
+      pinNumber: Redacted.value(card.pinNumber),
+      productLineId: card.productLineId
+    }
+  }
+  return HttpBody.text(JSON.stringify(wire), "application/json; charset=utf-8")
+}
+
+const failureAttributes = (error: ClientError | Errors.InvalidCardInput): Record<string, unknown> => {
+  const attributes: Record<string, unknown> = { error: error._tag }
+  if ("httpStatus" in error && error.httpStatus !== undefined) attributes.status = error.httpStatus
+  if ("traceId" in error && error.traceId !== undefined) attributes.traceId = error.traceId
+  if ("attempts" in error && error.attempts !== undefined) attributes.attempts = error.attempts
+  if ("errorCode" in error && error.errorCode !== undefined) attributes.errorCode = error.errorCode
+  return attributes
+}
+
+const successAttributes = (info: CallInfo & { readonly httpStatus: number }): Record<string, unknown> => ({
+  status: info.httpStatus,
+  attempts: info.attempts,
+  retryDelayMillis: Duration.toMillis(info.retryDelay),
+  ...Option.match(info.traceId, { onNone: () => ({}), onSome: (traceId) => ({ traceId }) })
+})
+
+/** Builds the client. The retry budget is created here: one per client. */
+export const make = (
+  options: MakeOptions = {}
+): Effect.Effect<Service, never, ExchangeConfig.ExchangeConfig | TokenProvider.TokenProvider | HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const config = yield* ExchangeConfig.ExchangeConfig
+    const tokens = yield* TokenProvider.TokenProvider
+    const client = (yield* HttpClient.HttpClient).pipe(options.transformClient ?? identity)
+    const budget = yield* RetryBudget.make(config.retry.budget)
+    const stage = Option.getOrUndefined(config.stage)
+
+    const authorize = (
+      request: HttpClientRequest.HttpClientRequest,
+      token: Redacted.Redacted<string>,
+      requestId: string,
+      previousAttempts: number
+    ) =>
+      request.pipe(
+        HttpClientRequest.bearerToken(token),
+        HttpClientRequest.setHeaders({
+          [Routes.Headers.apiKey]: Redacted.value(config.apiKey),
+          [Routes.Headers.requestId]: requestId,
+          [Routes.Headers.previousAttempts]: String(previousAttempts)
+        }),
+        HttpClientRequest.acceptJson
+      )
+
+    /**
+     * One call: attempts with retries; each attempt gets a token, sends,
+     * maps a non-2xx answer through core's error mapping (invalidating the
+     * token on a 401) and reads a 2xx answer with `read`.
+     */
+    const call = <A>(
+      operation: RetryPolicy.Operation,
+      request: HttpClientRequest.HttpClientRequest,
+      context: { readonly requestId: string; readonly transactionId?: string | undefined },
+      read: (answer: Transport.Answer, context: Errors.UnexpectedContext) => Effect.Effect<A, Errors.ServiceError>,
+      onRetry: CallOptions["onRetry"]
+    ) =>
+      RetryPolicy.execute({
+        operation,
+        settings: config.retry,
+        budget,
+        onRetry,
+        attempt: (previousAttempts) =>
+          Effect.gen(function*() {
+            const token = yield* tokens.get
+            const startedAt = yield* Clock.currentTimeMillis
+            const answer = yield* Transport.send(
+              client,
+              authorize(request, token, context.requestId, previousAttempts),
+              config.requestTimeout,
+              context
+            )
+            const finishedAt = yield* Clock.currentTimeMillis
+            const traceId = Errors.headerValue(answer.headers, Routes.Headers.traceId)
+            if (!Transport.isSuccess(answer.status)) {
+              const error = Errors.fromResponse({ ...answer, ...context, now: finishedAt })
+              if (error._tag === "Unauthorized") yield* tokens.invalidateToken(token)
+              return yield* Effect.fail(error)
+            }
+            const value = yield* read(answer, { ...context, httpStatus: answer.status, traceId })
+            return {
+              value,
+              answer,
+              traceId: Option.fromNullable(traceId),
+              latency: Duration.millis(finishedAt - startedAt)
+            }
+          })
+      }).pipe(
+        Effect.map(({ attempts, retryDelay, value }) => ({
+          ...value,
+          requestId: context.requestId,
+          attempts,
+          retryDelay,
+          httpStatus: value.answer.status
+        }))
+      )
+
+    const url = (path: string) => `${config.baseUrl}${path}`
+
+    const heartbeat = Effect.gen(function*() {
+      const requestId = Ids.makeRequestId()
+      yield* Effect.annotateCurrentSpan("requestId", requestId)
+      const result = yield* call(
+        "heartbeat",
+        HttpClientRequest.get(url(Routes.heartbeatPath)),
+        { requestId },
+        () => Effect.void,
+        undefined
+      )
+      yield* Effect.annotateCurrentSpan(successAttributes(result))
+      return {
+        httpStatus: result.httpStatus,
+        traceId: result.traceId,
+        requestId,
+        attempts: result.attempts,
+        retryDelay: result.retryDelay,
+        latency: result.latency
+      } satisfies HeartbeatResult
+    }).pipe(
+      Effect.tapError((error) => Effect.annotateCurrentSpan(failureAttributes(error))),
+      Effect.withSpan("ExchangeClient.heartbeat")
+    )
+
+    const createQuote = (input: Quote.QuoteRequest | Card.CardInput, options: CallOptions = {}) =>
+      Effect.gen(function*() {
+        const card = yield* Card.validate(
+          typeof input === "object" && input !== null && "card" in input ? input.card : input
+        )
+        const requestId = yield* resolveRequestId(options.requestId)
+        yield* Effect.annotateCurrentSpan("requestId", requestId)
+        const request = HttpClientRequest.post(url(Routes.quotePath(stage))).pipe(
+          HttpClientRequest.setBody(quoteBody(card))
+        )
+        const result = yield* call(
+          "createQuote",
+          request,
+          { requestId },
+          (answer, context) => Transport.decodeJson(Quote.QuoteResponse, answer, context),
+          options.onRetry
+        )
+        yield* Effect.annotateCurrentSpan({ ...successAttributes(result), transactionId: result.value.transactionId })
+        return {
+          quote: result.value,
+          transactionId: result.value.transactionId,
+          location: Option.fromNullable(Errors.headerValue(result.answer.headers, Routes.Headers.location)),
+          traceId: result.traceId,
+          requestId,
+          attempts: result.attempts,
+          retryDelay: result.retryDelay
+        } satisfies CreatedQuote
+      }).pipe(
+        Effect.tapError((error) => Effect.annotateCurrentSpan(failureAttributes(error))),
+        Effect.withSpan("ExchangeClient.createQuote")
+      )
+
+    const getTransaction = (transactionId: string, options: CallOptions = {}) =>
+      Effect.gen(function*() {
+        const id = yield* checkTransactionId(transactionId)
+        const requestId = yield* resolveRequestId(options.requestId)
+        yield* Effect.annotateCurrentSpan({ requestId, transactionId: id })
+        const result = yield* call(
+          "getTransaction",
+          HttpClientRequest.get(url(Routes.transactionPath(id, stage))),
+          { requestId, transactionId: id },
+          (answer, context) => Transport.decodeJson(Transaction.TransactionStatus, answer, context),
+          options.onRetry
+        )
+        yield* Effect.annotateCurrentSpan(successAttributes(result))
+        return {
+          status: result.value,
+          traceId: result.traceId,
+          requestId,
+          attempts: result.attempts,
+          retryDelay: result.retryDelay
+        } satisfies TransactionResult
+      }).pipe(
+        Effect.tapError((error) => Effect.annotateCurrentSpan(failureAttributes(error))),
+        Effect.withSpan("ExchangeClient.getTransaction")
+      )
+
+    return ExchangeClient.of({ heartbeat, createQuote, getTransaction })
+  })
+
+/** The exchange client; needs `ExchangeConfig`, `TokenProvider` and an `HttpClient` (e.g. `FetchHttpClient.layer`). */
+export const layer: Layer.Layer<
+  ExchangeClient,
+  never,
+  ExchangeConfig.ExchangeConfig | TokenProvider.TokenProvider | HttpClient.HttpClient
+> = Layer.effect(ExchangeClient, make())
+
+const withProviders = <E>(
+  configLayer: Layer.Layer<ExchangeConfig.ExchangeConfig, E>
+): Layer.Layer<
+  ExchangeClient | TokenProvider.TokenProvider | ExchangeConfig.ExchangeConfig,
+  E,
+  HttpClient.HttpClient
+> => {
+  const tokens = Layer.provideMerge(TokenProvider.layer, configLayer)
+  return Layer.provideMerge(layer, tokens)
+}
+
+/** The client with its token provider and the configuration given by `options`; the `HttpClient` is left to the caller. */
+export const layerWith = (
+  options: ExchangeConfig.Options
+): Layer.Layer<
+  ExchangeClient | TokenProvider.TokenProvider | ExchangeConfig.ExchangeConfig,
+  ConfigError.ConfigError,
+  HttpClient.HttpClient
+> => withProviders(ExchangeConfig.layer(options))
+
+/** The client with its token provider and the configuration read from the `GCX_*` variables. */
+export const layerConfig = (
+  tuning?: ExchangeConfig.Tuning
+): Layer.Layer<
+  ExchangeClient | TokenProvider.TokenProvider | ExchangeConfig.ExchangeConfig,
+  ConfigError.ConfigError,
+  HttpClient.HttpClient
+> => withProviders(ExchangeConfig.layerConfig(tuning))

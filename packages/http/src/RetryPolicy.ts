@@ -1,0 +1,189 @@
+/**
+ * What the exchange client retries and how it paces retries (ARCHITECTURE.md,
+ * "Retries"): only transient failures, exponential backoff with jitter,
+ * `Retry-After` honoured, a cap on attempts per call, a client-wide
+ * `RetryBudget`, and one immediate retry after a 401 once the token has been
+ * invalidated. Every delay goes through `Effect.sleep`, so `TestClock` drives it.
+ */
+import * as Errors from "@gcx/core/Errors"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import * as RetryBudget from "./RetryBudget.js"
+
+/** How many attempts a call makes and how long it waits between them. */
+export interface Settings {
+  /** Attempts per call, the first one included (1 disables retries). */
+  readonly maxAttempts: number
+  /** The backoff before the first retry; it doubles on every further retry. */
+  readonly baseDelay: Duration.Duration
+  /** The longest wait before a retry. A `Retry-After` longer than this is not waited for: the error surfaces. */
+  readonly maxDelay: Duration.Duration
+  /** The client-wide retry budget. */
+  readonly budget: RetryBudget.Settings
+}
+
+/** 4 attempts per call, backoff from 250 ms up to 10 s, and the default `RetryBudget`. */
+export const defaults: Settings = {
+  maxAttempts: 4,
+  baseDelay: Duration.millis(250),
+  maxDelay: Duration.seconds(10),
+  budget: RetryBudget.defaults
+}
+
+/** The calls of the exchange client; what may be retried depends on it. */
+export type Operation = "heartbeat" | "createQuote" | "getTransaction"
+
+/** The errors a call can retry on. */
+export type RetryableError = Errors.ServiceError | Errors.TokenError
+
+/** What a retry hook is told before each retry. */
+export interface RetryInfo {
+  readonly operation: Operation
+  /** The attempt about to be made: 2 for the first retry. */
+  readonly attempt: number
+  /** The wait before that attempt (zero for the retry after a 401). */
+  readonly delay: Duration.Duration
+  /** The failure of the previous attempt. */
+  readonly error: RetryableError
+}
+
+/** A successful call, with the attempts it took and the total time spent waiting between them. */
+export interface Attempted<A> {
+  readonly value: A
+  readonly attempts: number
+  readonly retryDelay: Duration.Duration
+}
+
+const postRetryReasons: ReadonlyArray<Errors.TransportError["reason"]> = ["Connect", "Reset", "Timeout"]
+
+/**
+ * Whether an error may be retried with backoff.
+ * - POST quote: 503 (and 502, 504), 429, connection refused, reset or timed out.
+ *   It is retried with the same requestId and `previousAttempts + 1`, so the
+ *   service returns the original answer if the first attempt was processed.
+ * - GET and heartbeat: every transient error (500 included).
+ * - Token endpoint: 429, 5xx, or no answer.
+ * - Never: card outcomes, MerchantUnavailable, request faults, undecodable
+ *   bodies, and 401 (which gets its own single retry, see `execute`).
+ */
+export const isTransient = (operation: Operation, error: RetryableError): boolean => {
+  switch (error._tag) {
+    case "Unauthorized":
+      return false
+    case "TokenError":
+      return error.httpStatus === undefined || error.httpStatus === 429 || error.httpStatus >= 500
+    case "TransportError":
+      return operation === "createQuote" ? postRetryReasons.includes(error.reason) : error.reason !== "Aborted"
+    case "ServerError":
+      return operation !== "createQuote"
+    default:
+      return Errors.isRetryable(error)
+  }
+}
+
+/**
+ * The jittered exponential backoff before retry number `retry` (1 for the
+ * first): `min(maxDelay, baseDelay * 2^(retry - 1))`, scaled by a random
+ * factor in [0.5, 1).
+ */
+export const backoff = (settings: Settings, retry: number): Effect.Effect<Duration.Duration> =>
+  Random.next.pipe(Effect.map((random) => {
+    const exponential = Duration.toMillis(settings.baseDelay) * 2 ** Math.max(0, retry - 1)
+    const capped = Math.min(Duration.toMillis(settings.maxDelay), exponential)
+    return Duration.millis(Math.round(capped * (0.5 + random / 2)))
+  }))
+
+/**
+ * The wait before retry number `retry` after `error`: the backoff, but never
+ * less than the error's `Retry-After`. `None` when `Retry-After` asks for more
+ * than `maxDelay`: the call then fails with the error, which carries
+ * `retryAfterMillis` for the caller to act on.
+ */
+export const delayFor = (
+  settings: Settings,
+  retry: number,
+  error: RetryableError
+): Effect.Effect<Option.Option<Duration.Duration>> => {
+  const retryAfter = "retryAfterMillis" in error ? error.retryAfterMillis : undefined
+  if (retryAfter !== undefined && retryAfter > Duration.toMillis(settings.maxDelay)) {
+    return Effect.succeed(Option.none())
+  }
+  return backoff(settings, retry).pipe(
+    Effect.map((delay) =>
+      Option.some(retryAfter === undefined ? delay : Duration.max(delay, Duration.millis(retryAfter)))
+    )
+  )
+}
+
+/** Records the attempts and the total retry delay on a service error; a `TokenError` is returned as it is. */
+export const recordAttempts = <E extends RetryableError>(
+  error: E,
+  attempts: number,
+  retryDelay: Duration.Duration
+): E =>
+  error._tag === "TokenError" ? error : Errors.withAttempts(error as Errors.ServiceError, attempts, retryDelay) as E
+
+/**
+ * Runs `attempt` until it succeeds or may no longer be retried.
+ * - `attempt` receives `previousAttempts`: 0, then 1, 2, ... (every resend counts).
+ * - A transient error is retried after `delayFor`, if the attempt cap allows it
+ *   and the budget grants a retry; otherwise the call fails with the last error.
+ * - A 401 (`Unauthorized`) is retried once, at once and without drawing from the
+ *   budget: `attempt` is expected to have invalidated the refused token. It
+ *   counts as an attempt. A second 401 fails the call.
+ * - Service errors leave with `attempts` and `retryDelayMillis` recorded.
+ */
+export const execute = <A, E extends RetryableError, R>(options: {
+  readonly operation: Operation
+  readonly settings: Settings
+  readonly budget: RetryBudget.RetryBudget
+  readonly attempt: (previousAttempts: number) => Effect.Effect<A, E, R>
+  readonly onRetry?: ((info: RetryInfo) => Effect.Effect<void>) | undefined
+}): Effect.Effect<Attempted<A>, E, R> => {
+  const { budget, operation, settings } = options
+  const retry = (info: RetryInfo) =>
+    Effect.logDebug(`retrying ${operation}`).pipe(
+      Effect.annotateLogs({
+        attempt: info.attempt,
+        delayMillis: Duration.toMillis(info.delay),
+        error: info.error._tag,
+        reason: info.error.message
+      }),
+      Effect.zipRight(options.onRetry ? options.onRetry(info) : Effect.void),
+      Effect.zipRight(Effect.sleep(info.delay))
+    )
+  const loop = (
+    attempt: number,
+    retryDelay: Duration.Duration,
+    reauthorized: boolean
+  ): Effect.Effect<Attempted<A>, E, R> =>
+    Effect.matchEffect(options.attempt(attempt - 1), {
+      onSuccess: (value) => Effect.succeed({ value, attempts: attempt, retryDelay }),
+      onFailure: (error) => {
+        const fail = Effect.fail(recordAttempts(error, attempt, retryDelay))
+        if (error._tag === "Unauthorized") {
+          return reauthorized ? fail : retry({ operation, attempt: attempt + 1, delay: Duration.zero, error }).pipe(
+            Effect.zipRight(loop(attempt + 1, retryDelay, true))
+          )
+        }
+        if (attempt >= settings.maxAttempts || !isTransient(operation, error)) return fail
+        return delayFor(settings, attempt, error).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () => fail,
+            onSome: (delay) =>
+              Effect.flatMap(budget.take, (granted) =>
+                granted
+                  ? retry({ operation, attempt: attempt + 1, delay, error }).pipe(
+                    Effect.zipRight(loop(attempt + 1, Duration.sum(retryDelay, delay), reauthorized))
+                  )
+                  : Effect.logDebug(`retry budget exhausted; ${operation} fails with ${error._tag}`).pipe(
+                    Effect.zipRight(fail)
+                  ))
+          }))
+        )
+      }
+    })
+  return loop(1, Duration.zero, false)
+}

@@ -1,0 +1,161 @@
+/**
+ * One HTTP exchange: send a request, read the whole answer within the request
+ * timeout, and turn every failure to get an answer into a `TransportError`
+ * with a reason. Never leaks the request (its headers and body) into an error.
+ */
+import * as Headers from "@effect/platform/Headers"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Errors from "@gcx/core/Errors"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/** An HTTP answer, read in full. */
+export interface Answer {
+  readonly status: number
+  readonly headers: Headers.Headers
+  readonly body: string
+}
+
+/** What is known of a request, to put on its errors. */
+export interface RequestContext {
+  readonly requestId?: string | undefined
+  readonly transactionId?: string | undefined
+}
+
+/** The header names that must always be redacted where Effect logs or traces requests. */
+export const secretHeaderNames: ReadonlyArray<string> = ["authorization", "x-api-key"]
+
+const withSecretHeaderNames = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
+  const missing = secretHeaderNames.filter((secret) =>
+    !names.some((name) => typeof name === "string" ? name.toLowerCase() === secret : name.test(secret))
+  )
+  return missing.length === 0 ? names : [...names, ...missing]
+}
+
+/** Runs an effect with `authorization` and `x-api-key` among `Headers.currentRedactedNames`. */
+export const redactingSecrets = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locallyWith(effect, Headers.currentRedactedNames, withSecretHeaderNames)
+
+const codes: ReadonlyArray<readonly [Errors.TransportError["reason"], ReadonlyArray<string>]> = [
+  ["Connect", ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]],
+  ["Reset", ["ECONNRESET", "EPIPE", "ECONNABORTED", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]],
+  ["Timeout", ["ETIMEDOUT", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]],
+  ["Aborted", ["ABORT_ERR", "UND_ERR_ABORTED"]]
+]
+
+/** The error codes and names found along a cause chain (`cause`, and `errors` of an AggregateError). */
+const collectCodes = (cause: unknown, out: Array<string> = [], depth = 0): Array<string> => {
+  if (depth > 8 || typeof cause !== "object" || cause === null) return out
+  const record = cause as {
+    readonly code?: unknown
+    readonly name?: unknown
+    readonly cause?: unknown
+    readonly errors?: unknown
+  }
+  if (typeof record.code === "string") out.push(record.code)
+  if (record.name === "AbortError") out.push("ABORT_ERR")
+  if (record.name === "TimeoutError") out.push("ETIMEDOUT")
+  collectCodes(record.cause, out, depth + 1)
+  if (Array.isArray(record.errors)) { for (const inner of record.errors) collectCodes(inner, out, depth + 1) }
+  return out
+}
+
+/** The reason of a transport failure, read from the codes of its cause; `fallback` when none is known. */
+export const reasonOf = (
+  cause: unknown,
+  fallback: Errors.TransportError["reason"]
+): { readonly reason: Errors.TransportError["reason"]; readonly code: string | undefined } => {
+  const found = collectCodes(cause)
+  for (const [reason, known] of codes) {
+    const code = found.find((code) => known.includes(code))
+    if (code !== undefined) return { reason, code }
+  }
+  return { reason: fallback, code: found[0] }
+}
+
+const describe: Record<Errors.TransportError["reason"], string> = {
+  Connect: "could not connect",
+  Reset: "the connection was reset before the answer was complete",
+  Timeout: "no answer in time",
+  Aborted: "the request was aborted",
+  Other: "the request failed without an answer"
+}
+
+/** `METHOD /path` of a request: no host, no query, no headers. */
+export const describeRequest = (request: HttpClientRequest.HttpClientRequest): string => {
+  try {
+    return `${request.method} ${new URL(request.url).pathname}`
+  } catch {
+    return request.method
+  }
+}
+
+const transportError = (
+  request: HttpClientRequest.HttpClientRequest,
+  context: RequestContext,
+  reason: Errors.TransportError["reason"],
+  code?: string
+): Errors.TransportError =>
+  new Errors.TransportError({
+    reason,
+    message: `${describeRequest(request)}: ${describe[reason]}${code === undefined ? "" : ` (${code})`}`,
+    ...(context.requestId !== undefined ? { requestId: context.requestId } : {}),
+    ...(context.transactionId !== undefined ? { transactionId: context.transactionId } : {})
+  })
+
+const fromHttpClientError = (
+  request: HttpClientRequest.HttpClientRequest,
+  context: RequestContext,
+  error: HttpClientError.HttpClientError
+): Errors.TransportError => {
+  // A failure while reading the body means the answer was cut off: the request
+  // was received, and may have been processed.
+  const { code, reason } = reasonOf(error.cause, error._tag === "ResponseError" ? "Reset" : "Other")
+  return transportError(request, context, reason, code)
+}
+
+/**
+ * Sends `request` and reads its whole answer within `timeout`. A missing or
+ * cut-off answer fails with a `TransportError` (`Timeout` when the time ran
+ * out; the request is then aborted). Any status is an `Answer`: mapping
+ * statuses to errors is the caller's job.
+ */
+export const send = (
+  client: HttpClient.HttpClient,
+  request: HttpClientRequest.HttpClientRequest,
+  timeout: Duration.Duration,
+  context: RequestContext
+): Effect.Effect<Answer, Errors.TransportError> =>
+  client.execute(request).pipe(
+    Effect.flatMap((response) =>
+      Effect.map(response.text, (body): Answer => ({ status: response.status, headers: response.headers, body }))
+    ),
+    Effect.catchAll((error) => Effect.fail(fromHttpClientError(request, context, error))),
+    Effect.timeoutFail({ duration: timeout, onTimeout: () => transportError(request, context, "Timeout") }),
+    redactingSecrets
+  )
+
+/** Whether a status is a success (2xx). */
+export const isSuccess = (status: number): boolean => status >= 200 && status < 300
+
+/**
+ * Decodes an answer's JSON body with `schema`. A body that is not JSON or
+ * does not decode is an `UnexpectedResponse` naming the failing paths (never
+ * the values) with what is known of the request; never a defect.
+ */
+export const decodeJson = <A, I>(
+  schema: Schema.Schema<A, I>,
+  answer: Answer,
+  context: Errors.UnexpectedContext
+): Effect.Effect<A, Errors.UnexpectedResponse> =>
+  Effect.try({
+    try: (): unknown => JSON.parse(answer.body),
+    catch: () => Errors.unexpectedResponse(context, "the body is not JSON")
+  }).pipe(
+    Effect.flatMap((json) =>
+      Effect.mapError(Schema.decodeUnknown(schema)(json), (error) => Errors.unexpectedResponse(context, error))
+    )
+  )

@@ -1,0 +1,337 @@
+/**
+ * The exchange client against a real sandbox over real HTTP: every endpoint,
+ * both auth styles, the stage segment on and off, and every error the sandbox
+ * can produce, as the right tagged error.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import { Errors } from "@gcx/core"
+import { ExchangeClient } from "@gcx/http"
+import { Sandbox, TestData } from "@gcx/sandbox"
+import { BigDecimal, Effect, Option } from "effect"
+import {
+  card,
+  closedPort,
+  entriesOf,
+  hex32,
+  journal,
+  pollUntilDone,
+  pollUntilFailure,
+  sandbox,
+  withClient
+} from "./fixtures.js"
+
+/** Whether a decoded amount equals `amount`. */
+const amountOf = (amount: string) => (value: BigDecimal.BigDecimal | undefined) =>
+  value !== undefined && BigDecimal.equals(value, BigDecimal.unsafeFromString(amount))
+
+const reset = Effect.flatMap(Sandbox.SandboxServer, (server) => server.reset)
+
+layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("ExchangeClient", (it) => {
+  describe("endpoints", () => {
+    it.effect.each(["body", "basic"] as const)(
+      "heartbeat with the %s auth style",
+      (authStyle) =>
+        Effect.gen(function*() {
+          yield* reset
+          const client = yield* ExchangeClient.ExchangeClient
+          const result = yield* client.heartbeat
+          expect(result.httpStatus).toBe(200)
+          expect(result.requestId).toMatch(hex32)
+          expect(Option.getOrThrow(result.traceId)).toMatch(hex32)
+          expect(result.attempts).toBe(1)
+          const recorded = yield* journal
+          expect(recorded.requests.token).toBe(1)
+          expect(entriesOf(recorded, "heartbeat")).toMatchObject([
+            { status: 200, requestId: result.requestId, previousAttempts: 0 }
+          ])
+        }).pipe(withClient({ authStyle }))
+    )
+
+    it.effect.each([
+      { name: "on", stage: "sandbox", prefix: "/sandbox/v3/exchange/quote" },
+      { name: "off", stage: "", prefix: "/v3/exchange/quote" }
+    ])("createQuote and getTransaction with the stage segment $name", ({ prefix, stage }) =>
+      Effect.gen(function*() {
+        yield* reset
+        const client = yield* ExchangeClient.ExchangeClient
+        const created = yield* client.createQuote(card(TestData.Cards.success))
+        expect(created.transactionId).toBe(created.quote.transactionId)
+        expect(created.quote.isCompleted).toBe(false)
+        expect(created.requestId).toMatch(hex32)
+        expect(Option.getOrThrow(created.traceId)).toMatch(hex32)
+        expect(Option.getOrThrow(created.location)).toMatch(new RegExp(`${prefix}/${created.transactionId}$`))
+        expect(created.attempts).toBe(1)
+
+        const done = yield* pollUntilDone(created.transactionId)
+        expect(done.status.response.isCompleted).toBe(true)
+        expect(done.status.response.actualCardValue).toSatisfy(amountOf("100"))
+        expect(done.status.response.exchangeCardValue).toSatisfy(amountOf("85"))
+        expect(done.status.steps?.every((step) => step.isCompleted)).toBe(true)
+        expect(done.requestId).toMatch(hex32)
+        expect(done.requestId).not.toBe(created.requestId)
+
+        const recorded = yield* journal
+        const posts = entriesOf(recorded, "createQuote")
+        expect(posts).toMatchObject([
+          { status: 201, requestId: created.requestId, previousAttempts: 0, transactionId: created.transactionId }
+        ])
+        expect(posts[0].path).toBe(prefix)
+        const gets = entriesOf(recorded, "getTransaction")
+        expect(gets.length).toBeGreaterThan(0)
+        for (const get of gets) {
+          expect(get.path).toBe(`${prefix}/${created.transactionId}`)
+          expect(get.requestId).toMatch(hex32)
+          expect(get.previousAttempts).toBe(0)
+        }
+        expect(recorded.transactionsByRequestId).toEqual({ [created.requestId]: [created.transactionId] })
+      }).pipe(withClient({ stage })))
+
+    it.effect("a card that completes at once answers completed on the POST", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const client = yield* ExchangeClient.ExchangeClient
+        const created = yield* client.createQuote(card(TestData.Cards.instant))
+        expect(created.quote.isCompleted).toBe(true)
+        expect(created.quote.percentComplete).toBe(100)
+        expect(created.quote.actualCardValue).toSatisfy(amountOf("50"))
+      }).pipe(withClient()))
+
+    it.effect("the caller's requestId is sent, and a given QuoteRequest is accepted", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const client = yield* ExchangeClient.ExchangeClient
+        const requestId = "caller-chosen-request-id-0001"
+        const created = yield* client.createQuote(card(TestData.Cards.instant), { requestId })
+        expect(created.requestId).toBe(requestId)
+        const status = yield* client.getTransaction(created.transactionId, { requestId: "caller-get-0001" })
+        expect(status.requestId).toBe("caller-get-0001")
+        const recorded = yield* journal
+        expect(recorded.transactionsByRequestId[requestId]).toEqual([created.transactionId])
+        expect(entriesOf(recorded, "getTransaction")[0].requestId).toBe("caller-get-0001")
+      }).pipe(withClient()))
+
+    it.effect("bad input is refused before any I/O", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const client = yield* ExchangeClient.ExchangeClient
+        const noPin = yield* Effect.flip(client.createQuote(card(TestData.Cards.success, " ")))
+        expect(noPin).toBeInstanceOf(Errors.InvalidCardInput)
+        expect(noPin).toMatchObject({ field: "card.pinNumber" })
+        const badRequestId = yield* Effect.flip(
+          client.createQuote(card(TestData.Cards.success), { requestId: "has spaces" })
+        )
+        expect(badRequestId).toBeInstanceOf(Errors.InvalidRequest)
+        expect(badRequestId.message).toContain("requestId")
+        const badTransactionId = yield* Effect.flip(client.getTransaction("../../oauth2/token"))
+        expect(badTransactionId).toBeInstanceOf(Errors.InvalidRequest)
+        expect(badTransactionId.message).toContain("transactionId")
+        const recorded = yield* journal
+        expect(recorded.entries).toEqual([])
+      }).pipe(withClient()))
+  })
+
+  describe("errors", () => {
+    it.effect.each([
+      { name: "invalid card", number: TestData.Cards.invalid, pin: TestData.pin, tag: "InvalidCard" },
+      { name: "rejected PIN", number: TestData.Cards.success, pin: TestData.rejectedPin, tag: "InvalidCard" },
+      { name: "zero balance", number: TestData.Cards.zeroBalance, pin: TestData.pin, tag: "CardValueOutOfRange" },
+      { name: "card not accepted", number: TestData.Cards.notAccepted, pin: TestData.pin, tag: "CardNotAccepted" },
+      {
+        name: "merchant unavailable",
+        number: TestData.Cards.merchantUnavailable,
+        pin: TestData.pin,
+        tag: "MerchantUnavailable"
+      }
+    ])(
+      "$name arrives from the GET as $tag, with its messages and trace id, not retried",
+      ({ number, pin, tag }) =>
+        Effect.gen(function*() {
+          yield* reset
+          const client = yield* ExchangeClient.ExchangeClient
+          const created = yield* client.createQuote(card(number, pin))
+          const error = yield* pollUntilFailure(created.transactionId)
+          expect(error._tag).toBe(tag)
+          expect(error).toMatchObject({ httpStatus: 400, transactionId: created.transactionId, attempts: 1 })
+          if (!("userMessage" in error)) throw new Error("not a service error")
+          expect(error.errorCode).toMatch(/^exchange\./)
+          expect(error.message.length).toBeGreaterThan(0)
+          expect(error.userMessage?.length).toBeGreaterThan(0)
+          expect(error.traceId).toMatch(hex32)
+          expect(error.requestId).toMatch(hex32)
+          const recorded = yield* journal
+          const failed = entriesOf(recorded, "getTransaction").filter((entry) => entry.status === 400)
+          expect(failed).toHaveLength(1)
+        }).pipe(withClient())
+    )
+
+    it.effect("an unknown transaction is TransactionNotFound (404)", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const client = yield* ExchangeClient.ExchangeClient
+        const error = yield* Effect.flip(client.getTransaction("1JXX657P9VCKN74WVFNBH75GWR"))
+        expect(error).toBeInstanceOf(Errors.TransactionNotFound)
+        expect(error).toMatchObject({
+          httpStatus: 404,
+          errorCode: "exchange.transaction.not.found",
+          transactionId: "1JXX657P9VCKN74WVFNBH75GWR"
+        })
+        expect(error.traceId).toMatch(hex32)
+      }).pipe(withClient()))
+
+    it.effect("an unknown product line is InvalidRequest", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const client = yield* ExchangeClient.ExchangeClient
+        const error = yield* Effect.flip(
+          client.createQuote({ ...card(TestData.Cards.success), productLineId: "9999" })
+        )
+        expect(error).toBeInstanceOf(Errors.InvalidRequest)
+        expect(error).toMatchObject({ httpStatus: 400, errorCode: "exchange.invalid.productLine", attempts: 1 })
+      }).pipe(withClient()))
+
+    it.effect("a wrong x-api-key is InvalidApiKey, on every endpoint", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const client = yield* ExchangeClient.ExchangeClient
+        const errors = [
+          yield* Effect.flip(client.heartbeat),
+          yield* Effect.flip(client.createQuote(card(TestData.Cards.success))),
+          yield* Effect.flip(client.getTransaction("1JXX657P9VCKN74WVFNBH75GWR"))
+        ]
+        for (const error of errors) {
+          expect(error).toBeInstanceOf(Errors.InvalidApiKey)
+          expect(error).toMatchObject({ httpStatus: 400, errorCode: "exchange.invalid.x-api-key", attempts: 1 })
+          expect(error.message).not.toContain("wrong-api-key")
+        }
+      }).pipe(withClient({ apiKey: "wrong-api-key" })))
+
+    it.effect("a disabled partner is PartnerNotFound", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const server = yield* Sandbox.SandboxServer
+        yield* server.setPartnerEnabled(TestData.partner.clientId, false)
+        const client = yield* ExchangeClient.ExchangeClient
+        const error = yield* Effect.flip(client.createQuote(card(TestData.Cards.success)))
+        expect(error).toBeInstanceOf(Errors.PartnerNotFound)
+        expect(error).toMatchObject({ errorCode: "exchange.partner.not.found" })
+      }).pipe(withClient()))
+
+    it.effect.each(["body", "basic"] as const)(
+      "a wrong client secret is a TokenError with the status and the OAuth code (%s style)",
+      (authStyle) =>
+        Effect.gen(function*() {
+          yield* reset
+          const client = yield* ExchangeClient.ExchangeClient
+          const error = yield* Effect.flip(client.heartbeat)
+          expect(error).toBeInstanceOf(Errors.TokenError)
+          expect(error).toMatchObject({ httpStatus: 401, oauthError: "invalid_client" })
+          expect(error.traceId).toMatch(hex32)
+          expect(error.message).not.toContain("not-the-secret")
+          const recorded = yield* journal
+          expect(recorded.requests).toMatchObject({ token: 1, heartbeat: 0 })
+        }).pipe(withClient({ authStyle, clientSecret: "not-the-secret" }))
+    )
+
+    it.effect("a 500 on the POST is ServerError, not retried", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const server = yield* Sandbox.SandboxServer
+        yield* server.setFaults([{ route: "createQuote", kind: "status500" }])
+        const client = yield* ExchangeClient.ExchangeClient
+        const error = yield* Effect.flip(client.createQuote(card(TestData.Cards.success)))
+        expect(error).toBeInstanceOf(Errors.ServerError)
+        expect(error).toMatchObject({
+          httpStatus: 500,
+          errorCode: "Error",
+          attempts: 1,
+          traceId: expect.stringMatching(hex32)
+        })
+      }).pipe(withClient()))
+
+    it.effect("a 500 on the GET is retried up to the cap, then ServerError with the attempts", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const server = yield* Sandbox.SandboxServer
+        yield* server.setFaults([{ route: "getTransaction", kind: "status500" }])
+        const client = yield* ExchangeClient.ExchangeClient
+        const error = yield* Effect.flip(client.getTransaction("1JXX657P9VCKN74WVFNBH75GWR"))
+        expect(error).toBeInstanceOf(Errors.ServerError)
+        expect(error).toMatchObject({ httpStatus: 500, attempts: 4 })
+        if ("retryDelayMillis" in error) expect(error.retryDelayMillis).toBeGreaterThan(0)
+        const gets = entriesOf(yield* journal, "getTransaction")
+        expect(gets.map((entry) => entry.previousAttempts)).toEqual([0, 1, 2, 3])
+        expect(new Set(gets.map((entry) => entry.requestId)).size).toBe(1)
+      }).pipe(withClient()))
+
+    it.effect("a 503 that does not pass is ServiceUnavailable after the capped attempts", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const server = yield* Sandbox.SandboxServer
+        yield* server.setFaults([{ route: "createQuote", kind: "status503" }])
+        const client = yield* ExchangeClient.ExchangeClient
+        const error = yield* Effect.flip(client.createQuote(card(TestData.Cards.success)))
+        expect(error).toBeInstanceOf(Errors.ServiceUnavailable)
+        expect(error).toMatchObject({
+          httpStatus: 503,
+          errorCode: "Service Unavailable",
+          attempts: 3,
+          traceId: expect.stringMatching(hex32)
+        })
+      }).pipe(withClient({ retry: { maxAttempts: 3, baseDelay: "5 millis" } })))
+
+    it.effect("a body that does not decode is UnexpectedResponse with the trace id, never a defect", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const server = yield* Sandbox.SandboxServer
+        const client = yield* ExchangeClient.ExchangeClient
+        const created = yield* client.createQuote(card(TestData.Cards.success))
+        yield* server.setFaults([{ route: "getTransaction", kind: "malformed" }, {
+          route: "heartbeat",
+          kind: "malformed"
+        }])
+        const error = yield* Effect.flip(client.getTransaction(created.transactionId))
+        expect(error).toBeInstanceOf(Errors.UnexpectedResponse)
+        expect(error).toMatchObject({ httpStatus: 200, transactionId: created.transactionId, attempts: 1 })
+        expect(error.traceId).toMatch(hex32)
+        expect(error.message).toContain("did not decode")
+        // the heartbeat's body is not relied on: a cut one still counts as an answer
+        expect((yield* client.heartbeat).httpStatus).toBe(200)
+        // and on the POST: the transaction exists, the answer is refused as unreadable
+        yield* server.setFaults([{ route: "createQuote", kind: "malformed" }])
+        const post = yield* Effect.flip(client.createQuote(card(TestData.Cards.success)))
+        expect(post).toBeInstanceOf(Errors.UnexpectedResponse)
+        expect(post).toMatchObject({ httpStatus: 201 })
+      }).pipe(withClient()))
+
+    it.effect("no answer at all is TransportError: reset, refused, timed out", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const server = yield* Sandbox.SandboxServer
+        yield* server.setFaults([{ route: "heartbeat", kind: "reset" }])
+        const client = yield* ExchangeClient.ExchangeClient
+        const reset_ = yield* Effect.flip(client.heartbeat)
+        expect(reset_).toBeInstanceOf(Errors.TransportError)
+        expect(reset_).toMatchObject({ reason: "Reset", attempts: 2 })
+        expect(entriesOf(yield* journal, "heartbeat").map((entry) => entry.previousAttempts)).toEqual([0, 1])
+
+        yield* server.setFaults([{ route: "getTransaction", kind: "stall" }])
+        const timedOut = yield* Effect.flip(client.getTransaction("1JXX657P9VCKN74WVFNBH75GWR"))
+        expect(timedOut).toBeInstanceOf(Errors.TransportError)
+        expect(timedOut).toMatchObject({ reason: "Timeout", attempts: 2 })
+      }).pipe(withClient({ requestTimeout: "300 millis", retry: { maxAttempts: 2, baseDelay: "5 millis" } })))
+
+    it.effect("a refused connection is TransportError Connect", () =>
+      Effect.gen(function*() {
+        // a token from the sandbox, then an API address where nothing listens
+        const port = yield* closedPort
+        const error = yield* Effect.flip(
+          Effect.flatMap(ExchangeClient.ExchangeClient, (client) => client.createQuote(card(TestData.Cards.success)))
+            .pipe(
+              withClient({ baseUrl: `http://127.0.0.1:${port}`, retry: { maxAttempts: 2, baseDelay: "5 millis" } })
+            )
+        )
+        expect(error._tag).toBe("TransportError")
+        expect(error).toMatchObject({ reason: "Connect", attempts: 2 })
+      }))
+  })
+})

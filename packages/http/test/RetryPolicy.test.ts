@@ -1,0 +1,273 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Errors } from "@gcx/core"
+import { RetryBudget, RetryPolicy } from "@gcx/http"
+import { Duration, Effect, Fiber, Option, Ref, TestClock } from "effect"
+
+const settings = (overrides: {
+  readonly maxAttempts?: number
+  readonly baseDelay?: Duration.DurationInput
+  readonly maxDelay?: Duration.DurationInput
+} = {}): RetryPolicy.Settings => ({
+  maxAttempts: overrides.maxAttempts ?? 4,
+  baseDelay: Duration.decode(overrides.baseDelay ?? "1 second"),
+  maxDelay: Duration.decode(overrides.maxDelay ?? "10 seconds"),
+  budget: { capacity: 100, refillPerSecond: 0 }
+})
+
+const unavailable = (retryAfterMillis?: number) =>
+  new Errors.ServiceUnavailable({
+    message: "HTTP 503",
+    httpStatus: 503,
+    ...(retryAfterMillis !== undefined ? { retryAfterMillis } : {})
+  })
+const reset = new Errors.TransportError({ message: "reset", reason: "Reset" })
+const serverError = new Errors.ServerError({ message: "HTTP 500", httpStatus: 500 })
+const unauthorized = new Errors.Unauthorized({ message: "HTTP 401", httpStatus: 401 })
+const invalidCard = new Errors.InvalidCard({ message: "invalid card", httpStatus: 400 })
+const merchantUnavailable = new Errors.MerchantUnavailable({ message: "merchant unavailable", httpStatus: 400 })
+
+/**
+ * Runs `execute` with an attempt that fails with `failures` in order, then
+ * succeeds with "ok"; records the previousAttempts each attempt was given.
+ */
+const scripted = (
+  failures: ReadonlyArray<RetryPolicy.RetryableError>,
+  options: {
+    readonly settings?: RetryPolicy.Settings
+    readonly budget?: RetryBudget.RetryBudget
+    readonly operation?: RetryPolicy.Operation
+    readonly onRetry?: (info: RetryPolicy.RetryInfo) => Effect.Effect<void>
+  } = {}
+) =>
+  Effect.gen(function*() {
+    const sent = yield* Ref.make<ReadonlyArray<number>>([])
+    const budget = options.budget ?? (yield* RetryBudget.make({ capacity: 100, refillPerSecond: 0 }))
+    const fiber = yield* RetryPolicy.execute({
+      operation: options.operation ?? "getTransaction",
+      settings: options.settings ?? settings(),
+      budget,
+      onRetry: options.onRetry,
+      attempt: (previousAttempts) =>
+        Ref.updateAndGet(sent, (all) => [...all, previousAttempts]).pipe(
+          Effect.flatMap((all) =>
+            all.length <= failures.length ? Effect.fail(failures[all.length - 1]) : Effect.succeed("ok")
+          )
+        )
+    }).pipe(Effect.either, Effect.fork)
+    return { fiber, sent }
+  })
+
+describe("RetryBudget", () => {
+  it.effect("grants up to its capacity, then refuses until it refills", () =>
+    Effect.gen(function*() {
+      const budget = yield* RetryBudget.make({ capacity: 3, refillPerSecond: 2 })
+      const granted = yield* Effect.all(Array.from({ length: 5 }, () => budget.take))
+      expect(granted).toEqual([true, true, true, false, false])
+      expect(yield* budget.available).toBe(0)
+      yield* TestClock.adjust("499 millis")
+      expect(yield* budget.take).toBe(false)
+      yield* TestClock.adjust("1 millis")
+      expect(yield* budget.take).toBe(true)
+      yield* TestClock.adjust("1 hour")
+      expect(yield* budget.available).toBe(3)
+    }))
+
+  it.effect("a capacity of 0 disables retries", () =>
+    Effect.gen(function*() {
+      const budget = yield* RetryBudget.make({ capacity: 0, refillPerSecond: 10 })
+      yield* TestClock.adjust("1 minute")
+      expect(yield* budget.take).toBe(false)
+    }))
+})
+
+describe("RetryPolicy.isTransient", () => {
+  it("POST quote retries 503, 429 and connection failures, not 500", () => {
+    expect(RetryPolicy.isTransient("createQuote", unavailable())).toBe(true)
+    expect(RetryPolicy.isTransient("createQuote", new Errors.RateLimited({ message: "429" }))).toBe(true)
+    for (const reason of ["Connect", "Reset", "Timeout"] as const) {
+      expect(RetryPolicy.isTransient("createQuote", new Errors.TransportError({ message: "x", reason }))).toBe(true)
+    }
+    expect(RetryPolicy.isTransient("createQuote", new Errors.TransportError({ message: "x", reason: "Other" })))
+      .toBe(false)
+    expect(RetryPolicy.isTransient("createQuote", serverError)).toBe(false)
+  })
+
+  it("GET and heartbeat retry every transient error", () => {
+    for (const operation of ["getTransaction", "heartbeat"] as const) {
+      expect(RetryPolicy.isTransient(operation, serverError)).toBe(true)
+      expect(RetryPolicy.isTransient(operation, unavailable())).toBe(true)
+      expect(RetryPolicy.isTransient(operation, new Errors.TransportError({ message: "x", reason: "Other" }))).toBe(
+        true
+      )
+      expect(RetryPolicy.isTransient(operation, new Errors.TransportError({ message: "x", reason: "Aborted" }))).toBe(
+        false
+      )
+    }
+  })
+
+  it("never card outcomes, MerchantUnavailable, request faults, undecodable bodies or 401", () => {
+    const never: ReadonlyArray<RetryPolicy.RetryableError> = [
+      invalidCard,
+      new Errors.CardValueOutOfRange({ message: "x" }),
+      new Errors.CardNotAccepted({ message: "x" }),
+      new Errors.OfferExpired({ message: "x" }),
+      merchantUnavailable,
+      new Errors.MissingRequestId({ message: "x" }),
+      new Errors.InvalidApiKey({ message: "x" }),
+      new Errors.PartnerNotFound({ message: "x" }),
+      new Errors.TransactionNotFound({ message: "x" }),
+      new Errors.InvalidRequest({ message: "x" }),
+      new Errors.UnexpectedResponse({ message: "x" }),
+      new Errors.UnknownServiceError({ message: "x" }),
+      unauthorized
+    ]
+    for (const operation of ["createQuote", "getTransaction", "heartbeat"] as const) {
+      for (const error of never) expect(RetryPolicy.isTransient(operation, error), error._tag).toBe(false)
+    }
+  })
+
+  it("token endpoint failures are transient only without an answer, on 429 or on 5xx", () => {
+    expect(RetryPolicy.isTransient("createQuote", new Errors.TokenError({ message: "x" }))).toBe(true)
+    expect(RetryPolicy.isTransient("createQuote", new Errors.TokenError({ message: "x", httpStatus: 503 }))).toBe(true)
+    expect(RetryPolicy.isTransient("createQuote", new Errors.TokenError({ message: "x", httpStatus: 401 }))).toBe(
+      false
+    )
+  })
+})
+
+describe("RetryPolicy.execute", () => {
+  it.effect("retries with jittered exponential backoff, counting previousAttempts up", () =>
+    Effect.gen(function*() {
+      const { fiber, sent } = yield* scripted([unavailable(), reset, unavailable()])
+      // backoff before retry n lies in [0.5, 1) x 1 s x 2^(n-1): attempts 2, 3 and 4 are sent
+      // within [500, 1000), [1500, 3000) and [3500, 7000) ms
+      const sentAt = (millis: number) => TestClock.setTime(millis).pipe(Effect.zipRight(Ref.get(sent)))
+      expect(yield* sentAt(499)).toEqual([0])
+      expect(yield* sentAt(1000)).toEqual([0, 1])
+      expect(yield* sentAt(1499)).toEqual([0, 1])
+      expect(yield* sentAt(3000)).toEqual([0, 1, 2])
+      expect(yield* sentAt(3499)).toEqual([0, 1, 2])
+      yield* TestClock.setTime(7000)
+      const result = yield* Fiber.join(fiber)
+      expect(yield* Ref.get(sent)).toEqual([0, 1, 2, 3])
+      const attempted = Option.getOrThrow(Option.fromNullable(result._tag === "Right" ? result.right : undefined))
+      expect(attempted.value).toBe("ok")
+      expect(attempted.attempts).toBe(4)
+      const delay = Duration.toMillis(attempted.retryDelay)
+      expect(delay).toBeGreaterThanOrEqual(3500)
+      expect(delay).toBeLessThan(7000)
+    }))
+
+  it.effect("honours Retry-After: not one millisecond sooner", () =>
+    Effect.gen(function*() {
+      const { fiber, sent } = yield* scripted([unavailable(3000)], { settings: settings({ baseDelay: "10 millis" }) })
+      yield* TestClock.adjust("2999 millis")
+      expect(yield* Ref.get(sent)).toEqual([0])
+      yield* TestClock.adjust("1 millis")
+      const result = yield* Fiber.join(fiber)
+      expect(result._tag).toBe("Right")
+      if (result._tag === "Right") expect(result.right.retryDelay).toEqual(Duration.millis(3000))
+    }))
+
+  it.effect("a Retry-After beyond maxDelay is not waited for: the error surfaces with it", () =>
+    Effect.gen(function*() {
+      const { fiber, sent } = yield* scripted([unavailable(60_000)])
+      const result = yield* Fiber.join(fiber)
+      expect(yield* Ref.get(sent)).toEqual([0])
+      expect(result._tag).toBe("Left")
+      if (result._tag === "Left") {
+        expect(result.left._tag).toBe("ServiceUnavailable")
+        expect(result.left).toMatchObject({ retryAfterMillis: 60_000, attempts: 1, retryDelayMillis: 0 })
+      }
+    }))
+
+  it.effect("caps the attempts per call and records them on the error", () =>
+    Effect.gen(function*() {
+      const { fiber, sent } = yield* scripted(Array.from({ length: 10 }, () => reset), {
+        settings: settings({ maxAttempts: 3, baseDelay: "100 millis" })
+      })
+      yield* TestClock.adjust("10 seconds")
+      const result = yield* Fiber.join(fiber)
+      expect(yield* Ref.get(sent)).toEqual([0, 1, 2])
+      expect(result._tag).toBe("Left")
+      if (result._tag === "Left") {
+        expect(result.left).toBeInstanceOf(Errors.TransportError)
+        expect(result.left).toMatchObject({ attempts: 3 })
+        if ("retryDelayMillis" in result.left) expect(result.left.retryDelayMillis).toBeGreaterThanOrEqual(150)
+      }
+    }))
+
+  it.effect("an empty budget fails fast with the last error", () =>
+    Effect.gen(function*() {
+      const budget = yield* RetryBudget.make({ capacity: 2, refillPerSecond: 0 })
+      const first = yield* scripted([unavailable(), unavailable(), unavailable(), unavailable()], {
+        budget,
+        settings: settings({ baseDelay: "10 millis" })
+      })
+      yield* TestClock.adjust("1 second")
+      const firstResult = yield* Fiber.join(first.fiber)
+      expect(yield* Ref.get(first.sent)).toEqual([0, 1, 2])
+      expect(firstResult._tag === "Left" && firstResult.left).toMatchObject({ _tag: "ServiceUnavailable", attempts: 3 })
+      // the budget is client-wide: the next call gets no retry at all
+      const second = yield* scripted([unavailable()], { budget })
+      const secondResult = yield* Fiber.join(second.fiber)
+      expect(yield* Ref.get(second.sent)).toEqual([0])
+      expect(secondResult._tag === "Left" && secondResult.left).toMatchObject({
+        _tag: "ServiceUnavailable",
+        attempts: 1
+      })
+    }))
+
+  it.effect("never retries card outcomes or MerchantUnavailable", () =>
+    Effect.gen(function*() {
+      for (const error of [invalidCard, merchantUnavailable]) {
+        const { fiber, sent } = yield* scripted([error])
+        const result = yield* Fiber.join(fiber)
+        expect(yield* Ref.get(sent)).toEqual([0])
+        expect(result._tag === "Left" && result.left._tag).toBe(error._tag)
+      }
+    }))
+
+  it.effect("a 401 is retried once, at once and without the budget; a second 401 fails", () =>
+    Effect.gen(function*() {
+      const empty = yield* RetryBudget.make({ capacity: 0, refillPerSecond: 0 })
+      const once = yield* scripted([unauthorized], { budget: empty })
+      const recovered = yield* Fiber.join(once.fiber)
+      expect(yield* Ref.get(once.sent)).toEqual([0, 1])
+      expect(recovered._tag === "Right" && recovered.right).toMatchObject({ attempts: 2, retryDelay: Duration.zero })
+
+      const twice = yield* scripted([unauthorized, unauthorized], { budget: empty })
+      const refused = yield* Fiber.join(twice.fiber)
+      expect(yield* Ref.get(twice.sent)).toEqual([0, 1])
+      expect(refused._tag === "Left" && refused.left).toMatchObject({ _tag: "Unauthorized", attempts: 2 })
+    }))
+
+  it.effect("tells the retry hook about every retry", () =>
+    Effect.gen(function*() {
+      const seen = yield* Ref.make<ReadonlyArray<RetryPolicy.RetryInfo>>([])
+      const { fiber } = yield* scripted([unauthorized, unavailable(2000)], {
+        operation: "createQuote",
+        onRetry: (info) => Ref.update(seen, (all) => [...all, info])
+      })
+      yield* TestClock.adjust("2 seconds")
+      yield* Fiber.join(fiber)
+      const infos = yield* Ref.get(seen)
+      expect(infos.map((info) => [info.operation, info.attempt, info.error._tag, Duration.toMillis(info.delay)]))
+        .toEqual(
+          [
+            ["createQuote", 2, "Unauthorized", 0],
+            ["createQuote", 3, "ServiceUnavailable", 2000]
+          ]
+        )
+    }))
+
+  it.effect("backoff is capped by maxDelay", () =>
+    Effect.gen(function*() {
+      const capped = settings({ baseDelay: "1 second", maxDelay: "3 seconds" })
+      for (let retry = 1; retry <= 10; retry++) {
+        const delay = Duration.toMillis(yield* RetryPolicy.backoff(capped, retry))
+        expect(delay).toBeLessThanOrEqual(3000)
+        expect(delay).toBeGreaterThanOrEqual(Math.min(3000, 1000 * 2 ** (retry - 1)) / 2)
+      }
+    }))
+})

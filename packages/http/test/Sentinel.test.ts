@@ -1,0 +1,243 @@
+/**
+ * Sentinel scan: plant sentinel credentials and card data, capture every log
+ * line (all levels) and every span (name, attributes, events, links, exit) of
+ * a run against a real sandbox, including the sandbox's own, plus every result
+ * and error handed back, and find none of the sentinels.
+ */
+import { FetchHttpClient } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { ExchangeClient, TokenProvider } from "@gcx/http"
+import { Sandbox, TestData } from "@gcx/sandbox"
+import type { Tracer } from "effect"
+import { Cause, Effect, Exit, Inspectable, Layer, List, Logger, LogLevel, Option, Redacted } from "effect"
+import { optionsFor, pollUntilDone, sandbox } from "./fixtures.js"
+
+const partner: TestData.Partner = {
+  clientId: "sentinel-partner",
+  clientSecret: "SENTINEL-SECRET-q7Zp3RkT",
+  apiKey: "SENTINEL-APIKEY-x9WkL2vD",
+  creatorId: 4242
+}
+const wrongSecret = "SENTINEL-WRONGSECRET-m4Hq8"
+const wrongApiKey = "SENTINEL-WRONGKEY-c3Jn6"
+const pin = "SENTINEL-PIN-r5Tb"
+const cards = [
+  TestData.Cards.success,
+  TestData.Cards.invalid,
+  TestData.Cards.merchantUnavailable,
+  // not in the scenario table: succeeds with a derived balance
+  "6006123456789012"
+]
+
+/** Everything observable of a run, as text. */
+interface Capture {
+  readonly lines: Array<string>
+  readonly spans: Array<Tracer.Span>
+}
+
+const show = (value: unknown): string => {
+  try {
+    return Inspectable.format(value)
+  } catch {
+    return String(value)
+  }
+}
+
+/**
+ * A span's status as a trace exporter sees it: success, or the failure's
+ * rendered cause (messages, stacks and nested causes). Exporters never export
+ * a success value; the values handed back to callers are scanned separately.
+ */
+const showStatus = (exit: Exit.Exit<unknown, unknown>): string =>
+  Exit.match(exit, {
+    onFailure: (cause) => Cause.pretty(cause, { renderErrorCause: true }),
+    onSuccess: () => "success"
+  })
+
+/** A logger that records every log line: message, level, annotations, spans and cause. */
+const captureLogs = (capture: Capture) =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ annotations, cause, logLevel, message, spans }) => {
+      capture.lines.push(
+        [
+          logLevel.label,
+          show(message),
+          show(Object.fromEntries(annotations)),
+          List.toArray(spans).map((span) => span.label).join(","),
+          Cause.isEmpty(cause) ? "" : Cause.pretty(cause, { renderErrorCause: true })
+        ].join(" | ")
+      )
+    })
+  ).pipe(Layer.merge(Logger.minimumLogLevel(LogLevel.All)))
+
+/** A tracer that keeps every span (the native ones, so they also record events and their exit). */
+const captureSpans = (capture: Capture) =>
+  Layer.unwrapEffect(Effect.map(Effect.tracer, (native) =>
+    Layer.setTracer({
+      ...native,
+      span: (...args) => {
+        const span = native.span(...args)
+        capture.spans.push(span)
+        return span
+      }
+    })))
+
+const describeSpan = (span: Tracer.Span): string => {
+  const native = span as Tracer.Span & {
+    readonly events?: ReadonlyArray<readonly [string, bigint, Record<string, unknown>]>
+  }
+  return [
+    span.name,
+    show(Object.fromEntries(span.attributes)),
+    show((native.events ?? []).map(([name, , attributes]) => [name, attributes])),
+    show(span.links.map((link) => link.attributes)),
+    span.status._tag === "Ended" ? showStatus(span.status.exit) : "running"
+  ].join(" | ")
+}
+
+/** The quote calls of the run: successes, card outcomes, retried faults and refusals. */
+const run = (server: Sandbox.Service) =>
+  Effect.gen(function*() {
+    const exchange = yield* ExchangeClient.ExchangeClient
+    const outcomes: Array<Exit.Exit<unknown, unknown>> = []
+    const keep = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.exit(effect).pipe(Effect.tap((exit) => Effect.sync(() => outcomes.push(exit))))
+
+    yield* keep(exchange.heartbeat)
+    yield* server.setFaults([
+      { route: "createQuote", kind: "status503", sequence: [true], retryAfterSeconds: 0 },
+      { route: "createQuote", kind: "reset", sequence: [false, true] },
+      { route: "createQuote", kind: "dropAnswer", sequence: [false, false, false, true] },
+      { route: "getTransaction", kind: "malformed", sequence: [true] }
+    ])
+    for (const cardNumber of cards) {
+      const created = yield* keep(exchange.createQuote({ cardNumber, pinNumber: pin, productLineId: "1000" }))
+      if (Exit.isSuccess(created)) yield* keep(pollUntilDone(created.value.transactionId))
+    }
+    yield* server.setFaults([])
+    // refused before any I/O, with card data in the refused input
+    yield* keep(
+      exchange.createQuote({
+        cardNumber: `${TestData.Cards.success}${"9".repeat(60)}`,
+        pinNumber: pin,
+        productLineId: "1000"
+      })
+    )
+    yield* keep(exchange.createQuote({ cardNumber: TestData.Cards.success, pinNumber: "", productLineId: "1000" }))
+    // refused by the service
+    yield* keep(
+      Effect.flatMap(ExchangeClient.ExchangeClient, (client) =>
+        client.createQuote({ cardNumber: TestData.Cards.success, pinNumber: pin, productLineId: "1000" })).pipe(
+          Effect.provide(clientLayer(server, { apiKey: wrongApiKey }))
+        )
+    )
+    yield* keep(
+      Effect.flatMap(ExchangeClient.ExchangeClient, (client) =>
+        client.heartbeat).pipe(
+          Effect.provide(clientLayer(server, { clientSecret: wrongSecret, authStyle: "basic" }))
+        )
+    )
+    const token = yield* Effect.flatMap(TokenProvider.TokenProvider, (tokens) => tokens.get)
+    return { outcomes, token: Redacted.value(token) }
+  })
+
+const clientLayer = (server: Sandbox.Service, overrides: Parameters<typeof optionsFor>[1] = {}) =>
+  ExchangeClient.layerWith(optionsFor(server, {
+    clientId: partner.clientId,
+    clientSecret: partner.clientSecret,
+    apiKey: partner.apiKey,
+    retry: { maxAttempts: 4, baseDelay: "5 millis" },
+    ...overrides
+  })).pipe(Layer.provide(FetchHttpClient.layer), Layer.orDie)
+
+describe("sentinel scan", () => {
+  it.live("no secret, token or card data in any log line, span, result or error", () =>
+    Effect.gen(function*() {
+      const capture: Capture = { lines: [], spans: [] }
+      const { outcomes, token } = yield* Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        return yield* run(server).pipe(Effect.provide(clientLayer(server)))
+      }).pipe(
+        Effect.provide(
+          sandbox({ timeScale: 0.01, partners: [partner], logLevel: "Debug" }).pipe(
+            Layer.provide(Logger.minimumLogLevel(LogLevel.All))
+          )
+        ),
+        Effect.provide(Layer.merge(captureLogs(capture), captureSpans(capture)))
+      )
+
+      const text = [
+        ...capture.lines,
+        ...capture.spans.map(describeSpan),
+        ...outcomes.map((outcome) => show(outcome)),
+        ...outcomes.map((outcome) =>
+          JSON.stringify(outcome, (_, value) => typeof value === "bigint" ? `${value}` : value)
+        )
+      ].join("\n")
+
+      // the run went through every path: successes, card outcomes, a cut body, local and remote refusals
+      const tags = outcomes.map((outcome) =>
+        Exit.match(outcome as Exit.Exit<unknown, { readonly _tag: string }>, {
+          onFailure: (cause) =>
+            Cause.failureOption(cause).pipe(Option.match({ onNone: () => "defect", onSome: (error) => error._tag })),
+          onSuccess: () => "ok"
+        })
+      )
+      for (
+        const tag of [
+          "ok",
+          "UnexpectedResponse",
+          "InvalidCard",
+          "MerchantUnavailable",
+          "InvalidCardInput",
+          "InvalidApiKey",
+          "TokenError"
+        ]
+      ) {
+        expect(tags).toContain(tag)
+      }
+      expect(tags).not.toContain("defect")
+      // the capture saw the run, the sandbox's side included
+      const names = new Set(capture.spans.map((span) => span.name))
+      for (
+        const name of [
+          "ExchangeClient.heartbeat",
+          "ExchangeClient.createQuote",
+          "ExchangeClient.getTransaction",
+          "TokenProvider.fetchToken",
+          "http.client POST",
+          "http.client GET"
+        ]
+      ) {
+        expect(names, name).toContain(name)
+      }
+      expect(capture.lines.some((line) => line.includes("retrying createQuote"))).toBe(true)
+      // the platform records the request headers on its spans, redacted
+      const httpSpans = capture.spans.filter((span) =>
+        span.name.startsWith("http.client") && span.attributes.has("http.request.header.x-api-key")
+      )
+      expect(httpSpans.length).toBeGreaterThan(0)
+      for (const span of httpSpans) {
+        expect(String(span.attributes.get("http.request.header.x-api-key"))).toBe("<redacted>")
+        expect(String(span.attributes.get("http.request.header.authorization"))).toBe("<redacted>")
+      }
+
+      const sentinels = [
+        partner.clientSecret,
+        partner.apiKey,
+        wrongSecret,
+        wrongApiKey,
+        pin,
+        token,
+        token.split(".")[2]!,
+        Buffer.from(`${partner.clientId}:${partner.clientSecret}`).toString("base64"),
+        ...cards,
+        ...cards.map((number) => number.slice(0, 12))
+      ]
+      expect(token.length).toBeGreaterThan(20)
+      for (const sentinel of sentinels) {
+        expect(text.includes(sentinel), `found a sentinel (${sentinel.slice(0, 4)}…) in the capture`).toBe(false)
+      }
+    }), 30_000)
+})
