@@ -274,3 +274,24 @@ describe("embedding", () => {
       )
     }))
 })
+
+describe("quiet sandbox", () => {
+  it.live("logLevel None logs nothing, even with every level enabled", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const capture = Logger.make(({ message }) => {
+        lines.push(String(message))
+      })
+      yield* Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const token = yield* tokenFor(server)
+        const created = yield* postQuote(server, exchangeHeaders(token), quoteBody(TestData.Cards.success))
+        expect(created.status).toBe(201)
+      }).pipe(
+        Effect.provide(Sandbox.layer({ timeScale: 0.01, logLevel: "None" })),
+        Effect.provide(Logger.replace(Logger.defaultLogger, capture)),
+        Logger.withMinimumLogLevel(LogLevel.All)
+      )
+      expect(lines).toEqual([])
+    }))
+})

@@ -179,18 +179,20 @@ export const layer = (role: Role) =>
                 yield* entryOf(request, target, decision, status, yield* Journal.annotatedTransaction)
               )
               const millis = (yield* Clock.currentTimeMillis) - startedAt
-              yield* Effect.logWithLevel(config.requestLogLevel, "request").pipe(
-                Effect.annotateLogs({
-                  method: request.method,
-                  route: target.route,
-                  status: fault?.kind === "reset"
-                    ? "reset"
-                    : fault?.kind === "dropAnswer"
-                    ? "dropped"
-                    : response.status,
-                  millis
-                })
-              )
+              if (config.requestLogLevel._tag !== "None") {
+                yield* Effect.logWithLevel(config.requestLogLevel, "request").pipe(
+                  Effect.annotateLogs({
+                    method: request.method,
+                    route: target.route,
+                    status: fault?.kind === "reset"
+                      ? "reset"
+                      : fault?.kind === "dropAnswer"
+                      ? "dropped"
+                      : response.status,
+                    millis
+                  })
+                )
+              }
               if (fault?.kind === "reset" || fault?.kind === "dropAnswer") return unanswered
               const traced = HttpServerResponse.setHeader(response, Routes.Headers.traceId, traceId)
               return fault?.kind === "malformed" ? malformed(traced) : traced
