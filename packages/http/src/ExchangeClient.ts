@@ -168,6 +168,15 @@ const successAttributes = (info: CallInfo & { readonly httpStatus: number }): Re
   ...Option.match(info.traceId, { onNone: () => ({}), onSome: (traceId) => ({ traceId }) })
 })
 
+/** Runs a call in its span, recording the failure's attributes on the span when it fails. */
+const traced =
+  (name: string) =>
+  <A, E extends ClientError | Errors.InvalidCardInput, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    effect.pipe(
+      Effect.tapError((error) => Effect.annotateCurrentSpan(failureAttributes(error))),
+      Effect.withSpan(name)
+    )
+
 /** Builds the client. The retry budget is created here: one per client. */
 export const make = (
   options: MakeOptions = {}
@@ -268,10 +277,7 @@ export const make = (
         retryDelay: result.retryDelay,
         latency: result.latency
       } satisfies HeartbeatResult
-    }).pipe(
-      Effect.tapError((error) => Effect.annotateCurrentSpan(failureAttributes(error))),
-      Effect.withSpan("ExchangeClient.heartbeat")
-    )
+    }).pipe(traced("ExchangeClient.heartbeat"))
 
     const createQuote = (input: Quote.QuoteRequest | Card.CardInput, options: CallOptions = {}) =>
       Effect.gen(function*() {
@@ -300,10 +306,7 @@ export const make = (
           attempts: result.attempts,
           retryDelay: result.retryDelay
         } satisfies CreatedQuote
-      }).pipe(
-        Effect.tapError((error) => Effect.annotateCurrentSpan(failureAttributes(error))),
-        Effect.withSpan("ExchangeClient.createQuote")
-      )
+      }).pipe(traced("ExchangeClient.createQuote"))
 
     const getTransaction = (transactionId: string, options: CallOptions = {}) =>
       Effect.gen(function*() {
@@ -325,10 +328,7 @@ export const make = (
           attempts: result.attempts,
           retryDelay: result.retryDelay
         } satisfies TransactionResult
-      }).pipe(
-        Effect.tapError((error) => Effect.annotateCurrentSpan(failureAttributes(error))),
-        Effect.withSpan("ExchangeClient.getTransaction")
-      )
+      }).pipe(traced("ExchangeClient.getTransaction"))
 
     return ExchangeClient.of({ heartbeat, createQuote, getTransaction })
   })

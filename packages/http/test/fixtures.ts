@@ -20,13 +20,7 @@ export const optionsFor = (
   server: Sandbox.Service,
   overrides: Partial<ExchangeConfig.Options> = {}
 ): ExchangeConfig.Options => ({
-  environment: "custom",
-  baseUrl: server.baseUrl,
-  authUrl: server.authUrl,
-  stage: server.stage,
-  clientId: TestData.partner.clientId,
-  clientSecret: TestData.partner.clientSecret,
-  apiKey: TestData.partner.apiKey,
+  ...Sandbox.clientOptions(server),
   requestTimeout: "5 seconds",
   retry: { maxAttempts: 4, baseDelay: "10 millis", maxDelay: "2 seconds", budget: { capacity: 100 } },
   ...overrides

@@ -17,13 +17,7 @@ export const clientOptions = (
   server: Sandbox.Service,
   overrides: Partial<ExchangeConfig.Options> = {}
 ): ExchangeConfig.Options => ({
-  environment: "custom",
-  baseUrl: server.baseUrl,
-  authUrl: server.authUrl,
-  stage: server.stage,
-  clientId: TestData.partner.clientId,
-  clientSecret: TestData.partner.clientSecret,
-  apiKey: TestData.partner.apiKey,
+  ...Sandbox.clientOptions(server),
   retry: { baseDelay: "10 millis", maxDelay: "200 millis", budget: { capacity: 1000, refillPerSecond: 100 } },
   ...overrides
 })

@@ -129,6 +129,24 @@ export const make = (options: SandboxOptions = {}): Effect.Effect<Service, Serve
     }
   })
 
+/**
+ * What a client needs to talk to a running sandbox as one of its partners:
+ * addresses, stage and credentials, shaped like `@gcx/http`'s
+ * `ExchangeConfig.Options` (the sandbox does not depend on the client).
+ */
+export const clientOptions = (
+  server: Pick<Service, "baseUrl" | "authUrl" | "stage">,
+  partner: TestData.Partner = TestData.partner
+) => ({
+  environment: "custom" as const,
+  baseUrl: server.baseUrl,
+  authUrl: server.authUrl,
+  stage: server.stage,
+  clientId: partner.clientId,
+  clientSecret: partner.clientSecret,
+  apiKey: partner.apiKey
+})
+
 /** A layer that starts a sandbox and stops it when the layer's scope closes. Each use gets its own server and state. */
 export const layer = (options: SandboxOptions = {}): Layer.Layer<SandboxServer, ServeError> =>
   Layer.scoped(SandboxServer, make(options))
