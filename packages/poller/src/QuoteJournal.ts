@@ -2,20 +2,26 @@
  * The journal: a durable record of every transaction in flight, so that a
  * restarted process can resume them and nothing is lost.
  *
- * It sits on a `KeyValueStore`: one key per transaction, plus an index of the
- * transaction ids (the store cannot list its keys). The index is written to two
- * keys in turn, each with a sequence number, so that a crash in the middle of
- * a write leaves the previous index whole.
+ * It sits on a `KeyValueStore`, as one record under one key, rewritten whole
+ * on every change. On the file system each write is atomic (a temporary file
+ * renamed over the old one), so a process killed at any moment leaves the
+ * journal as it was before or after the change, never torn. Concurrent changes
+ * are committed together: a change waits for the first write that includes it,
+ * so a batch of quotes costs a few writes, not one per quote.
+ *
+ * It is made for the transactions one process has in flight (thousands, not
+ * millions), and for one process at a time per journal.
  */
-import * as NodeKeyValueStore from "@effect/platform-node/NodeKeyValueStore"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import * as KeyValueStore from "@effect/platform/KeyValueStore"
 import { Wire } from "@gcx/core"
-import * as Arr from "effect/Array"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as AtomicStore from "./internal/atomicStore.js"
 
 /** One transaction in flight. Card data appears only masked. */
 export class JournalEntry extends Schema.Class<JournalEntry>("@gcx/poller/JournalEntry")({
@@ -36,68 +42,63 @@ export class JournalError extends Schema.TaggedError<JournalError>()("JournalErr
 
 /** The journal service. */
 export class QuoteJournal extends Context.Tag("@gcx/poller/QuoteJournal")<QuoteJournal, {
-  /** Records a transaction as in flight. */
+  /** Records a transaction as in flight; returns once the record is durable. */
   readonly record: (entry: JournalEntry) => Effect.Effect<void, JournalError>
-  /** Removes a transaction whose outcome is known. */
+  /** Removes a transaction whose outcome is known; returns once the removal is durable. */
   readonly remove: (transactionId: string) => Effect.Effect<void, JournalError>
   /** Every transaction in flight, oldest first. */
-  readonly entries: Effect.Effect<ReadonlyArray<JournalEntry>, JournalError>
+  readonly entries: Effect.Effect<ReadonlyArray<JournalEntry>>
 }>() {}
 
-const Index = Schema.parseJson(Schema.Struct({ sequence: Schema.Number, ids: Schema.Array(Schema.String) }))
-const Entry = Schema.parseJson(JournalEntry)
-const indexKeys = ["index-a", "index-b"] as const
-const entryKey = (transactionId: string) => `tx-${transactionId}`
+/** The key the journal is stored under. */
+export const storeKey = "gcx-journal"
 
-/** Builds a journal over the `KeyValueStore` in context. */
+const Record = Schema.parseJson(Schema.Struct({ version: Schema.Literal(1), entries: Schema.Array(JournalEntry) }))
+
+/**
+ * Builds a journal over the `KeyValueStore` in context. A record that cannot be
+ * read fails with `JournalError`, rather than starting empty and losing what it
+ * held.
+ */
 export const make: Effect.Effect<QuoteJournal["Type"], JournalError, KeyValueStore.KeyValueStore> = Effect.gen(
   function*() {
     const store = yield* KeyValueStore.KeyValueStore
-    const fail = (operation: string) => (error: { readonly message: string }) =>
+    const failWith = (operation: string) => (error: { readonly message: string }) =>
       new JournalError({ operation, message: error.message })
-    const readIndex = (key: string) =>
-      store.get(key).pipe(
-        Effect.map(Option.flatMap(Schema.decodeOption(Index))),
-        Effect.mapError(fail("load"))
-      )
-    const loaded = yield* Effect.all(indexKeys.map(readIndex))
-    const newest = Option.reduceCompact(
-      loaded,
-      { sequence: -1, ids: [] as ReadonlyArray<string> },
-      (a, b) => (b.sequence > a.sequence ? b : a)
-    )
-    const ids = new Set(newest.ids)
-    let sequence = newest.sequence
+    const stored = yield* store.get(storeKey).pipe(Effect.mapError(failWith("load")))
+    const loaded = yield* Option.match(stored, {
+      onNone: () => Effect.succeed([] as ReadonlyArray<JournalEntry>),
+      onSome: (text) =>
+        Schema.decode(Record)(text).pipe(
+          Effect.map((record) => record.entries),
+          Effect.mapError(() => new JournalError({ operation: "load", message: "the journal record does not decode" }))
+        )
+    })
+    const entries = new Map(loaded.map((entry) => [entry.transactionId, entry]))
+    // Group commit: `changed` counts changes made in memory, `persisted` the changes the store holds.
+    let changed = 0
+    let persisted = 0
     const lock = yield* Effect.makeSemaphore(1)
-    const writeIndex = Effect.suspend(() => {
-      sequence += 1
-      const encoded = Schema.encodeSync(Index)({ sequence, ids: [...ids] })
-      return store.set(indexKeys[sequence % 2]!, encoded)
-    }).pipe(Effect.mapError(fail("index")))
+    const commit = (change: number) =>
+      Effect.suspend(() => {
+        if (persisted >= change) return Effect.void
+        const upTo = changed
+        const text = Schema.encodeSync(Record)({ version: 1, entries: [...entries.values()] })
+        return store.set(storeKey, text).pipe(
+          Effect.tap(() => Effect.sync(() => (persisted = Math.max(persisted, upTo)))),
+          Effect.mapError(failWith("write"))
+        )
+      }).pipe(lock.withPermits(1))
+    const change = (apply: () => boolean) => Effect.suspend(() => (apply() ? commit(++changed) : Effect.void))
 
     return QuoteJournal.of({
       record: (entry) =>
-        Effect.gen(function*() {
-          yield* store.set(entryKey(entry.transactionId), Schema.encodeSync(Entry)(entry)).pipe(
-            Effect.mapError(fail("record"))
-          )
-          if (ids.has(entry.transactionId)) return
-          ids.add(entry.transactionId)
-          yield* writeIndex
-        }).pipe(lock.withPermits(1)),
-      remove: (transactionId) =>
-        Effect.gen(function*() {
-          if (!ids.delete(transactionId)) return
-          yield* writeIndex
-          yield* store.remove(entryKey(transactionId)).pipe(Effect.mapError(fail("remove")))
-        }).pipe(lock.withPermits(1)),
-      entries: Effect.suspend(() =>
-        Effect.forEach([...ids], (transactionId) =>
-          store.get(entryKey(transactionId)).pipe(
-            Effect.map(Option.flatMap(Schema.decodeOption(Entry))),
-            Effect.mapError(fail("entries"))
-          )).pipe(Effect.map(Arr.getSomes))
-      )
+        change(() => {
+          entries.set(entry.transactionId, entry)
+          return true
+        }),
+      remove: (transactionId) => change(() => entries.delete(transactionId)),
+      entries: Effect.sync(() => [...entries.values()])
     })
   }
 )
@@ -108,14 +109,11 @@ export const layerKeyValueStore: Layer.Layer<QuoteJournal, JournalError, KeyValu
   make
 )
 
-/** A journal in files under `directory` (the default for processes that must survive a restart). */
+/** A journal in a file under `directory`, written atomically: the default for processes that must survive a restart. */
 export const layerFileSystem = (directory: string): Layer.Layer<QuoteJournal, JournalError> =>
   layerKeyValueStore.pipe(
-    Layer.provide(
-      NodeKeyValueStore.layerFileSystem(directory).pipe(
-        Layer.mapError((error) => new JournalError({ operation: "open", message: error.message }))
-      )
-    )
+    Layer.provide(Layer.effect(KeyValueStore.KeyValueStore, AtomicStore.make(directory))),
+    Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
   )
 
 /** A journal in memory, for tests. */

@@ -7,6 +7,7 @@
 import type { Card } from "@gcx/core"
 import { Errors, Quote, QuoteEvent, Redaction } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
+import type { RetryPolicy } from "@gcx/http"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
@@ -23,8 +24,8 @@ import * as Stream from "effect/Stream"
 import * as Take from "effect/Take"
 import * as Tracking from "./internal/tracking.js"
 import * as PollSchedule from "./PollSchedule.js"
-import { QuoteEvents } from "./QuoteEvents.js"
-import { JournalEntry, QuoteJournal } from "./QuoteJournal.js"
+import * as QuoteEvents from "./QuoteEvents.js"
+import * as QuoteJournal from "./QuoteJournal.js"
 
 /** How to poll one transaction. */
 export interface TrackOptions {
@@ -89,20 +90,30 @@ export interface Options {
   readonly deadline?: Duration.DurationInput | undefined
 }
 
+/** How many journalled transactions `resumeAll` tracks at once by default. */
+export const defaultResumeConcurrency = 16
+
 /** The default polling deadline. */
 export const defaultDeadline: Duration.Duration = Duration.minutes(2)
 
 const resolveSchedule = (schedule: TrackOptions["schedule"]): PollSchedule.PollSchedule =>
   Schedule.isSchedule(schedule) ? schedule : PollSchedule.make(schedule ?? {})
 
-/** Whether an outcome is final for the transaction, so that the journal may forget it. */
-const isFinal = (event: QuoteEvent.Terminal): boolean =>
-  event._tag === "Completed" || ["card", "merchant"].includes(Errors.groupOf(event.error)) ||
-  event.error._tag === "TransactionNotFound"
+/**
+ * Whether the journal keeps a transaction after this terminal event: only
+ * while its outcome is unknown and can still be learnt by resuming, that is
+ * after `PollTimeout` and after failures of this client's own configuration.
+ */
+const keepsJournalEntry = (event: QuoteEvent.Terminal): boolean =>
+  event._tag === "Failed" &&
+  ["PollTimeout", "TokenError", "InvalidApiKey", "PartnerNotFound", "MissingRequestId"].includes(event.error._tag)
 
-/** A GET failure the poller polls through (until its deadline) instead of ending the quote. */
-const isPollable = (error: Errors.QuoteFailure): boolean =>
-  Errors.isRetryable(error) || error._tag === "UnexpectedResponse"
+/** A transient token failure: no answer, 429 or 5xx from the token endpoint. */
+const isTransientTokenError = (error: Errors.QuoteFailure): boolean =>
+  error._tag === "TokenError" && (error.httpStatus === undefined || error.httpStatus === 429 || error.httpStatus >= 500)
+
+/** How many undecodable answers in a row end a quote, as a service that keeps answering garbage will not recover. */
+const maxUnexpectedInARow = 3
 
 const maskedCard = (request: QuoteInput): string =>
   request instanceof Quote.QuoteRequest
@@ -119,16 +130,23 @@ const reasonOf = (error: Errors.QuoteFailure): string => {
 /** Builds the poller over the client, the bus and the journal in context. */
 export const make = (
   defaults: Options = {}
-): Effect.Effect<Service, never, ExchangeClient.ExchangeClient | QuoteEvents | QuoteJournal> =>
+): Effect.Effect<Service, never, ExchangeClient.ExchangeClient | QuoteEvents.QuoteEvents | QuoteJournal.QuoteJournal> =>
   Effect.gen(function*() {
     const client = yield* ExchangeClient.ExchangeClient
-    const bus = yield* QuoteEvents
-    const journal = yield* QuoteJournal
+    const bus = yield* QuoteEvents.QuoteEvents
+    const journal = yield* QuoteJournal.QuoteJournal
 
     const forget = (transactionId: string) =>
       journal.remove(transactionId).pipe(
         Effect.catchAll((error) => Effect.logWarning(`journal: could not remove a transaction: ${error.message}`)),
         Effect.annotateLogs({ transactionId })
+      )
+
+    /** A `Retrying` event: `attempt` is the attempt about to be made, after `delay`. */
+    const retrying = (transactionId: string, attempt: number, delay: Duration.Duration, error: Errors.QuoteFailure) =>
+      Effect.map(
+        DateTime.now,
+        (timestamp) => new QuoteEvent.Retrying({ transactionId, timestamp, attempt, delay, reason: reasonOf(error) })
       )
 
     /** The polling loop of one transaction; `emit` publishes and hands on each event. */
@@ -143,7 +161,8 @@ export const make = (
         const deadline = (yield* Clock.currentTimeMillis) + deadlineMillis
         let tracking = Tracking.initial(transactionId)
         let polls = 0
-        let failures = 0
+        let failuresInARow = 0
+        let unexpectedInARow = 0
         let observation: PollSchedule.Observation = {
           transactionId,
           polls,
@@ -151,48 +170,44 @@ export const make = (
           expectedCompletionTime: Option.fromNullable(options.expectedCompletionTime)
         }
         const finish = (event: QuoteEvent.Terminal) =>
-          emit(event).pipe(Effect.zipRight(isFinal(event) ? forget(transactionId) : Effect.void))
+          emit(event).pipe(Effect.zipRight(keepsJournalEntry(event) ? Effect.void : forget(transactionId)))
+        const timeout = Effect.gen(function*() {
+          return yield* finish(
+            new QuoteEvent.Failed({
+              transactionId,
+              timestamp: yield* DateTime.now,
+              error: new Errors.PollTimeout({
+                transactionId,
+                deadlineMillis,
+                polls,
+                ...Option.match(tracking.percentComplete, {
+                  onNone: () => ({}),
+                  onSome: (lastPercentComplete) => ({ lastPercentComplete })
+                })
+              })
+            })
+          )
+        })
+        const onRetry = (info: RetryPolicy.RetryInfo) =>
+          Effect.flatMap(retrying(transactionId, info.attempt, info.delay, info.error), emit)
         let delay = yield* planner.next(yield* Clock.currentTimeMillis, observation)
         while (true) {
           const now = yield* Clock.currentTimeMillis
-          if (Option.isNone(delay) || now >= deadline) {
-            return yield* finish(
-              new QuoteEvent.Failed({
-                transactionId,
-                timestamp: yield* DateTime.now,
-                error: new Errors.PollTimeout({
-                  transactionId,
-                  deadlineMillis,
-                  polls,
-                  ...Option.match(tracking.percentComplete, {
-                    onNone: () => ({}),
-                    onSome: (lastPercentComplete) => ({ lastPercentComplete })
-                  })
-                })
-              })
-            )
-          }
+          if (Option.isNone(delay) || now >= deadline) return yield* timeout
           yield* Effect.sleep(Math.min(Duration.toMillis(delay.value), deadline - now))
           polls += 1
-          const result = yield* client.getTransaction(transactionId, {
-            onRetry: (info) =>
-              DateTime.now.pipe(
-                Effect.flatMap((timestamp) =>
-                  emit(
-                    new QuoteEvent.Retrying({
-                      transactionId,
-                      timestamp,
-                      attempt: info.attempt,
-                      delay: info.delay,
-                      reason: reasonOf(info.error)
-                    })
-                  )
-                )
-              )
-          }).pipe(Effect.either)
+          // The deadline bounds the GET too, its retries included.
+          const remaining = deadline - (yield* Clock.currentTimeMillis)
+          const answer = yield* client.getTransaction(transactionId, { onRetry }).pipe(
+            Effect.either,
+            Effect.timeoutOption(Math.max(0, remaining))
+          )
+          if (Option.isNone(answer)) return yield* timeout
+          const result = answer.value
           const timestamp = yield* DateTime.now
           if (Either.isRight(result)) {
-            failures = 0
+            failuresInARow = 0
+            unexpectedInARow = 0
             const observed = Tracking.observe(tracking, result.right.status, timestamp)
             tracking = observed.tracking
             const terminal = observed.done ? observed.events.at(-1) as QuoteEvent.Terminal : undefined
@@ -209,22 +224,15 @@ export const make = (
             continue
           }
           const error = result.left
-          if (!isPollable(error) || (error._tag === "UnexpectedResponse" && failures >= 2)) {
-            return yield* finish(new QuoteEvent.Failed({ transactionId, timestamp, error }))
-          }
-          failures += 1
+          unexpectedInARow = error._tag === "UnexpectedResponse" ? unexpectedInARow + 1 : 0
+          const pollable = Errors.isRetryable(error) || isTransientTokenError(error) ||
+            (error._tag === "UnexpectedResponse" && unexpectedInARow < maxUnexpectedInARow)
+          if (!pollable) return yield* finish(new QuoteEvent.Failed({ transactionId, timestamp, error }))
+          failuresInARow += 1
           observation = { ...observation, polls }
           delay = yield* planner.next(yield* Clock.currentTimeMillis, observation)
           if (Option.isSome(delay)) {
-            yield* emit(
-              new QuoteEvent.Retrying({
-                transactionId,
-                timestamp,
-                attempt: failures + 1,
-                delay: delay.value,
-                reason: reasonOf(error)
-              })
-            )
+            yield* Effect.flatMap(retrying(transactionId, failuresInARow + 1, delay.value, error), emit)
           }
         }
       })
@@ -241,52 +249,74 @@ export const make = (
         return Stream.fromQueue(queue).pipe(Stream.flattenTake)
       }))
 
-    const quote: Service["quote"] = (request, options = {}) =>
-      Stream.unwrap(Effect.gen(function*() {
-        const created = yield* client.createQuote(request, { requestId: options.requestId })
-        const timestamp = yield* DateTime.now
-        const card = maskedCard(request)
-        const productLineId = request instanceof Quote.QuoteRequest ? request.card.productLineId : request.productLineId
-        const submitted = new QuoteEvent.Submitted({
-          transactionId: created.transactionId,
-          timestamp,
-          requestId: created.requestId,
-          card,
-          productLineId,
-          ...Option.match(created.location, { onNone: () => ({}), onSome: (location) => ({ location }) }),
-          ...Option.match(created.traceId, { onNone: () => ({}), onSome: (traceId) => ({ traceId }) }),
-          ...(created.quote.percentComplete !== undefined ? { percentComplete: created.quote.percentComplete } : {}),
-          ...(created.quote.expectedCompletionTime !== undefined
-            ? { expectedCompletionTime: created.quote.expectedCompletionTime }
-            : {})
-        })
-        if (created.quote.isCompleted) {
-          const terminal = Tracking.terminalFor(created.transactionId, created.quote, timestamp)
-          return Stream.make(submitted, terminal).pipe(Stream.tap(bus.publish))
-        }
-        yield* journal.record(
-          new JournalEntry({
+    /**
+     * POSTs a quote and journals its transaction before anything can interrupt
+     * between the two: once the service has answered, the transaction is
+     * recorded (or the failure to record it logged) whatever happens to the
+     * stream. A journal that cannot write does not end the quote: it goes on in
+     * this process, without durability, and the failure is logged as an error.
+     */
+    const submit = (request: QuoteInput, options: QuoteOptions) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function*() {
+          const created = yield* restore(client.createQuote(request, { requestId: options.requestId }))
+          const timestamp = yield* DateTime.now
+          const card = maskedCard(request)
+          const productLineId = request instanceof Quote.QuoteRequest
+            ? request.card.productLineId
+            : request.productLineId
+          const location = Option.match(created.location, { onNone: () => ({}), onSome: (location) => ({ location }) })
+          if (!created.quote.isCompleted) {
+            yield* journal.record(
+              new QuoteJournal.JournalEntry({
+                transactionId: created.transactionId,
+                requestId: created.requestId,
+                submittedAt: timestamp,
+                card,
+                productLineId,
+                ...location
+              })
+            ).pipe(
+              Effect.catchAll((error) =>
+                Effect.logError(`journal: could not record a transaction in flight (${error.operation})`)
+              ),
+              Effect.annotateLogs({ transactionId: created.transactionId })
+            )
+          }
+          const submitted = new QuoteEvent.Submitted({
             transactionId: created.transactionId,
+            timestamp,
             requestId: created.requestId,
-            submittedAt: timestamp,
             card,
             productLineId,
-            ...Option.match(created.location, { onNone: () => ({}), onSome: (location) => ({ location }) })
+            ...location,
+            ...Option.match(created.traceId, { onNone: () => ({}), onSome: (traceId) => ({ traceId }) }),
+            ...(created.quote.percentComplete !== undefined ? { percentComplete: created.quote.percentComplete } : {}),
+            ...(created.quote.expectedCompletionTime !== undefined
+              ? { expectedCompletionTime: created.quote.expectedCompletionTime }
+              : {})
           })
-        ).pipe(
-          Effect.catchAll((error) => Effect.logWarning(`journal: could not record a transaction: ${error.message}`)),
-          Effect.annotateLogs({ transactionId: created.transactionId })
-        )
-        return Stream.make(submitted).pipe(
-          Stream.tap(bus.publish),
-          Stream.concat(
-            track(created.transactionId, {
-              ...options,
-              expectedCompletionTime: created.quote.expectedCompletionTime
-            })
-          )
-        )
-      }))
+          return { created, submitted, timestamp }
+        })
+      )
+
+    const quote: Service["quote"] = (request, options = {}) =>
+      Stream.unwrap(
+        Effect.map(submit(request, options), ({ created, submitted, timestamp }) =>
+          created.quote.isCompleted
+            ? Stream.make(submitted, Tracking.terminalFor(created.transactionId, created.quote, timestamp)).pipe(
+              Stream.tap(bus.publish)
+            )
+            : Stream.make(submitted).pipe(
+              Stream.tap(bus.publish),
+              Stream.concat(
+                track(created.transactionId, {
+                  ...options,
+                  expectedCompletionTime: created.quote.expectedCompletionTime
+                })
+              )
+            ))
+      )
 
     const getQuote: Service["getQuote"] = (request, options) =>
       quote(request, options).pipe(
@@ -315,13 +345,10 @@ export const make = (
     const resumeAll: Service["resumeAll"] = ({ concurrency, ...options } = {}) =>
       Stream.unwrap(
         journal.entries.pipe(
-          Effect.catchAll((error) =>
-            Effect.logWarning(`journal: could not read it: ${error.message}`).pipe(Effect.as([]))
-          ),
           Effect.map((entries) =>
             Stream.fromIterable(entries).pipe(
               Stream.flatMap((entry) => track(entry.transactionId, options), {
-                concurrency: concurrency ?? "unbounded"
+                concurrency: concurrency ?? defaultResumeConcurrency
               })
             )
           )
@@ -331,8 +358,32 @@ export const make = (
     return QuotePoller.of({ track, quote, getQuote, quoteAll, resumeAll })
   })
 
+/**
+ * The poller with its event bus and a journal in files under
+ * `journalDirectory` (default `.gcx/journal`): the setup for a process that
+ * must survive a restart. Needs the exchange client.
+ */
+export const layerDefault = (
+  options: Options & { readonly journalDirectory?: string; readonly bus?: QuoteEvents.Options } = {}
+): Layer.Layer<
+  QuotePoller | QuoteEvents.QuoteEvents | QuoteJournal.QuoteJournal,
+  QuoteJournal.JournalError,
+  ExchangeClient.ExchangeClient
+> =>
+  layer(options).pipe(
+    Layer.provideMerge(
+      Layer.merge(
+        QuoteEvents.layer(options.bus),
+        QuoteJournal.layerFileSystem(options.journalDirectory ?? ".gcx/journal")
+      )
+    )
+  )
+
 /** The poller; needs the exchange client, the event bus and a journal. */
 export const layer = (
   options?: Options
-): Layer.Layer<QuotePoller, never, ExchangeClient.ExchangeClient | QuoteEvents | QuoteJournal> =>
-  Layer.effect(QuotePoller, make(options))
+): Layer.Layer<
+  QuotePoller,
+  never,
+  ExchangeClient.ExchangeClient | QuoteEvents.QuoteEvents | QuoteJournal.QuoteJournal
+> => Layer.effect(QuotePoller, make(options))

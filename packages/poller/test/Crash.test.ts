@@ -35,8 +35,8 @@ const runAndKill = (server: Sandbox.Service, directory: string) =>
         if (tag === "SUBMITTED") submitted.push({ transactionId: transactionId!, requestId: requestId! })
       }
       if (submitted.length === count) {
-        // Let it poll for a moment, then kill it without warning.
-        setTimeout(() => proc.kill("SIGKILL"), 300)
+        // Let it poll for a moment (a GET every 25 ms per quote), then kill it without warning.
+        setTimeout(() => proc.kill("SIGKILL"), 400)
       }
     })
     proc.on("exit", (_, signal) =>
@@ -57,7 +57,9 @@ describe("crash and resume", () => {
           const directory = fs.mkdtempSync(path.join(os.tmpdir(), "gcx-crash-"))
           const submitted = yield* runAndKill(server, directory)
           const inFlight = yield* server.transactions
-          expect(inFlight.filter((t) => t.state === "pending").length).toBeGreaterThan(0)
+          expect(inFlight.filter((t) => t.state === "pending").length).toBe(count)
+          // It was killed while polling: GETs had been made for every quote.
+          expect((yield* server.journal).requests.getTransaction).toBeGreaterThan(count)
 
           const events = yield* Effect.flatMap(
             QuotePoller.QuotePoller,

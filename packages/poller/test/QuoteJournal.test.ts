@@ -42,19 +42,55 @@ describe("QuoteJournal", () => {
       fs.rmSync(directory, { recursive: true, force: true })
     }))
 
-  it.effect("keeps the previous index when the newest index write was torn", () =>
+  it.live("a write interrupted before its rename leaves the record whole", () =>
+    Effect.gen(function*() {
+      const directory = fs.mkdtempSync(path.join(os.tmpdir(), "gcx-journal-"))
+      yield* Effect.flatMap(QuoteJournal.QuoteJournal, (journal) => journal.record(entry(1))).pipe(
+        Effect.provide(QuoteJournal.layerFileSystem(directory))
+      )
+      // A process killed mid-write leaves only its temporary file behind.
+      fs.writeFileSync(path.join(directory, `${QuoteJournal.storeKey}.999.tmp`), "{\"version\": 1, \"entr")
+      const reopened = yield* Effect.flatMap(QuoteJournal.QuoteJournal, (journal) => journal.entries).pipe(
+        Effect.provide(QuoteJournal.layerFileSystem(directory))
+      )
+      expect(reopened.map((e) => e.transactionId)).toEqual(["TX1"])
+      fs.rmSync(directory, { recursive: true, force: true })
+    }))
+
+  it.effect("a record that does not decode fails loudly instead of starting empty", () =>
     Effect.gen(function*() {
       const store = yield* KeyValueStore.KeyValueStore
-      const first = yield* QuoteJournal.make
-      yield* first.record(entry(1))
-      yield* first.record(entry(2))
-      // Simulate a crash in the middle of writing the newest index copy.
-      const keys = ["index-a", "index-b"]
-      const contents = yield* Effect.forEach(keys, (key) => store.get(key))
-      const newest = contents[0]!._tag === "Some" && contents[0]!.value.includes("TX2") ? "index-a" : "index-b"
-      yield* store.set(newest, "{\"sequence\": 9, \"ids\": [\"TX")
-      const reopened = yield* QuoteJournal.make
-      expect((yield* reopened.entries).map((e) => e.transactionId)).toEqual(["TX1"])
+      yield* store.set(QuoteJournal.storeKey, "not a journal")
+      const error = yield* Effect.flip(QuoteJournal.make)
+      expect(error._tag).toBe("JournalError")
+      expect(error.operation).toBe("load")
+    }).pipe(Effect.provide(KeyValueStore.layerMemory)))
+
+  it.live("concurrent changes are committed together", () =>
+    Effect.gen(function*() {
+      const memory = yield* KeyValueStore.KeyValueStore
+      let writes = 0
+      const counting = KeyValueStore.makeStringOnly({
+        get: memory.get,
+        remove: memory.remove,
+        clear: memory.clear,
+        size: memory.size,
+        // A write takes a moment, as on a real store: changes made meanwhile share the next write.
+        set: (key, value) =>
+          Effect.sync(() => writes++).pipe(
+            Effect.zipRight(Effect.sleep("1 millis")),
+            Effect.zipRight(memory.set(key, value))
+          )
+      })
+      const journal = yield* QuoteJournal.make.pipe(Effect.provideService(KeyValueStore.KeyValueStore, counting))
+      yield* Effect.forEach(Array.from({ length: 100 }, (_, i) => entry(i)), journal.record, {
+        concurrency: "unbounded"
+      })
+      expect((yield* journal.entries).length).toBe(100)
+      expect(writes).toBeGreaterThanOrEqual(1)
+      expect(writes).toBeLessThan(100)
+      const reopened = yield* QuoteJournal.make.pipe(Effect.provideService(KeyValueStore.KeyValueStore, counting))
+      expect((yield* reopened.entries).length).toBe(100)
     }).pipe(Effect.provide(KeyValueStore.layerMemory)))
 
   it.effect("the no-op journal records nothing", () =>

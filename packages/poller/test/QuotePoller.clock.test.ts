@@ -11,7 +11,7 @@ import { ExchangeClient } from "@gcx/http"
 import { Chunk, Clock, Duration, Effect, Fiber, Layer, Option, Ref, Schema, Stream, TestClock } from "effect"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
 
-type Answer = Transaction.TransactionStatus | Errors.ServiceError
+type Answer = Transaction.TransactionStatus | Errors.ServiceError | Errors.TokenError | "hang"
 
 const status = (percentComplete: number, isCompleted = false, expectedCompletionTime?: number) =>
   Schema.decodeUnknownSync(Transaction.TransactionStatus)({
@@ -39,6 +39,7 @@ const scripted = (script: ReadonlyArray<Answer>, calls: Ref.Ref<Array<number>>) 
           const now = yield* Clock.currentTimeMillis
           const made = yield* Ref.getAndUpdate(calls, (all) => [...all, now])
           const answer = script[Math.min(made.length, script.length - 1)]!
+          if (answer === "hang") return yield* Effect.never
           if (Schema.is(Transaction.TransactionStatus)(answer)) {
             return {
               status: answer,
@@ -143,5 +144,42 @@ describe("QuotePoller timing (TestClock)", () => {
       yield* TestClock.adjust("10 minutes")
       expect(before).toBe(3) // at 0, 250 and 750 ms
       expect((yield* Ref.get(calls)).length).toBe(before)
+    }))
+
+  it.effect("the deadline bounds a GET that hangs, retries included", () =>
+    Effect.gen(function*() {
+      const { calls, events } = yield* run([status(10), "hang"], { schedule: noJitter, deadline: "5 seconds" })
+      expect(calls).toEqual([0, 250])
+      const last = events.at(-1)!
+      expect(last._tag === "Failed" && last.error._tag).toBe("PollTimeout")
+      expect(last.timestamp.epochMillis).toBe(5000)
+    }))
+
+  it.effect("a transient token failure mid-poll does not end the quote; refused credentials do", () =>
+    Effect.gen(function*() {
+      const blip = new Errors.TokenError({ message: "token endpoint: HTTP 503", httpStatus: 503 })
+      const recovered = yield* run([blip, status(100, true)], { schedule: noJitter })
+      expect(recovered.events.map((e) => e._tag)).toEqual(["Retrying", "Progress", "Completed"])
+      const refused = new Errors.TokenError({
+        message: "invalid_client",
+        httpStatus: 401,
+        oauthError: "invalid_client"
+      })
+      const ended = yield* run([refused], { schedule: noJitter })
+      expect(ended.events.map((e) => e._tag === "Failed" && e.error._tag)).toEqual(["TokenError"])
+    }))
+
+  it.effect("undecodable answers are polled through, but three in a row end the quote", () =>
+    Effect.gen(function*() {
+      const garbled = Errors.unexpectedResponse({ httpStatus: 200 }, "body is not JSON")
+      const through = yield* run([unavailable, garbled, unavailable, garbled, status(100, true)], {
+        schedule: noJitter
+      })
+      expect(through.events.at(-1)?._tag).toBe("Completed")
+      const ended = yield* run([garbled, garbled, garbled, status(100, true)], { schedule: noJitter })
+      expect(ended.calls.length).toBe(3)
+      expect(ended.events.at(-1)?._tag === "Failed" && (ended.events.at(-1) as any).error._tag).toBe(
+        "UnexpectedResponse"
+      )
     }))
 })

@@ -29,3 +29,6 @@ export * as TestData from "./TestData.js"
 
 /** The token issuer. */
 export * as Tokens from "./Tokens.js"
+
+/** Captures every log line and span of a run, for secret-hygiene tests. */
+export * as Capture from "./Capture.js"
