@@ -2,7 +2,8 @@ import { mergeConfig, type ViteUserConfig } from "vitest/config"
 import shared from "../../vitest.shared.js"
 
 const config: ViteUserConfig = {
-  test: { name: "cli" }
+  // Most tests run gcx as a process, several at a time (describe.concurrent): give them room on a busy machine.
+  test: { name: "cli", testTimeout: 60_000 }
 }
 
 export default mergeConfig(shared, config)

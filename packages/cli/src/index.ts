@@ -1,2 +1,25 @@
-/** Placeholder until this package's issue lands. */
-export {}
+/** @gcx/cli: the `gcx` command, its pieces, and the embedded sandbox. */
+
+/** The `gcx` command and `main`, which runs it and returns the exit code. */
+export * as Cli from "./Cli.js"
+
+/** Where gcx connects: the connection flags, the `GCX_*` variables and the embedded default. */
+export * as Connection from "./Connection.js"
+
+/** The embedded sandbox and a client for it. */
+export * as Embedded from "./Embedded.js"
+
+/** The exit codes and the one-line report of a failure. */
+export * as ExitCode from "./ExitCode.js"
+
+/** The progress bar, plain and JSON renderers. */
+export * as Render from "./Render.js"
+
+/** The input files of `gcx batch`: CSV or JSON lines. */
+export * as BatchFile from "./BatchFile.js"
+
+/** The results file of `gcx batch`: one line per card, and what a re-run skips. */
+export * as BatchResults from "./BatchResults.js"
+
+/** The `--poll-interval` and `--deadline` flags. */
+export * as Polling from "./Polling.js"

@@ -5,12 +5,12 @@ import { FetchHttpClient } from "@effect/platform"
 import { ExchangeClient } from "@gcx/http"
 import type { ExchangeConfig } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer } from "effect"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
 
 /** A quiet sandbox on a free port. */
 export const sandbox = (options: Sandbox.SandboxOptions = {}) =>
-  Sandbox.layer({ logLevel: "None", ...options }).pipe(Layer.provide(Logger.remove(Logger.defaultLogger)))
+  Sandbox.layer({ logLevel: "None", ...options })
 
 /** Client options for a running sandbox and its default partner. */
 export const clientOptions = (

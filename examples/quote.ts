@@ -1,0 +1,30 @@
+/**
+ * quote: submit one card and wait for its quote with `getQuote`.
+ *
+ *   pnpm example quote
+ *
+ * `getQuote` validates the card before any I/O, POSTs it, polls the transaction on a schedule
+ * (the service's hint, then backoff) and returns the completed quote, or fails with a typed error.
+ */
+import { FetchHttpClient } from "@effect/platform"
+import { NodeRuntime } from "@effect/platform-node"
+import { ExchangeClient } from "@gcx/http"
+import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
+import { BigDecimal, Console, Effect, Layer } from "effect"
+
+// The poller over a client configured by the GCX_* variables; fetch does the HTTP.
+const GcxLive = QuotePoller.layer().pipe(
+  Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
+  Layer.provide(ExchangeClient.layerConfig()),
+  Layer.provide(FetchHttpClient.layer)
+)
+
+const program = Effect.gen(function*() {
+  const poller = yield* QuotePoller.QuotePoller
+  const quote = yield* poller.getQuote({ cardNumber: "6006000000000001", pinNumber: "1234", productLineId: "1000" })
+  yield* Console.log(
+    `balance ${BigDecimal.format(quote.actualCardValue)}, offered ${BigDecimal.format(quote.exchangeCardValue)}`
+  )
+})
+
+program.pipe(Effect.provide(GcxLive), NodeRuntime.runMain)

@@ -1,0 +1,122 @@
+/**
+ * Runs the examples: `pnpm example <name>`, `pnpm example --all` (every example in turn; exits 1
+ * if one fails), `pnpm example --list`.
+ *
+ * The examples read their configuration from the GCX_* variables, as a real program would. When
+ * none of them is set, this runner starts a sandbox in its own process (time scale
+ * GCX_SANDBOX_TIME_SCALE, default 0.25, so that waiting adds little) and points the GCX_*
+ * variables of each example at it, with the sandbox's public test partner.
+ */
+import { Command } from "@effect/platform"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Sandbox, TestData } from "@gcx/sandbox"
+import { Config, Console, Duration, Effect } from "effect"
+import { fileURLToPath } from "node:url"
+
+/** Every example, in the order `--all` runs them. */
+const examples = [
+  "heartbeat",
+  "quote",
+  "progress-stream",
+  "subscribe-all",
+  "batch",
+  "resume",
+  "custom-schedule",
+  "error-handling"
+] as const
+
+const connectionVariables = [
+  "GCX_ENV",
+  "GCX_BASE_URL",
+  "GCX_AUTH_URL",
+  "GCX_STAGE",
+  "GCX_CLIENT_ID",
+  "GCX_CLIENT_SECRET",
+  "GCX_API_KEY",
+  "GCX_SCOPE",
+  "GCX_AUTH_STYLE"
+]
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+
+/** Runs one example in its own process, its output passed through; returns its exit code. */
+const runExample = (name: string, env: Record<string, string>) =>
+  Command.make(process.execPath, "--import", "tsx", `examples/${name}.ts`).pipe(
+    Command.workingDirectory(root),
+    Command.env(env),
+    Command.stdin("inherit"),
+    Command.stdout("inherit"),
+    Command.stderr("inherit"),
+    Command.exitCode,
+    Effect.timeoutFail({ duration: Duration.minutes(2), onTimeout: () => `${name} took more than 2 minutes` })
+  )
+
+/** The GCX_* variables for a sandbox and its default test partner. */
+const sandboxEnv = (server: Sandbox.Service): Record<string, string> => ({
+  GCX_ENV: "custom",
+  GCX_BASE_URL: server.baseUrl,
+  GCX_AUTH_URL: server.authUrl,
+  GCX_STAGE: server.stage,
+  GCX_CLIENT_ID: TestData.partner.clientId,
+  GCX_CLIENT_SECRET: TestData.partner.clientSecret,
+  GCX_API_KEY: TestData.partner.apiKey
+})
+
+/** The variables for the examples: the environment's, or an embedded sandbox's when none is set. */
+const connection = Effect.gen(function*() {
+  const configured = connectionVariables.some((name) => (process.env[name] ?? "").trim() !== "")
+  if (configured) return {}
+  const timeScale = yield* Config.number("GCX_SANDBOX_TIME_SCALE").pipe(Config.withDefault(0.25))
+  // A quiet sandbox: the examples' output stays their own.
+  const server = yield* Sandbox.make({ logLevel: "None", timeScale })
+  yield* Console.error(
+    `example: no GCX_* variables set, so the examples run against a sandbox at ${server.baseUrl} (time scale ${timeScale})`
+  )
+  return sandboxEnv(server)
+})
+
+const seconds = (duration: Duration.Duration) => `${(Duration.toMillis(duration) / 1000).toFixed(1)} s`
+
+const usage = `usage: pnpm example <name> | --all | --list\nexamples: ${examples.join(", ")}`
+
+const main = Effect.gen(function*() {
+  const [argument] = process.argv.slice(2).filter((arg) => arg !== "--")
+  if (argument === "--list") return yield* Console.log(examples.join("\n"))
+  const names = argument === "--all" ? examples : examples.filter((name) => name === argument)
+  if (names.length === 0) {
+    yield* Console.error(argument === undefined ? usage : `unknown example "${argument}"\n${usage}`)
+    return yield* Effect.sync(() => {
+      process.exitCode = 2
+    })
+  }
+  const env = yield* connection
+  const failed: Array<string> = []
+  for (const name of names) {
+    if (names.length > 1) yield* Console.log(`\n── ${name} ──`)
+    const [elapsed, code] = yield* Effect.timed(
+      runExample(name, env).pipe(Effect.catchAll((error) => Console.error(String(error)).pipe(Effect.as(1))))
+    )
+    if (code !== 0) failed.push(name)
+    if (names.length > 1) {
+      yield* Console.log(
+        `${code === 0 ? "✔" : "✗"} ${name} (${seconds(elapsed)})${code === 0 ? "" : `: exit code ${code}`}`
+      )
+    } else if (code !== 0) {
+      yield* Console.error(`${name} exited with code ${code}`)
+    }
+  }
+  if (names.length > 1) {
+    yield* Console.log(`\n${names.length - failed.length} of ${names.length} examples passed`)
+  }
+  if (failed.length > 0) {
+    yield* Effect.sync(() => {
+      process.exitCode = 1
+    })
+  }
+})
+
+main.pipe(
+  Effect.scoped,
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain
+)

@@ -1,0 +1,156 @@
+/**
+ * Where `gcx` connects, and with which credentials: the connection flags
+ * shared by `heartbeat`, `quote`, `watch` and `batch`, the `GCX_*` variables
+ * behind them, and the embedded sandbox when nothing is configured.
+ *
+ * - A flag wins over its variable (`--base-url` over `GCX_BASE_URL`). The
+ *   secrets (`GCX_CLIENT_SECRET`, `GCX_API_KEY`) are read from the environment
+ *   only, so that they never appear in a shell history or a process list.
+ * - Embedded mode: with `--embedded`, or when none of the connection settings
+ *   (`GCX_ENV`, `GCX_BASE_URL`, `GCX_AUTH_URL`, `GCX_STAGE`, `GCX_CLIENT_ID`,
+ *   `GCX_CLIENT_SECRET`, `GCX_API_KEY`, `GCX_SCOPE`, `GCX_AUTH_STYLE`, or
+ *   their flags) is set to a non-empty value, a sandbox starts in this process
+ *   and its test partner is used; one line on stderr says so. As soon as one
+ *   setting is given, all the required ones must be (a missing one is a
+ *   configuration error, exit code 2).
+ */
+import type * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type { ServeError } from "@effect/platform/HttpServerError"
+import * as ExchangeClient from "@gcx/http/ExchangeClient"
+import * as ExchangeConfig from "@gcx/http/ExchangeConfig"
+import * as TokenProvider from "@gcx/http/TokenProvider"
+import * as QuoteEvents from "@gcx/poller/QuoteEvents"
+import * as QuoteJournal from "@gcx/poller/QuoteJournal"
+import * as QuotePoller from "@gcx/poller/QuotePoller"
+import * as Arr from "effect/Array"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Embedded from "./Embedded.js"
+
+/** The variables that configure a connection; setting any of them turns the embedded default off. */
+export const variables = [
+  "GCX_ENV",
+  "GCX_BASE_URL",
+  "GCX_AUTH_URL",
+  "GCX_STAGE",
+  "GCX_CLIENT_ID",
+  "GCX_CLIENT_SECRET",
+  "GCX_API_KEY",
+  "GCX_SCOPE",
+  "GCX_AUTH_STYLE"
+] as const
+
+const text = (name: string, pseudoName: string, variable: string, description: string) =>
+  Options.text(name).pipe(
+    Options.withPseudoName(pseudoName),
+    Options.withDescription(`${description} (${variable})`),
+    Options.optional
+  )
+
+/** The connection flags. */
+export const options = {
+  env: Options.choice("env", ["sandbox", "production", "custom"]).pipe(
+    Options.withDescription("environment: picks the default stage segment (GCX_ENV, default custom)"),
+    Options.optional
+  ),
+  baseUrl: text("base-url", "url", "GCX_BASE_URL", "base URL of the API"),
+  authUrl: text("auth-url", "url", "GCX_AUTH_URL", "base URL of the token endpoint"),
+  stage: text("stage", "segment", "GCX_STAGE", "stage segment of the quote paths; empty for none"),
+  clientId: text("client-id", "id", "GCX_CLIENT_ID", "partner client id"),
+  scope: text("scope", "scope", "GCX_SCOPE", "OAuth scope of the token request"),
+  authStyle: Options.choice("auth-style", ["body", "basic"]).pipe(
+    Options.withDescription("how the client secret is sent to the token endpoint (GCX_AUTH_STYLE, default body)"),
+    Options.optional
+  ),
+  embedded: Options.boolean("embedded").pipe(
+    Options.withDescription(
+      "use an in-process sandbox and its test partner (the default when no GCX_* connection setting is given)"
+    )
+  )
+}
+
+/** The parsed connection flags. */
+export type Flags = Command.Command.ParseConfig<typeof options>
+
+/** The flags given, as the variables they stand for. */
+const flagValues = (flags: Flags): ReadonlyArray<readonly [string, string]> =>
+  Arr.getSomes([
+    Option.map(flags.env, (value) => ["GCX_ENV", value] as const),
+    Option.map(flags.baseUrl, (value) => ["GCX_BASE_URL", value] as const),
+    Option.map(flags.authUrl, (value) => ["GCX_AUTH_URL", value] as const),
+    Option.map(flags.stage, (value) => ["GCX_STAGE", value] as const),
+    Option.map(flags.clientId, (value) => ["GCX_CLIENT_ID", value] as const),
+    Option.map(flags.scope, (value) => ["GCX_SCOPE", value] as const),
+    Option.map(flags.authStyle, (value) => ["GCX_AUTH_STYLE", value] as const)
+  ])
+
+/** Runs `effect` with the flags as its first configuration source, before the current one (the environment). */
+export const withFlags = (flags: Flags) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.configProviderWith((current) =>
+    Effect.withConfigProvider(
+      effect,
+      ConfigProvider.fromMap(new Map(flagValues(flags))).pipe(ConfigProvider.orElse(() => current))
+    )
+  )
+
+/** Whether any connection setting is given a non-empty value. */
+export const isConfigured: Config.Config<boolean> = Config.all(
+  variables.map((name) => Config.string(name).pipe(Config.option))
+).pipe(Config.map(Arr.some(Option.exists((value) => value.trim() !== ""))))
+
+/** Whether this run uses the embedded sandbox, and why (for the line on stderr). */
+export const embeddedReason = (flags: Flags): Effect.Effect<Option.Option<string>, ConfigError.ConfigError> =>
+  flags.embedded
+    ? Effect.succeed(Option.some("--embedded"))
+    : Effect.map(
+      withFlags(flags)(isConfigured),
+      (configured) => configured ? Option.none() : Option.some("no GCX_* connection settings (--embedded)")
+    )
+
+/** The exchange client for the flags and the environment: remote, or on the embedded sandbox. */
+export const layer = (
+  flags: Flags
+): Layer.Layer<
+  ExchangeClient.ExchangeClient | TokenProvider.TokenProvider | ExchangeConfig.ExchangeConfig,
+  ConfigError.ConfigError | ServeError
+> =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const reason = yield* embeddedReason(flags)
+    if (Option.isSome(reason)) {
+      // loaded on demand: a process that talks to a configured service never loads the sandbox
+      const embedded: typeof Embedded = yield* Effect.promise(() => import("./Embedded.js"))
+      return embedded.layer({ timeScale: yield* embedded.timeScale, announce: reason.value })
+    }
+    const config = Layer.effect(ExchangeConfig.ExchangeConfig, withFlags(flags)(ExchangeConfig.config()))
+    return ExchangeClient.layer.pipe(Layer.provideMerge(TokenProvider.layer), Layer.provideMerge(config))
+  })).pipe(Layer.provide(FetchHttpClient.layer))
+
+/**
+ * The poller over a client, with its event bus and a journal that records
+ * nothing: `gcx` prints every transaction id, and `gcx watch` resumes one.
+ */
+export const withPoller = <E>(
+  client: Layer.Layer<ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig, E>,
+  options?: QuotePoller.Options
+): Layer.Layer<
+  QuotePoller.QuotePoller | QuoteEvents.QuoteEvents | ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig,
+  E
+> =>
+  QuotePoller.layer(options).pipe(
+    Layer.provideMerge(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
+    Layer.provideMerge(client)
+  )
+
+/** The poller over the connection given by the flags and the environment. */
+export const pollerLayer = (
+  flags: Flags
+): Layer.Layer<
+  QuotePoller.QuotePoller | QuoteEvents.QuoteEvents | ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig,
+  ConfigError.ConfigError | ServeError
+> => withPoller(layer(flags))

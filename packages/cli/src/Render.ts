@@ -1,0 +1,298 @@
+/**
+ * How `gcx` shows a quote and a batch:
+ * - `bar`, on a terminal: a live progress bar redrawn in place (carriage
+ *   return and erase-line), with the percentage and the steps;
+ * - `lines`, on a pipe or a file: one plain line per event;
+ * - `json`, with `--json`: one JSON event per line (`QuoteEvent.encode`).
+ *
+ * Colours follow `NO_COLOR`. Card numbers appear only masked.
+ */
+import * as Terminal from "@effect/platform/Terminal"
+import * as Ansi from "@effect/printer-ansi/Ansi"
+import * as AnsiDoc from "@effect/printer-ansi/AnsiDoc"
+import * as Doc from "@effect/printer/Doc"
+import type * as Errors from "@gcx/core/Errors"
+import * as QuoteEvent from "@gcx/core/QuoteEvent"
+import * as Transaction from "@gcx/core/Transaction"
+import * as BigDecimal from "effect/BigDecimal"
+import * as Config from "effect/Config"
+import * as Console from "effect/Console"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
+
+/** How events are shown. */
+export type Mode = "bar" | "lines" | "json"
+
+/** `json` when asked for; otherwise `bar` when stdout is a terminal, `lines` when it is not. */
+export const mode = (json: boolean): Effect.Effect<Mode, never, Terminal.Terminal> =>
+  json
+    ? Effect.succeed("json")
+    : Effect.flatMap(Terminal.Terminal, (terminal) => terminal.isTTY).pipe(
+      Effect.map((isTTY): Mode => (isTTY ? "bar" : "lines"))
+    )
+
+/** An amount with at least two decimals, never through a float: `100.00`, `92.50`, `0.125`. */
+export const money = (amount: BigDecimal.BigDecimal): string => {
+  const normalized = BigDecimal.normalize(amount)
+  if (normalized.scale > 2) return BigDecimal.format(normalized)
+  const cents = BigDecimal.scale(normalized, 2).value
+  const digits = (cents < 0n ? -cents : cents).toString().padStart(3, "0")
+  return `${cents < 0n ? "-" : ""}${digits.slice(0, -2)}.${digits.slice(-2)}`
+}
+
+/** The two values of a completed quote, as one phrase. */
+export const values = (event: QuoteEvent.Completed): string =>
+  `actual ${money(event.quote.actualCardValue)}  exchange ${money(event.quote.exchangeCardValue)}`
+
+/** The tag and code of an error, as a short phrase: `InvalidCard exchange.invalid.card`. */
+export const errorTag = (error: Errors.QuoteFailure): string =>
+  "errorCode" in error && error.errorCode !== undefined ? `${error._tag} ${error.errorCode}` : error._tag
+
+const stepState = (step: Transaction.Step): string =>
+  step.isCompleted ? "done" : step.startTime !== undefined ? "running" : "waiting"
+
+/** One plain line for an event, as `lines` mode prints it. */
+export const eventLine = (event: QuoteEvent.QuoteEvent): string => {
+  const pad = (name: string) => `${name.padEnd(10)} ${event.transactionId}`
+  switch (event._tag) {
+    case "Submitted":
+      return `${pad("submitted")}  card ${event.card ?? "?"}  product ${event.productLineId ?? "?"}${
+        event.expectedCompletionTime === undefined ? "" : `  expectedCompletionTime ${event.expectedCompletionTime}`
+      }`
+    case "Progress":
+      return `${pad("progress")}  ${String(event.percentComplete).padStart(3)}%  ${
+        event.steps.map((step) => `${step.descriptionTag} ${stepState(step)}`).join(", ")
+      }`
+    case "StepCompleted":
+      return `${pad("step")}  ${event.descriptionTag} completed`
+    case "Retrying":
+      return `${pad("retrying")}  attempt ${event.attempt} in ${Duration.format(event.delay)}: ${event.reason}`
+    case "Completed":
+      return `${pad("completed")}  ${values(event)}`
+    case "Failed":
+      return `${pad("failed")}  ${errorTag(event.error)}`
+  }
+}
+
+/** ANSI "erase in line" (EL 2): clears the whole line, the cursor stays where it is. */
+export const eraseLine = "\u001b[2K"
+
+/** A piece of a line, with an optional style. */
+export type Segment = readonly [text: string, style?: Ansi.Ansi]
+
+const noColor: Config.Config<boolean> = Config.string("NO_COLOR").pipe(
+  Config.option,
+  Config.map(Option.exists((value) => value !== ""))
+)
+
+/** A line redrawn in place on the terminal. */
+export interface LiveLine {
+  /** Replaces the line with what `render` gives for the width available (`Infinity` when unknown). */
+  readonly draw: (render: (width: number) => ReadonlyArray<Segment>) => Effect.Effect<void>
+  /** Ends the line (once drawn), so that what follows starts on a new line. */
+  readonly end: Effect.Effect<void>
+}
+
+/**
+ * A line redrawn with `\r` and erase-line, cut to the terminal's width; it is
+ * ended when the scope closes, interrupted or not.
+ */
+export const liveLine: Effect.Effect<LiveLine, never, Terminal.Terminal | Scope.Scope> = Effect.gen(function*() {
+  const terminal = yield* Terminal.Terminal
+  const plain = yield* Effect.orElseSucceed(noColor, () => false)
+  const drawn = yield* Ref.make(false)
+  const write = (text: string) => Effect.ignore(terminal.display(text))
+  const end = Ref.getAndSet(drawn, false).pipe(Effect.flatMap((was) => (was ? write("\n") : Effect.void)))
+  yield* Effect.addFinalizer(() => end)
+  const draw = (render: (width: number) => ReadonlyArray<Segment>) =>
+    Effect.gen(function*() {
+      const columns = yield* terminal.columns
+      const width = columns > 0 ? columns - 1 : Infinity
+      const fitted = fit(render(width), width)
+      const text = plain
+        ? fitted.map(([text]) => text).join("")
+        : AnsiDoc.render(
+          Doc.hcat(
+            fitted.map(([text, style]) => style === undefined ? Doc.text(text) : Doc.annotate(Doc.text(text), style))
+          ),
+          { style: "pretty" }
+        )
+      yield* write(`\r${eraseLine}${text}`)
+      yield* Ref.set(drawn, true)
+    })
+  return { draw, end }
+})
+
+/** The segments cut to `width` characters. */
+const fit = (segments: ReadonlyArray<Segment>, width: number): ReadonlyArray<Segment> => {
+  const out: Array<Segment> = []
+  let left = width
+  for (const [text, style] of segments) {
+    if (left <= 0) break
+    const piece = text.slice(0, left)
+    out.push(style === undefined ? [piece] : [piece, style])
+    left -= piece.length
+  }
+  return out
+}
+
+/** The length of the text of some segments. */
+const length = (segments: ReadonlyArray<Segment>): number => segments.reduce((sum, [text]) => sum + text.length, 0)
+
+/** A bar of `width` cells filled to `percent`. */
+export const bar = (percent: number, width = 20): ReadonlyArray<Segment> => {
+  const filled = Math.round((Math.max(0, Math.min(100, percent)) / 100) * width)
+  return [["["], ["█".repeat(filled), Ansi.cyan], ["░".repeat(width - filled), Ansi.blackBright], ["]"]]
+}
+
+const knownSteps: ReadonlyArray<string> = Object.values(Transaction.StepTags)
+
+interface QuoteState {
+  readonly percent: number
+  readonly steps: ReadonlyArray<{ readonly tag: string; readonly state: string }>
+  readonly note: string
+}
+
+const stepSegments = (state: QuoteState): ReadonlyArray<Segment> =>
+  state.steps.flatMap(({ state, tag }): ReadonlyArray<Segment> => [
+    ["  "],
+    state === "done" ? ["✔", Ansi.green] : state === "running" ? ["▸", Ansi.yellow] : ["○", Ansi.blackBright],
+    [` ${tag}`]
+  ])
+
+/** The bar of a quote, 20 cells wide, or down to 8 so that the steps fit a narrow terminal. */
+const quoteSegments = (state: QuoteState) => (width: number): ReadonlyArray<Segment> => {
+  const rest: ReadonlyArray<Segment> = [
+    [` ${String(state.percent).padStart(3)}%`, Ansi.bold],
+    ...stepSegments(state),
+    ...(state.note === "" ? [] : [[`  ${state.note}`, Ansi.yellow] as const])
+  ]
+  return [...bar(state.percent, Math.max(8, Math.min(20, width - length(rest) - 2))), ...rest]
+}
+
+/** Shows the events of one quote in a mode; returns what to do with each event. */
+export const quote = (
+  mode: Mode
+): Effect.Effect<(event: QuoteEvent.QuoteEvent) => Effect.Effect<void>, never, Terminal.Terminal | Scope.Scope> => {
+  switch (mode) {
+    case "json":
+      return Effect.succeed((event) => Console.log(JSON.stringify(QuoteEvent.encode(event))))
+    case "lines":
+      return Effect.succeed((event) => Console.log(eventLine(event)))
+    case "bar":
+      return quoteBar
+  }
+}
+
+const quoteBar = Effect.gen(function*() {
+  const line = yield* liveLine
+  const state = yield* Ref.make<QuoteState>({
+    percent: 0,
+    steps: knownSteps.map((tag) => ({ tag, state: "waiting" })),
+    note: ""
+  })
+  const redraw = Effect.flatMap(Ref.get(state), (current) => line.draw(quoteSegments(current)))
+  return (event: QuoteEvent.QuoteEvent): Effect.Effect<void> => {
+    switch (event._tag) {
+      case "Submitted":
+        return Console.log(
+          `quote ${event.card ?? ""} on product ${event.productLineId ?? "?"}: transaction ${event.transactionId}`
+        ).pipe(
+          Effect.zipRight(Ref.update(state, (current) => ({ ...current, percent: event.percentComplete ?? 0 }))),
+          Effect.zipRight(redraw)
+        )
+      case "Progress":
+        return Ref.update(state, (current) => ({
+          ...current,
+          percent: event.percentComplete,
+          steps: event.steps.length === 0
+            ? current.steps
+            : event.steps.map((step) => ({ tag: step.descriptionTag, state: stepState(step) })),
+          note: ""
+        })).pipe(Effect.zipRight(redraw))
+      case "StepCompleted":
+        return Ref.update(state, (current) => ({
+          ...current,
+          steps: current.steps.map((step) => step.tag === event.descriptionTag ? { ...step, state: "done" } : step)
+        })).pipe(Effect.zipRight(redraw))
+      case "Retrying":
+        return Ref.update(state, (current) => ({ ...current, note: `retrying: ${event.reason}` })).pipe(
+          Effect.zipRight(redraw)
+        )
+      case "Completed":
+        return Ref.update(state, (current) => ({
+          percent: 100,
+          steps: current.steps.map((step) => ({ ...step, state: "done" })),
+          note: ""
+        })).pipe(
+          Effect.zipRight(redraw),
+          Effect.zipRight(line.end),
+          Effect.zipRight(Console.log(`✔ completed  ${values(event)}`))
+        )
+      case "Failed":
+        return Ref.update(state, (current) => ({ ...current, note: `✗ ${errorTag(event.error)}` })).pipe(
+          Effect.zipRight(redraw),
+          Effect.zipRight(line.end)
+        )
+    }
+  }
+})
+
+/** What a batch display is told as each card finishes. */
+export interface BatchDisplay {
+  /** A card finished: `ok` when it completed; `line` describes its outcome. */
+  readonly finished: (line: string, ok: boolean) => Effect.Effect<void>
+}
+
+/**
+ * One display for a whole batch of `total` cards: a bar with the count of
+ * finished, completed and failed cards, or one line per finished card.
+ */
+export const batch = (
+  mode: Exclude<Mode, "json">,
+  total: number
+): Effect.Effect<BatchDisplay, never, Terminal.Terminal | Scope.Scope> =>
+  Effect.gen(function*() {
+    const counts = yield* Ref.make({ done: 0, completed: 0, failed: 0 })
+    if (mode === "lines") {
+      return {
+        finished: (line) =>
+          Ref.updateAndGet(counts, (c) => ({ ...c, done: c.done + 1 })).pipe(
+            Effect.flatMap(({ done }) =>
+              Console.log(`[${String(done).padStart(String(total).length)}/${total}] ${line}`)
+            )
+          )
+      }
+    }
+    const live = yield* liveLine
+    const draw = ({ completed, done, failed }: { done: number; completed: number; failed: number }) =>
+      live.draw(() => [
+        ["batch "],
+        ...bar(total === 0 ? 100 : (done / total) * 100),
+        [` ${String(total === 0 ? 100 : Math.floor((done / total) * 100)).padStart(3)}%`, Ansi.bold],
+        [`  ${done}/${total} cards  `],
+        ["✔", Ansi.green],
+        [` ${completed}  `],
+        ["✗", Ansi.red],
+        [` ${failed}`]
+      ])
+    yield* draw({ done: 0, completed: 0, failed: 0 })
+    return {
+      finished: (_line, ok) =>
+        Ref.updateAndGet(counts, (c) => ({
+          done: c.done + 1,
+          completed: c.completed + (ok ? 1 : 0),
+          failed: c.failed + (ok ? 0 : 1)
+        })).pipe(Effect.flatMap(draw))
+    }
+  })
+
+/** A table of two columns, the numbers aligned right. */
+export const table = (rows: ReadonlyArray<readonly [label: string, count: number]>): string => {
+  const labelWidth = Math.max(...rows.map(([label]) => label.length))
+  const countWidth = Math.max(...rows.map(([, count]) => String(count).length))
+  return rows.map(([label, count]) => `  ${label.padEnd(labelWidth)}  ${String(count).padStart(countWidth)}`).join("\n")
+}

@@ -1,0 +1,165 @@
+/**
+ * The pure pieces of the CLI, in process: batch files, results keys, money,
+ * exit codes, error lines and the embedded-mode rule.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Errors } from "@gcx/core"
+import { BigDecimal, ConfigProvider, Effect, Either, Option, Redacted } from "effect"
+import * as BatchFile from "../src/BatchFile.js"
+import * as BatchResults from "../src/BatchResults.js"
+import * as Connection from "../src/Connection.js"
+import * as ExitCode from "../src/ExitCode.js"
+import * as Render from "../src/Render.js"
+
+const plain = (rows: ReadonlyArray<BatchFile.Row>) =>
+  rows.map(({ card, line }) => ({
+    line,
+    cardNumber: Redacted.value(card.cardNumber),
+    pinNumber: Redacted.value(card.pinNumber),
+    productLineId: card.productLineId
+  }))
+
+describe("BatchFile", () => {
+  it("reads CSV with the columns in any order, quoted fields, blank lines and a BOM", () => {
+    const rows = Either.getOrThrow(BatchFile.parse(
+      "\uFEFFpinNumber, productLineId ,cardNumber,note\r\n\r\n1234,1000,6006000000000001,\"a, \"\"quoted\"\" note\"\n\"99\",2000,42\n"
+    ))
+    expect(plain(rows)).toEqual([
+      { line: 3, cardNumber: "6006000000000001", pinNumber: "1234", productLineId: "1000" },
+      { line: 4, cardNumber: "42", pinNumber: "99", productLineId: "2000" }
+    ])
+    expect(Redacted.isRedacted(rows[0]!.card.pinNumber)).toBe(true)
+  })
+
+  it("reads JSON lines; a missing CSV field is an empty one, validated per card", () => {
+    expect(plain(Either.getOrThrow(BatchFile.parse(`{"cardNumber":"1","pinNumber":"2","productLineId":1000}\n`))))
+      .toEqual([{ line: 1, cardNumber: "1", pinNumber: "2", productLineId: "1000" }])
+    expect(plain(Either.getOrThrow(BatchFile.parse("cardNumber,pinNumber,productLineId\n1\n"))))
+      .toEqual([{ line: 2, cardNumber: "1", pinNumber: "", productLineId: "" }])
+    expect(Either.getOrThrow(BatchFile.parse(""))).toEqual([])
+  })
+
+  it("names the line of a problem, never its content", () => {
+    const problems = [
+      "cardNumber,pin\n1,2",
+      "cardNumber,pinNumber,productLineId\n\"6006000000000001,1,2",
+      "{\"cardNumber\":\"6006000000000001\",\"pinNumber\":\"1\",\"productLineId\":\"1\"}\n[6006000000000001]",
+      "{\"cardNumber\":6006000000000001123,\"pinNumber\":\"1\",\"productLineId\":\"1\"}"
+    ].map((text) => Either.flip(BatchFile.parse(text)).pipe(Either.getOrThrow))
+    expect(problems.map((problem) => problem.message)).toEqual([
+      "batch file: line 1: the CSV header must name cardNumber, pinNumber, productLineId",
+      "batch file: line 2: an unterminated quoted field",
+      "batch file: line 2 is not a JSON object",
+      "batch file: line 1: cardNumber must be a string"
+    ])
+    expect(problems.every((problem) => problem.code === ExitCode.ExitCode.Usage)).toBe(true)
+  })
+})
+
+describe("BatchResults.key", () => {
+  const row = (cardNumber: string, pin = "1"): BatchFile.Row => ({
+    line: 2,
+    card: { cardNumber: Redacted.make(cardNumber), pinNumber: Redacted.make(pin), productLineId: "1000" }
+  })
+  const secret = Redacted.make("secret")
+
+  it("is stable, and differs by index, card, PIN and secret", () => {
+    const key = BatchResults.key(secret, 0, row("6006000000000001"))
+    expect(key).toMatch(/^[0-9a-f]{32}$/)
+    expect(BatchResults.key(secret, 0, row("6006000000000001"))).toBe(key)
+    expect(
+      new Set([
+        key,
+        BatchResults.key(secret, 1, row("6006000000000001")),
+        BatchResults.key(secret, 0, row("6006000000000019")),
+        BatchResults.key(secret, 0, row("6006000000000001", "2")),
+        BatchResults.key(Redacted.make("other"), 0, row("6006000000000001"))
+      ]).size
+    ).toBe(5)
+  })
+})
+
+describe("Render.money", () => {
+  it("prints at least two decimals, exactly", () => {
+    const cases = [["100", "100.00"], ["92.5", "92.50"], ["0.125", "0.125"], ["-3.1", "-3.10"], ["0", "0.00"]]
+    for (const [input, printed] of cases) expect(Render.money(BigDecimal.unsafeFromString(input!))).toBe(printed)
+  })
+})
+
+describe("ExitCode", () => {
+  const props = { message: "m", userMessage: "shown to the customer", errorCode: "code" }
+
+  it("maps each error group to its code", () => {
+    const cases: ReadonlyArray<readonly [Errors.QuoteFailure, ExitCode.ExitCode]> = [
+      [new Errors.InvalidCard(props), 3],
+      [new Errors.CardValueOutOfRange(props), 3],
+      [new Errors.CardNotAccepted(props), 3],
+      [new Errors.OfferExpired(props), 3],
+      [new Errors.MerchantUnavailable(props), 4],
+      [new Errors.InvalidApiKey(props), 2],
+      [new Errors.PartnerNotFound(props), 2],
+      [new Errors.TransactionNotFound(props), 2],
+      [new Errors.InvalidRequest(props), 2],
+      [new Errors.InvalidCardInput({ field: "card.pinNumber", reason: "must not be empty" }), 2],
+      [new Errors.TokenError({ message: "refused", httpStatus: 401 }), 2],
+      [new Errors.TokenError({ message: "no answer" }), 5],
+      [new Errors.ServerError(props), 5],
+      [new Errors.ServiceUnavailable(props), 5],
+      [new Errors.RateLimited(props), 5],
+      [new Errors.Unauthorized(props), 5],
+      [new Errors.TransportError({ ...props, reason: "Connect" }), 5],
+      [new Errors.UnexpectedResponse(props), 5],
+      [new Errors.UnknownServiceError(props), 5],
+      [new Errors.PollTimeout({ transactionId: "T", deadlineMillis: 1, polls: 1 }), 5]
+    ]
+    for (const [error, code] of cases) expect([error._tag, ExitCode.ofQuoteFailure(error)]).toEqual([error._tag, code])
+  })
+
+  it("ranks a batch's outcomes: usage, service, merchant, card, completed", () => {
+    const { CardOutcome, Completed, MerchantOutcome, ServiceFailure, Usage } = ExitCode.ExitCode
+    const worst = (codes: ReadonlyArray<ExitCode.ExitCode>) => codes.reduce(ExitCode.worst, Completed)
+    expect(worst([Completed, CardOutcome, MerchantOutcome])).toBe(MerchantOutcome)
+    expect(worst([CardOutcome, ServiceFailure, MerchantOutcome])).toBe(ServiceFailure)
+    expect(worst([ServiceFailure, Usage, CardOutcome])).toBe(Usage)
+  })
+
+  it("reports a failure in one line, with the user message when there is one", () => {
+    expect(ExitCode.describeQuoteFailure(new Errors.InvalidCard({ ...props, httpStatus: 400 })))
+      .toBe("the card was refused (InvalidCard, code, HTTP 400): shown to the customer")
+    expect(
+      ExitCode.describeQuoteFailure(new Errors.ServerError({ message: "HTTP\n500", httpStatus: 500, attempts: 4 }))
+    )
+      .toBe("the service failed (ServerError, HTTP 500, 4 attempts): HTTP 500")
+  })
+})
+
+describe("Connection", () => {
+  const configured = (env: Record<string, string>, flags: Partial<Connection.Flags> = {}) =>
+    Connection.embeddedReason({
+      env: Option.none(),
+      baseUrl: Option.none(),
+      authUrl: Option.none(),
+      stage: Option.none(),
+      clientId: Option.none(),
+      scope: Option.none(),
+      authStyle: Option.none(),
+      embedded: false,
+      ...flags
+    }).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+
+  it.effect("is embedded when nothing is configured or --embedded is given", () =>
+    Effect.gen(function*() {
+      expect(yield* configured({})).toEqual(Option.some("no GCX_* connection settings (--embedded)"))
+      expect(yield* configured({ GCX_CLIENT_ID: " ", GCX_SANDBOX_TIME_SCALE: "0.1" })).toEqual(
+        Option.some("no GCX_* connection settings (--embedded)")
+      )
+      expect(yield* configured({ GCX_BASE_URL: "http://x" }, { embedded: true })).toEqual(Option.some("--embedded"))
+    }))
+
+  it.effect("is remote as soon as one connection setting is given, by variable or flag", () =>
+    Effect.gen(function*() {
+      expect(yield* configured({ GCX_ENV: "production" })).toEqual(Option.none())
+      expect(yield* configured({ GCX_API_KEY: "k" })).toEqual(Option.none())
+      expect(yield* configured({}, { baseUrl: Option.some("http://x") })).toEqual(Option.none())
+    }))
+})
