@@ -99,8 +99,7 @@ export const envFor = (server: Sandbox.Service): Record<string, string> => ({
 })
 
 /** A quiet sandbox on a free port, in the test process. */
-export const sandbox = (options: Sandbox.SandboxOptions = {}) =>
-  Sandbox.layer({ logLevel: "None", ...options })
+export const sandbox = (options: Sandbox.SandboxOptions = {}) => Sandbox.layer({ logLevel: "None", ...options })
 
 /** The lines of a text, without the empty ones. */
 export const lines = (text: string): Array<string> => text.split("\n").filter((line) => line.trim() !== "")

@@ -9,8 +9,7 @@ import { Effect, Layer } from "effect"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
 
 /** A quiet sandbox on a free port. */
-export const sandbox = (options: Sandbox.SandboxOptions = {}) =>
-  Sandbox.layer({ logLevel: "None", ...options })
+export const sandbox = (options: Sandbox.SandboxOptions = {}) => Sandbox.layer({ logLevel: "None", ...options })
 
 /** Client options for a running sandbox and its default partner. */
 export const clientOptions = (
