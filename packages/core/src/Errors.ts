@@ -365,6 +365,10 @@ const decodeErrorBody = ParseResult.decodeUnknownEither(ErrorBody)
  * - otherwise 401, 429, 500 and 502–504 map by status (their bodies need not be an Error);
  * - any other Error body is an `UnknownServiceError` that keeps code, status and messages;
  * - anything else is an `UnexpectedResponse`.
+ *
+ * The server's text (ErrorCode, Message, UserMessage, MoreInfoUrl) goes
+ * through `Redaction.scrubDigits`, so that an echoed card number goes no
+ * further; the class is picked from the ErrorCode as sent.
  */
 export const fromResponse = (answer: HttpAnswer): ServiceError => {
   const traceId = headerValue(answer.headers, "svc-trace-id")
@@ -393,10 +397,10 @@ export const fromResponse = (answer: HttpAnswer): ServiceError => {
       const ErrorClass = classForCode(error.ErrorCode) ?? byStatus(answer.status) ?? UnknownServiceError
       return new ErrorClass(definedProps({
         ...common,
-        errorCode: error.ErrorCode,
+        errorCode: scrubDigits(error.ErrorCode),
         message: scrubDigits(error.Message ?? `${error.ErrorCode} (HTTP ${answer.status})`),
         userMessage: error.UserMessage === undefined ? undefined : scrubDigits(error.UserMessage),
-        moreInfoUrl: error.MoreInfoUrl
+        moreInfoUrl: error.MoreInfoUrl === undefined ? undefined : scrubDigits(error.MoreInfoUrl)
       }))
     }
   })

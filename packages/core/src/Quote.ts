@@ -2,8 +2,6 @@
  * The quote resources of spec sections 2.1 and 2.2, and the completed quote
  * that the SDK hands to callers once `isCompleted` is true (spec section 3).
  */
-import type * as BigDecimal from "effect/BigDecimal"
-import type * as DateTime from "effect/DateTime"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Card } from "./Card.js"
@@ -37,13 +35,6 @@ export class CompletedQuote extends Schema.Class<CompletedQuote>("@gcx/core/Comp
   exchangeCardValue: Money,
   responseTimestamp: optional(Timestamp)
 }) {}
-
-/** The parts of a completed quote other than the transaction id. */
-export interface CompletedValues {
-  readonly actualCardValue: BigDecimal.BigDecimal
-  readonly exchangeCardValue: BigDecimal.BigDecimal
-  readonly responseTimestamp?: DateTime.Utc
-}
 
 /**
  * The completed quote, if and only if the response says `isCompleted` and

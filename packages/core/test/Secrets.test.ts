@@ -143,6 +143,42 @@ describe("secret hygiene", () => {
     expectNoSecret(unknown, "UnknownServiceError")
   })
 
+  it("a server Error whose ErrorCode and MoreInfoUrl echo the card number", () => {
+    const error = Errors.fromResponse({
+      status: 400,
+      headers: {},
+      body: errorBody(
+        `exchange.invalid.card.${SENTINEL_CARD}`,
+        "refused",
+        "refused",
+        { MoreInfoUrl: `https://partner.example/errors?card=${SENTINEL_CARD}` }
+      )
+    })
+    expect(error.errorCode).toBe("exchange.invalid.card.****2345")
+    expect(error.moreInfoUrl).toBe("https://partner.example/errors?card=****2345")
+    expectNoSecret(error, error._tag)
+    expectNoSecret(Schema.encodeSync(Errors.QuoteFailure)(error), `encoded ${error._tag}`)
+    // a documented code is still classified as sent, its MoreInfoUrl scrubbed too
+    const known = Errors.fromResponse({
+      status: 400,
+      headers: {},
+      body: errorBody("exchange.invalid.card", "refused", "refused", {
+        MoreInfoUrl: `https://partner.example/cards/${SENTINEL_CARD}/why`
+      })
+    })
+    expect(known).toBeInstanceOf(Errors.InvalidCard)
+    expect(known.errorCode).toBe("exchange.invalid.card")
+    expect(known.moreInfoUrl).toBe("https://partner.example/cards/****2345/why")
+    expectNoSecret(known, "InvalidCard")
+    // lower-case keys (the live service's other spelling) are scrubbed the same way
+    const lower = Errors.fromResponse({
+      status: 422,
+      headers: {},
+      body: JSON.stringify({ errorCode: `x.${SENTINEL_CARD}`, message: "m", moreInfoUrl: `u${SENTINEL_CARD}` })
+    })
+    expectNoSecret(lower, lower._tag)
+  })
+
   it("UnexpectedResponse from a TransactionStatus body that fails to decode names paths, never values", () => {
     const bodies = [
       { ...sampleStatus, response: { ...sampleStatus.response, isCompleted: SENTINEL_CARD } },

@@ -10,7 +10,9 @@
  *   `Errors.fromResponse`; a body that does not decode is `UnexpectedResponse`.
  * - Retries follow `RetryPolicy`: a retried request keeps its requestId and
  *   counts `previousAttempts` up, so a retried POST creates no second
- *   transaction (service-notes.md).
+ *   transaction (service-notes.md). A POST whose outcome stays unknown fails
+ *   with an error carrying `requestId` and `attempts`; the caller resumes it
+ *   with `CallOptions.requestId` and `CallOptions.previousAttempts`.
  * - Each call runs in a span carrying requestId, transactionId, traceId,
  *   attempts and status; nothing secret or card-related.
  */
@@ -28,7 +30,6 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -43,10 +44,26 @@ import * as TokenProvider from "./TokenProvider.js"
 export interface CallOptions {
   /**
    * The requestId (idempotency key) to send; by default a fresh one of 32
-   * lowercase hex characters. Give the same one to resume a POST whose answer
-   * was lost. Must be 1 to 64 visible ASCII characters.
+   * lowercase hex characters. Must be 1 to 64 visible ASCII characters.
+   *
+   * To resume a POST whose outcome is unknown (it failed after its attempts,
+   * and may have been processed), give its requestId together with
+   * `previousAttempts`: the error's `requestId` and `attempts`. The same
+   * requestId with an unchanged `previousAttempts` is refused by the service
+   * (400 `request.duplicate.requestId`, an `InvalidRequest`).
    */
   readonly requestId?: string | undefined
+  /**
+   * How many attempts of this same requestId were made before this call
+   * (default 0). The first request of the call sends it as the
+   * `previousAttempts` header, and every retry one more. Resume a POST with
+   * `createQuote(card, { requestId: error.requestId, previousAttempts: error.attempts })`:
+   * if an earlier attempt was processed, the service answers the original
+   * transaction and creates none. The `attempts` of the result or error then
+   * include these earlier attempts, so the recipe can be repeated. Must be a
+   * non-negative integer.
+   */
+  readonly previousAttempts?: number | undefined
   /** Told before every retry (the poller turns these into `Retrying` events). */
   readonly onRetry?: ((info: RetryPolicy.RetryInfo) => Effect.Effect<void>) | undefined
 }
@@ -56,7 +73,10 @@ export interface CallInfo {
   /** The SVC-TRACE-ID header of the answer, if sent. */
   readonly traceId: Option.Option<string>
   readonly requestId: string
-  /** Requests sent, the successful one included. */
+  /**
+   * Attempts of this requestId: the requests this call sent (the successful
+   * one included), plus the `previousAttempts` the caller gave.
+   */
   readonly attempts: number
   /** Total time spent waiting between attempts. */
   readonly retryDelay: Duration.Duration
@@ -111,12 +131,6 @@ export interface Service {
 /** The exchange client. */
 export class ExchangeClient extends Context.Tag("@gcx/http/ExchangeClient")<ExchangeClient, Service>() {}
 
-/** Options of `make`. */
-export interface MakeOptions {
-  /** Transforms the `HttpClient` used for the API calls (not for the token requests). */
-  readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
-}
-
 /** A caller-given value refused before any I/O. */
 const invalidInput = (message: string) => new Errors.InvalidRequest({ message })
 
@@ -126,6 +140,14 @@ const checkTransactionId = (transactionId: string): Effect.Effect<string, Errors
     Schema.decodeUnknown(Ids.TransactionId)(transactionId),
     () => invalidInput("transactionId must be 1 to 128 letters, digits, '-' or '_'")
   )
+
+/** The caller's previousAttempts, checked; 0 by default. */
+const resolvePreviousAttempts = (previousAttempts: number | undefined): Effect.Effect<number, Errors.InvalidRequest> =>
+  previousAttempts === undefined
+    ? Effect.succeed(0)
+    : Number.isSafeInteger(previousAttempts) && previousAttempts >= 0
+    ? Effect.succeed(previousAttempts)
+    : Effect.fail(invalidInput("previousAttempts must be a non-negative integer"))
 
 /** The caller's requestId, checked, or a fresh one. */
 const resolveRequestId = (requestId: string | undefined): Effect.Effect<string, Errors.InvalidRequest> =>
@@ -178,13 +200,15 @@ const traced =
     )
 
 /** Builds the client. The retry budget is created here: one per client. */
-export const make = (
-  options: MakeOptions = {}
-): Effect.Effect<Service, never, ExchangeConfig.ExchangeConfig | TokenProvider.TokenProvider | HttpClient.HttpClient> =>
+export const make = (): Effect.Effect<
+  Service,
+  never,
+  ExchangeConfig.ExchangeConfig | TokenProvider.TokenProvider | HttpClient.HttpClient
+> =>
   Effect.gen(function*() {
     const config = yield* ExchangeConfig.ExchangeConfig
     const tokens = yield* TokenProvider.TokenProvider
-    const client = (yield* HttpClient.HttpClient).pipe(options.transformClient ?? identity)
+    const client = yield* HttpClient.HttpClient
     const budget = yield* RetryBudget.make(config.retry.budget)
     const stage = Option.getOrUndefined(config.stage)
 
@@ -214,13 +238,14 @@ export const make = (
       request: HttpClientRequest.HttpClientRequest,
       context: { readonly requestId: string; readonly transactionId?: string | undefined },
       read: (answer: Transport.Answer, context: Errors.UnexpectedContext) => Effect.Effect<A, Errors.ServiceError>,
-      onRetry: CallOptions["onRetry"]
+      options: { readonly onRetry?: CallOptions["onRetry"]; readonly previousAttempts?: number }
     ) =>
       RetryPolicy.execute({
         operation,
         settings: config.retry,
         budget,
-        onRetry,
+        onRetry: options.onRetry,
+        previousAttempts: options.previousAttempts,
         attempt: (previousAttempts) =>
           Effect.gen(function*() {
             const token = yield* tokens.get
@@ -266,7 +291,7 @@ export const make = (
         HttpClientRequest.get(url(Routes.heartbeatPath)),
         { requestId },
         () => Effect.void,
-        undefined
+        {}
       )
       yield* Effect.annotateCurrentSpan(successAttributes(result))
       return {
@@ -285,7 +310,8 @@ export const make = (
           typeof input === "object" && input !== null && "card" in input ? input.card : input
         )
         const requestId = yield* resolveRequestId(options.requestId)
-        yield* Effect.annotateCurrentSpan("requestId", requestId)
+        const previousAttempts = yield* resolvePreviousAttempts(options.previousAttempts)
+        yield* Effect.annotateCurrentSpan({ requestId, previousAttempts })
         const request = HttpClientRequest.post(url(Routes.quotePath(stage))).pipe(
           HttpClientRequest.setBody(quoteBody(card))
         )
@@ -293,8 +319,10 @@ export const make = (
           "createQuote",
           request,
           { requestId },
+          // A 2xx that does not decode fails with UnexpectedResponse, which
+          // RetryPolicy retries on the POST: the replay brings the original answer.
           (answer, context) => Transport.decodeJson(Quote.QuoteResponse, answer, context),
-          options.onRetry
+          { onRetry: options.onRetry, previousAttempts }
         )
         yield* Effect.annotateCurrentSpan({ ...successAttributes(result), transactionId: result.value.transactionId })
         return {
@@ -312,13 +340,14 @@ export const make = (
       Effect.gen(function*() {
         const id = yield* checkTransactionId(transactionId)
         const requestId = yield* resolveRequestId(options.requestId)
-        yield* Effect.annotateCurrentSpan({ requestId, transactionId: id })
+        const previousAttempts = yield* resolvePreviousAttempts(options.previousAttempts)
+        yield* Effect.annotateCurrentSpan({ requestId, transactionId: id, previousAttempts })
         const result = yield* call(
           "getTransaction",
           HttpClientRequest.get(url(Routes.transactionPath(id, stage))),
           { requestId, transactionId: id },
           (answer, context) => Transport.decodeJson(Transaction.TransactionStatus, answer, context),
-          options.onRetry
+          { onRetry: options.onRetry, previousAttempts }
         )
         yield* Effect.annotateCurrentSpan(successAttributes(result))
         return {

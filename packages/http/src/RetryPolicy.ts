@@ -1,9 +1,10 @@
 /**
  * What the exchange client retries and how it paces retries (ARCHITECTURE.md,
- * "Retries"): only transient failures, exponential backoff with jitter,
- * `Retry-After` honoured, a cap on attempts per call, a client-wide
- * `RetryBudget`, and one immediate retry after a 401 once the token has been
- * invalidated. Every delay goes through `Effect.sleep`, so `TestClock` drives it.
+ * "Retries"): only what `shouldRetry` accepts for the operation, exponential
+ * backoff with jitter, `Retry-After` honoured, a cap on attempts per call, a
+ * client-wide `RetryBudget`, and one immediate retry after a 401 once the
+ * token has been invalidated. Every delay goes through `Effect.sleep`, so
+ * `TestClock` drives it.
  */
 import * as Errors from "@gcx/core/Errors"
 import * as Duration from "effect/Duration"
@@ -41,7 +42,7 @@ export type RetryableError = Errors.ServiceError | Errors.TokenError
 /** What a retry hook is told before each retry. */
 export interface RetryInfo {
   readonly operation: Operation
-  /** The attempt about to be made: 2 for the first retry. */
+  /** The attempt about to be made: 2 for the first retry (counting the `previousAttempts` given to `execute`). */
   readonly attempt: number
   /** The wait before that attempt (zero for the retry after a 401). */
   readonly delay: Duration.Duration
@@ -52,23 +53,33 @@ export interface RetryInfo {
 /** A successful call, with the attempts it took and the total time spent waiting between them. */
 export interface Attempted<A> {
   readonly value: A
+  /** Attempts of the request, the successful one and the `previousAttempts` given to `execute` included. */
   readonly attempts: number
   readonly retryDelay: Duration.Duration
 }
 
 const postRetryReasons: ReadonlyArray<Errors.TransportError["reason"]> = ["Connect", "Reset", "Timeout"]
 
+/** A 2xx answer whose body did not decode: the request was processed, its answer is unreadable. */
+const isGarbledSuccess = (error: RetryableError): boolean =>
+  error._tag === "UnexpectedResponse" && error.httpStatus !== undefined && error.httpStatus >= 200 &&
+  error.httpStatus < 300
+
 /**
- * Whether an error may be retried with backoff.
- * - POST quote: 503 (and 502, 504), 429, connection refused, reset or timed out.
+ * Whether the client retries `error` (with backoff) for this `operation`.
+ * Unlike `Errors.isTransient`, which says whether a condition may pass by
+ * itself, this is the client's decision for one operation: a 500 is transient
+ * but a POST is not retried on it.
+ * - POST quote: 503 (and 502, 504), 429, connection refused, reset or timed
+ *   out, and a 2xx whose body did not decode (the answer was lost in effect).
  *   It is retried with the same requestId and `previousAttempts + 1`, so the
- *   service returns the original answer if the first attempt was processed.
+ *   service replays the original answer if an earlier attempt was processed.
  * - GET and heartbeat: every transient error (500 included).
  * - Token endpoint: 429, 5xx, or no answer.
- * - Never: card outcomes, MerchantUnavailable, request faults, undecodable
- *   bodies, and 401 (which gets its own single retry, see `execute`).
+ * - Never: card outcomes, MerchantUnavailable, request faults, other
+ *   undecodable answers, and 401 (which gets its own single retry, see `execute`).
  */
-export const isTransient = (operation: Operation, error: RetryableError): boolean => {
+export const shouldRetry = (operation: Operation, error: RetryableError): boolean => {
   switch (error._tag) {
     case "Unauthorized":
       return false
@@ -78,6 +89,8 @@ export const isTransient = (operation: Operation, error: RetryableError): boolea
       return operation === "createQuote" ? postRetryReasons.includes(error.reason) : error.reason !== "Aborted"
     case "ServerError":
       return operation !== "createQuote"
+    case "UnexpectedResponse":
+      return operation === "createQuote" && isGarbledSuccess(error)
     default:
       return Errors.isRetryable(error)
   }
@@ -126,14 +139,32 @@ export const recordAttempts = <E extends RetryableError>(
   error._tag === "TokenError" ? error : Errors.withAttempts(error as Errors.ServiceError, attempts, retryDelay) as E
 
 /**
+ * What a retry log line says of the error: its tag, and its ErrorCode and HTTP
+ * status when known. Never its message, which can echo the server's text.
+ */
+const logAnnotations = (error: RetryableError): Record<string, unknown> => {
+  const annotations: Record<string, unknown> = { error: error._tag }
+  if ("errorCode" in error && error.errorCode !== undefined) annotations.errorCode = error.errorCode
+  if (error.httpStatus !== undefined) annotations.httpStatus = error.httpStatus
+  return annotations
+}
+
+/**
  * Runs `attempt` until it succeeds or may no longer be retried.
- * - `attempt` receives `previousAttempts`: 0, then 1, 2, ... (every resend counts).
- * - A transient error is retried after `delayFor`, if the attempt cap allows it
- *   and the budget grants a retry; otherwise the call fails with the last error.
+ * - `attempt` receives `previousAttempts`: `options.previousAttempts` (default
+ *   0) for the first attempt, then one more for every resend.
+ * - An error that `shouldRetry` accepts is retried after `delayFor`, if the
+ *   attempt cap allows it and the budget grants a retry; otherwise the call
+ *   fails with the last error. The cap and the backoff count this call's
+ *   attempts only.
  * - A 401 (`Unauthorized`) is retried once, at once and without drawing from the
  *   budget: `attempt` is expected to have invalidated the refused token. It
  *   counts as an attempt. A second 401 fails the call.
+ * - `attempts` (on the result, on service errors and in `RetryInfo`) counts
+ *   every attempt of the request: the `previousAttempts` given plus those of
+ *   this call. So `previousAttempts: error.attempts` resumes a failed call.
  * - Service errors leave with `attempts` and `retryDelayMillis` recorded.
+ * - Each retry is logged at debug level with `logAnnotations`.
  */
 export const execute = <A, E extends RetryableError, R>(options: {
   readonly operation: Operation
@@ -141,44 +172,49 @@ export const execute = <A, E extends RetryableError, R>(options: {
   readonly budget: RetryBudget.RetryBudget
   readonly attempt: (previousAttempts: number) => Effect.Effect<A, E, R>
   readonly onRetry?: ((info: RetryInfo) => Effect.Effect<void>) | undefined
+  /** Attempts of the same request made before this call (default 0). */
+  readonly previousAttempts?: number | undefined
 }): Effect.Effect<Attempted<A>, E, R> => {
   const { budget, operation, settings } = options
+  const before = options.previousAttempts ?? 0
   const retry = (info: RetryInfo) =>
     Effect.logDebug(`retrying ${operation}`).pipe(
       Effect.annotateLogs({
         attempt: info.attempt,
         delayMillis: Duration.toMillis(info.delay),
-        error: info.error._tag,
-        reason: info.error.message
+        ...logAnnotations(info.error)
       }),
       Effect.zipRight(options.onRetry ? options.onRetry(info) : Effect.void),
       Effect.zipRight(Effect.sleep(info.delay))
     )
+  // `attempt` counts this call's attempts, from 1.
   const loop = (
     attempt: number,
     retryDelay: Duration.Duration,
     reauthorized: boolean
   ): Effect.Effect<Attempted<A>, E, R> =>
-    Effect.matchEffect(options.attempt(attempt - 1), {
-      onSuccess: (value) => Effect.succeed({ value, attempts: attempt, retryDelay }),
+    Effect.matchEffect(options.attempt(before + attempt - 1), {
+      onSuccess: (value) => Effect.succeed({ value, attempts: before + attempt, retryDelay }),
       onFailure: (error) => {
-        const fail = Effect.fail(recordAttempts(error, attempt, retryDelay))
+        const fail = Effect.fail(recordAttempts(error, before + attempt, retryDelay))
+        const next = { operation, attempt: before + attempt + 1, error }
         if (error._tag === "Unauthorized") {
-          return reauthorized ? fail : retry({ operation, attempt: attempt + 1, delay: Duration.zero, error }).pipe(
+          return reauthorized ? fail : retry({ ...next, delay: Duration.zero }).pipe(
             Effect.zipRight(loop(attempt + 1, retryDelay, true))
           )
         }
-        if (attempt >= settings.maxAttempts || !isTransient(operation, error)) return fail
+        if (attempt >= settings.maxAttempts || !shouldRetry(operation, error)) return fail
         return delayFor(settings, attempt, error).pipe(
           Effect.flatMap(Option.match({
             onNone: () => fail,
             onSome: (delay) =>
               Effect.flatMap(budget.take, (granted) =>
                 granted
-                  ? retry({ operation, attempt: attempt + 1, delay, error }).pipe(
+                  ? retry({ ...next, delay }).pipe(
                     Effect.zipRight(loop(attempt + 1, Duration.sum(retryDelay, delay), reauthorized))
                   )
-                  : Effect.logDebug(`retry budget exhausted; ${operation} fails with ${error._tag}`).pipe(
+                  : Effect.logDebug(`retry budget exhausted; ${operation} fails`).pipe(
+                    Effect.annotateLogs(logAnnotations(error)),
                     Effect.zipRight(fail)
                   ))
           }))

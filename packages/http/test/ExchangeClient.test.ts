@@ -47,10 +47,17 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("ExchangeClie
         }).pipe(withClient({ authStyle }))
     )
 
-    it.effect.each([
-      { name: "on", stage: "sandbox", prefix: "/sandbox/v3/exchange/quote" },
-      { name: "off", stage: "", prefix: "/v3/exchange/quote" }
-    ])("createQuote and getTransaction with the stage segment $name", ({ prefix, stage }) =>
+    it.effect.each(
+      [
+        { name: "on", stage: "sandbox", prefix: "/sandbox/v3/exchange/quote", authStyle: "body" },
+        { name: "off", stage: "", prefix: "/v3/exchange/quote", authStyle: "body" },
+        { name: "on", stage: "sandbox", prefix: "/sandbox/v3/exchange/quote", authStyle: "basic" }
+      ] as const
+    )("createQuote and getTransaction with the stage segment $name, $authStyle auth style", ({
+      authStyle,
+      prefix,
+      stage
+    }) =>
       Effect.gen(function*() {
         yield* reset
         const client = yield* ExchangeClient.ExchangeClient
@@ -84,7 +91,9 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("ExchangeClie
           expect(get.previousAttempts).toBe(0)
         }
         expect(recorded.transactionsByRequestId).toEqual({ [created.requestId]: [created.transactionId] })
-      }).pipe(withClient({ stage })))
+        // one token for the whole conversation, obtained with the configured auth style
+        expect(recorded.requests.token).toBe(1)
+      }).pipe(withClient({ stage, authStyle })))
 
     it.effect("a card that completes at once answers completed on the POST", () =>
       Effect.gen(function*() {
@@ -256,8 +265,8 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("ExchangeClie
         const client = yield* ExchangeClient.ExchangeClient
         const error = yield* Effect.flip(client.getTransaction("1JXX657P9VCKN74WVFNBH75GWR"))
         expect(error).toBeInstanceOf(Errors.ServerError)
-        expect(error).toMatchObject({ httpStatus: 500, attempts: 4 })
-        if ("retryDelayMillis" in error) expect(error.retryDelayMillis).toBeGreaterThan(0)
+        expect(error).toMatchObject({ httpStatus: 500, attempts: 4, retryDelayMillis: expect.any(Number) })
+        expect((error as Errors.ServerError).retryDelayMillis).toBeGreaterThan(0)
         const gets = entriesOf(yield* journal, "getTransaction")
         expect(gets.map((entry) => entry.previousAttempts)).toEqual([0, 1, 2, 3])
         expect(new Set(gets.map((entry) => entry.requestId)).size).toBe(1)
@@ -296,11 +305,110 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("ExchangeClie
         expect(error.message).toContain("did not decode")
         // the heartbeat's body is not relied on: a cut one still counts as an answer
         expect((yield* client.heartbeat).httpStatus).toBe(200)
-        // and on the POST: the transaction exists, the answer is refused as unreadable
+      }).pipe(withClient()))
+
+    it.effect("a POST whose 2xx body does not decode is retried like a lost answer: one transaction", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const server = yield* Sandbox.SandboxServer
+        // the sandbox processes the POST (the transaction is created), then garbles its answer
+        yield* server.setFaults([{ route: "createQuote", kind: "malformed", times: 1 }])
+        const client = yield* ExchangeClient.ExchangeClient
+        const retries: Array<string> = []
+        const created = yield* client.createQuote(card(TestData.Cards.success), {
+          onRetry: (info) => Effect.sync(() => retries.push(`${info.attempt}:${info.error._tag}`))
+        })
+        expect(created.attempts).toBe(2)
+        expect(retries).toEqual(["2:UnexpectedResponse"])
+        const recorded = yield* journal
+        const posts = entriesOf(recorded, "createQuote")
+        expect(posts.map((entry) => [entry.status, entry.previousAttempts, entry.requestId, entry.faults])).toEqual([
+          [201, 0, created.requestId, ["malformed"]],
+          [201, 1, created.requestId, undefined]
+        ])
+        // the replay brought back the transaction the garbled answer was about
+        expect(posts[0]!.transactionId).toBe(created.transactionId)
+        expect(recorded.transactionsByRequestId).toEqual({ [created.requestId]: [created.transactionId] })
+        expect((yield* server.transactions).map((transaction) => transaction.transactionId)).toEqual([
+          created.transactionId
+        ])
+      }).pipe(withClient()))
+
+    it.effect("a POST whose 2xx body never decodes fails after the cap with UnexpectedResponse, resumable", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const server = yield* Sandbox.SandboxServer
         yield* server.setFaults([{ route: "createQuote", kind: "malformed" }])
-        const post = yield* Effect.flip(client.createQuote(card(TestData.Cards.success)))
-        expect(post).toBeInstanceOf(Errors.UnexpectedResponse)
-        expect(post).toMatchObject({ httpStatus: 201 })
+        const client = yield* ExchangeClient.ExchangeClient
+        const error = yield* Effect.flip(client.createQuote(card(TestData.Cards.success)))
+        expect(error).toBeInstanceOf(Errors.UnexpectedResponse)
+        expect(error).toMatchObject({ httpStatus: 201, attempts: 3, requestId: expect.stringMatching(hex32) })
+        const recorded = yield* journal
+        expect(entriesOf(recorded, "createQuote").map((entry) => entry.previousAttempts)).toEqual([0, 1, 2])
+        expect(Object.values(recorded.transactionsByRequestId)).toHaveLength(1)
+      }).pipe(withClient({ retry: { maxAttempts: 3, baseDelay: "5 millis" } })))
+
+    it.effect("a POST whose answers are all lost is resumed with its requestId and attempts: the original transaction", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const server = yield* Sandbox.SandboxServer
+        yield* server.setFaults([{ route: "createQuote", kind: "dropAnswer" }])
+        const client = yield* ExchangeClient.ExchangeClient
+        const lost = yield* Effect.flip(client.createQuote(card(TestData.Cards.success)))
+        expect(lost).toBeInstanceOf(Errors.TransportError)
+        expect(lost).toMatchObject({ reason: "Reset", attempts: 3, requestId: expect.stringMatching(hex32) })
+        if (lost._tag !== "TransportError") throw new Error(`expected a TransportError, got ${lost._tag}`)
+        const requestId = lost.requestId!
+        const original = (yield* journal).transactionsByRequestId[requestId]
+        expect(original).toHaveLength(1)
+
+        yield* server.setFaults([])
+        const resumed = yield* client.createQuote(card(TestData.Cards.success), {
+          requestId,
+          previousAttempts: lost.attempts!
+        })
+        expect(resumed.requestId).toBe(requestId)
+        expect(resumed.transactionId).toBe(original![0])
+        expect(resumed.attempts).toBe(4)
+        const recorded = yield* journal
+        expect(entriesOf(recorded, "createQuote").map((entry) => [entry.status, entry.previousAttempts])).toEqual([
+          [201, 0],
+          [201, 1],
+          [201, 2],
+          [201, 3]
+        ])
+        expect(recorded.transactionsByRequestId).toEqual({ [requestId]: [resumed.transactionId] })
+        expect(yield* server.transactions).toHaveLength(1)
+      }).pipe(withClient({ retry: { maxAttempts: 3, baseDelay: "5 millis" } })))
+
+    it.effect("the same requestId with an unchanged previousAttempts is InvalidRequest request.duplicate.requestId", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const client = yield* ExchangeClient.ExchangeClient
+        const created = yield* client.createQuote(card(TestData.Cards.success))
+        for (
+          const options of [{ requestId: created.requestId }, { requestId: created.requestId, previousAttempts: 0 }]
+        ) {
+          const duplicate = yield* Effect.flip(client.createQuote(card(TestData.Cards.success), options))
+          expect(duplicate).toBeInstanceOf(Errors.InvalidRequest)
+          expect(duplicate).toMatchObject({
+            httpStatus: 400,
+            errorCode: "request.duplicate.requestId",
+            requestId: created.requestId,
+            attempts: 1
+          })
+        }
+        // a bad previousAttempts is refused before any I/O
+        for (const previousAttempts of [-1, 1.5, Number.NaN]) {
+          const bad = yield* Effect.flip(
+            client.createQuote(card(TestData.Cards.success), { requestId: created.requestId, previousAttempts })
+          )
+          expect(bad).toBeInstanceOf(Errors.InvalidRequest)
+          expect(bad.message).toContain("previousAttempts")
+        }
+        const recorded = yield* journal
+        expect(entriesOf(recorded, "createQuote")).toHaveLength(3)
+        expect(recorded.transactionsByRequestId).toEqual({ [created.requestId]: [created.transactionId] })
       }).pipe(withClient()))
 
     it.effect("no answer at all is TransportError: reset, refused, timed out", () =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Errors } from "@gcx/core"
 import { RetryBudget, RetryPolicy } from "@gcx/http"
-import { Duration, Effect, Fiber, Option, Ref, TestClock } from "effect"
+import { Duration, Effect, Fiber, HashMap, Logger, LogLevel, Option, Ref, TestClock } from "effect"
 
 const settings = (overrides: {
   readonly maxAttempts?: number
@@ -37,6 +37,7 @@ const scripted = (
     readonly budget?: RetryBudget.RetryBudget
     readonly operation?: RetryPolicy.Operation
     readonly onRetry?: (info: RetryPolicy.RetryInfo) => Effect.Effect<void>
+    readonly previousAttempts?: number
   } = {}
 ) =>
   Effect.gen(function*() {
@@ -47,6 +48,7 @@ const scripted = (
       settings: options.settings ?? settings(),
       budget,
       onRetry: options.onRetry,
+      previousAttempts: options.previousAttempts,
       attempt: (previousAttempts) =>
         Ref.updateAndGet(sent, (all) => [...all, previousAttempts]).pipe(
           Effect.flatMap((all) =>
@@ -80,26 +82,26 @@ describe("RetryBudget", () => {
     }))
 })
 
-describe("RetryPolicy.isTransient", () => {
+describe("RetryPolicy.shouldRetry", () => {
   it("POST quote retries 503, 429 and connection failures, not 500", () => {
-    expect(RetryPolicy.isTransient("createQuote", unavailable())).toBe(true)
-    expect(RetryPolicy.isTransient("createQuote", new Errors.RateLimited({ message: "429" }))).toBe(true)
+    expect(RetryPolicy.shouldRetry("createQuote", unavailable())).toBe(true)
+    expect(RetryPolicy.shouldRetry("createQuote", new Errors.RateLimited({ message: "429" }))).toBe(true)
     for (const reason of ["Connect", "Reset", "Timeout"] as const) {
-      expect(RetryPolicy.isTransient("createQuote", new Errors.TransportError({ message: "x", reason }))).toBe(true)
+      expect(RetryPolicy.shouldRetry("createQuote", new Errors.TransportError({ message: "x", reason }))).toBe(true)
     }
-    expect(RetryPolicy.isTransient("createQuote", new Errors.TransportError({ message: "x", reason: "Other" })))
+    expect(RetryPolicy.shouldRetry("createQuote", new Errors.TransportError({ message: "x", reason: "Other" })))
       .toBe(false)
-    expect(RetryPolicy.isTransient("createQuote", serverError)).toBe(false)
+    expect(RetryPolicy.shouldRetry("createQuote", serverError)).toBe(false)
   })
 
   it("GET and heartbeat retry every transient error", () => {
     for (const operation of ["getTransaction", "heartbeat"] as const) {
-      expect(RetryPolicy.isTransient(operation, serverError)).toBe(true)
-      expect(RetryPolicy.isTransient(operation, unavailable())).toBe(true)
-      expect(RetryPolicy.isTransient(operation, new Errors.TransportError({ message: "x", reason: "Other" }))).toBe(
+      expect(RetryPolicy.shouldRetry(operation, serverError)).toBe(true)
+      expect(RetryPolicy.shouldRetry(operation, unavailable())).toBe(true)
+      expect(RetryPolicy.shouldRetry(operation, new Errors.TransportError({ message: "x", reason: "Other" }))).toBe(
         true
       )
-      expect(RetryPolicy.isTransient(operation, new Errors.TransportError({ message: "x", reason: "Aborted" }))).toBe(
+      expect(RetryPolicy.shouldRetry(operation, new Errors.TransportError({ message: "x", reason: "Aborted" }))).toBe(
         false
       )
     }
@@ -122,14 +124,30 @@ describe("RetryPolicy.isTransient", () => {
       unauthorized
     ]
     for (const operation of ["createQuote", "getTransaction", "heartbeat"] as const) {
-      for (const error of never) expect(RetryPolicy.isTransient(operation, error), error._tag).toBe(false)
+      for (const error of never) expect(RetryPolicy.shouldRetry(operation, error), error._tag).toBe(false)
+    }
+  })
+
+  it("POST quote retries a 2xx whose body did not decode (a lost answer), nothing else undecodable", () => {
+    const garbled = (httpStatus?: number) =>
+      new Errors.UnexpectedResponse({
+        message: "the service's answer did not decode",
+        ...(httpStatus !== undefined ? { httpStatus } : {})
+      })
+    expect(RetryPolicy.shouldRetry("createQuote", garbled(201))).toBe(true)
+    expect(RetryPolicy.shouldRetry("createQuote", garbled(200))).toBe(true)
+    expect(RetryPolicy.shouldRetry("createQuote", garbled(400))).toBe(false)
+    expect(RetryPolicy.shouldRetry("createQuote", garbled(502))).toBe(false)
+    expect(RetryPolicy.shouldRetry("createQuote", garbled())).toBe(false)
+    for (const operation of ["getTransaction", "heartbeat"] as const) {
+      expect(RetryPolicy.shouldRetry(operation, garbled(200))).toBe(false)
     }
   })
 
   it("token endpoint failures are transient only without an answer, on 429 or on 5xx", () => {
-    expect(RetryPolicy.isTransient("createQuote", new Errors.TokenError({ message: "x" }))).toBe(true)
-    expect(RetryPolicy.isTransient("createQuote", new Errors.TokenError({ message: "x", httpStatus: 503 }))).toBe(true)
-    expect(RetryPolicy.isTransient("createQuote", new Errors.TokenError({ message: "x", httpStatus: 401 }))).toBe(
+    expect(RetryPolicy.shouldRetry("createQuote", new Errors.TokenError({ message: "x" }))).toBe(true)
+    expect(RetryPolicy.shouldRetry("createQuote", new Errors.TokenError({ message: "x", httpStatus: 503 }))).toBe(true)
+    expect(RetryPolicy.shouldRetry("createQuote", new Errors.TokenError({ message: "x", httpStatus: 401 }))).toBe(
       false
     )
   })
@@ -193,7 +211,7 @@ describe("RetryPolicy.execute", () => {
       if (result._tag === "Left") {
         expect(result.left).toBeInstanceOf(Errors.TransportError)
         expect(result.left).toMatchObject({ attempts: 3 })
-        if ("retryDelayMillis" in result.left) expect(result.left.retryDelayMillis).toBeGreaterThanOrEqual(150)
+        expect((result.left as Errors.TransportError).retryDelayMillis).toBeGreaterThanOrEqual(150)
       }
     }))
 
@@ -259,6 +277,62 @@ describe("RetryPolicy.execute", () => {
             ["createQuote", 3, "ServiceUnavailable", 2000]
           ]
         )
+    }))
+
+  it.effect("previousAttempts resumes the count: sent from it up, attempts include it, the cap is per call", () =>
+    Effect.gen(function*() {
+      const seen = yield* Ref.make<ReadonlyArray<number>>([])
+      const resumed = yield* scripted([reset, unavailable()], {
+        operation: "createQuote",
+        previousAttempts: 4,
+        settings: settings({ maxAttempts: 3, baseDelay: "10 millis" }),
+        onRetry: (info) => Ref.update(seen, (all) => [...all, info.attempt])
+      })
+      yield* TestClock.adjust("1 second")
+      const result = yield* Fiber.join(resumed.fiber)
+      expect(yield* Ref.get(resumed.sent)).toEqual([4, 5, 6])
+      expect(yield* Ref.get(seen)).toEqual([6, 7])
+      expect(result._tag === "Right" && result.right).toMatchObject({ value: "ok", attempts: 7 })
+
+      // failing again, the error's attempts is what the next resume passes on
+      const failing = yield* scripted([reset, reset, reset], {
+        operation: "createQuote",
+        previousAttempts: 2,
+        settings: settings({ maxAttempts: 2, baseDelay: "10 millis" })
+      })
+      yield* TestClock.adjust("1 second")
+      const failed = yield* Fiber.join(failing.fiber)
+      expect(yield* Ref.get(failing.sent)).toEqual([2, 3])
+      expect(failed._tag === "Left" && failed.left).toMatchObject({ _tag: "TransportError", attempts: 4 })
+    }))
+
+  it.effect("a retry is logged with the error's tag, code and status, never its message", () =>
+    Effect.gen(function*() {
+      const lines: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
+      const logger = Logger.make(({ annotations, message }) => {
+        lines.push({ message, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+      })
+      const echoing = new Errors.ServiceUnavailable({
+        message: "upstream said: card 6006000000000001 refused",
+        errorCode: "Service Unavailable",
+        httpStatus: 503
+      })
+      const { fiber } = yield* scripted([echoing], { settings: settings({ baseDelay: "10 millis" }) }).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+        Logger.withMinimumLogLevel(LogLevel.All)
+      )
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(fiber)
+      expect(lines).toHaveLength(1)
+      expect(lines[0]!.annotations).toEqual({
+        attempt: 2,
+        delayMillis: expect.any(Number),
+        error: "ServiceUnavailable",
+        errorCode: "Service Unavailable",
+        httpStatus: 503
+      })
+      expect(JSON.stringify(lines)).not.toContain("upstream said")
+      expect(JSON.stringify(lines)).not.toContain("6006000000000001")
     }))
 
   it.effect("backoff is capped by maxDelay", () =>

@@ -8,12 +8,11 @@ import type { ExchangeConfig, TokenProvider } from "@gcx/http"
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import type { Journal } from "@gcx/sandbox"
-import { Duration, Effect, Layer, Logger, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import * as Net from "node:net"
 
 /** A sandbox on a free port, its request log silenced. */
-export const sandbox = (options: Sandbox.SandboxOptions = {}) =>
-  Sandbox.layer({ logLevel: "None", ...options }).pipe(Layer.provide(Logger.remove(Logger.defaultLogger)))
+export const sandbox = (options: Sandbox.SandboxOptions = {}) => Sandbox.layer({ logLevel: "None", ...options })
 
 /** The client's layers for a running sandbox and the default partner, with fast retries. */
 export const optionsFor = (

@@ -27,7 +27,8 @@ export type FaultRoute = typeof FaultRoute.Type
  * - `reset`: the socket is destroyed before any processing;
  * - `dropAnswer`: the request is processed (a POST creates its transaction), then the socket is destroyed unanswered;
  * - `latency`: `latencyMillis` of delay (fixed, or uniform in `{ min, max }`), then the normal answer;
- * - `malformed`: the request is processed and its answer keeps status and headers, but the body is cut in half;
+ * - `malformed`: the request is processed (a POST creates its transaction), then its answer is garbled: it keeps
+ *   status and headers, but the body is cut in half;
  * - `stall`: 2 s of delay (real time, not scaled), then the normal answer.
  */
 export const FaultKind = Schema.Literal(

@@ -65,7 +65,10 @@ const decodeJson = (segment: string): unknown => {
 
 /**
  * Verifies an HS256 token under the key: its shape, its header, its signature
- * (constant time) and that it has not expired at `nowSeconds`.
+ * (constant time) and that it has not expired at `nowSeconds`: it is valid
+ * while `nowSeconds < exp`. `nowSeconds` may be fractional (the current time
+ * in milliseconds / 1000); do not round it, or a token is judged up to a
+ * second off.
  */
 export const verify = (token: string, key: Uint8Array, nowSeconds: number): Either.Either<Claims, JwtError> => {
   const parts = token.split(".")

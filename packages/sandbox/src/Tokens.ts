@@ -1,7 +1,8 @@
 /**
  * The sandbox's token issuer: signs access tokens under a random per-server
- * key and verifies them against `Clock`. The lifetime can be shortened while
- * the server runs, to test expiry.
+ * key and verifies them against `Clock`, to the millisecond. A token lives at
+ * least the `expires_in` it is issued with (`claimTimes`). The lifetime can be
+ * shortened while the server runs, to test expiry.
  */
 import { Ids } from "@gcx/core"
 import * as Clock from "effect/Clock"
@@ -34,7 +35,20 @@ export const defaultScope = (stage: string): string => `gcx-sandbox/exchange/${s
 /** The issuer (`iss`) of every sandbox token. */
 export const issuer = "gcx-sandbox"
 
-const nowSeconds = Effect.map(Clock.currentTimeMillis, (millis) => Math.floor(millis / 1000))
+/**
+ * The `iat` and `exp` claims of a token issued at `nowMillis` for
+ * `lifetimeSeconds`: `iat` is the second of issue (rounded down), `exp` the
+ * end of the lifetime rounded up, so that a token never dies before the
+ * `expires_in` it was issued with. A lifetime of 0 (or less) gives a token
+ * that has already expired.
+ */
+export const claimTimes = (
+  nowMillis: number,
+  lifetimeSeconds: number
+): { readonly iat: number; readonly exp: number } => ({
+  iat: Math.floor(nowMillis / 1000),
+  exp: lifetimeSeconds > 0 ? Math.ceil((nowMillis + lifetimeSeconds * 1000) / 1000) : Math.floor(nowMillis / 1000)
+})
 
 /** Builds a token issuer with a fresh random signing key. */
 export const make = (options: { readonly lifetimeSeconds: number }): Effect.Effect<Tokens["Type"]> =>
@@ -44,8 +58,9 @@ export const make = (options: { readonly lifetimeSeconds: number }): Effect.Effe
     return Tokens.of({
       issue: (partner, scope) =>
         Effect.gen(function*() {
-          const iat = yield* nowSeconds
+          const now = yield* Clock.currentTimeMillis
           const expiresIn = yield* Ref.get(lifetime)
+          const { exp, iat } = claimTimes(now, expiresIn)
           const accessToken = Jwt.sign({
             iss: issuer,
             sub: partner.clientId,
@@ -53,12 +68,13 @@ export const make = (options: { readonly lifetimeSeconds: number }): Effect.Effe
             scope,
             token_use: "access",
             iat,
-            exp: iat + expiresIn,
+            exp,
             jti: Ids.makeRequestId()
           }, key)
           return { accessToken, expiresIn }
         }),
-      verify: (token) => Effect.flatMap(nowSeconds, (now) => Jwt.verify(token, key, now)),
+      // The current time to the millisecond: a token is valid while now < exp.
+      verify: (token) => Effect.flatMap(Clock.currentTimeMillis, (now) => Jwt.verify(token, key, now / 1000)),
       lifetimeSeconds: Ref.get(lifetime),
       setLifetimeSeconds: (seconds) => Ref.set(lifetime, seconds),
       reset: Ref.set(lifetime, options.lifetimeSeconds)

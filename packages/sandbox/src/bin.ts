@@ -1,6 +1,8 @@
 /**
  * `pnpm sandbox`: runs the sandbox (default 127.0.0.1:4010), prints its URLs
- * and the test credentials, and stops cleanly on SIGINT or SIGTERM.
+ * and the test credentials, and stops cleanly on SIGINT or SIGTERM: the
+ * servers close and the process exits with code 0, with nothing on stderr.
+ * Bad arguments exit with code 2 and the usage on stderr.
  *
  * Run it with `tsx packages/sandbox/src/bin.ts [options]`; `--help` lists the
  * options.

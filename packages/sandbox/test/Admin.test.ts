@@ -129,8 +129,9 @@ layer(Sandbox.layer({ timeScale: 0.01, adminKey: "test-admin-key" }), { excludeT
         expect(done.text).not.toContain(TestData.Cards.success)
         expect(done.text).not.toContain(TestData.pin)
       }).pipe(
-        // Slower than the suite's sandbox, so both transactions are surely pending at the first listing.
-        Effect.provide(Sandbox.layer({ timeScale: 0.25, adminKey: "test-admin-key", logLevel: "None" }))
+        // Real durations (2 s and 1 s), so both transactions are surely pending at the first listing,
+        // taken a few requests after the POSTs, even on a loaded machine.
+        Effect.provide(Sandbox.layer({ timeScale: 1, adminKey: "test-admin-key", logLevel: "None" }))
       ))
 
     it.effect("faults are read and replaced through PUT /__sandbox/faults; a bad rule answers 400", () =>

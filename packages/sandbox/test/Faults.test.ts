@@ -107,18 +107,31 @@ layer(Sandbox.layer({ timeScale: 0.01, seed: 7 }), { excludeTestServices: true }
   it.effect("latency delays the answer by a fixed time or a time drawn from a range", () =>
     Effect.gen(function*() {
       const { heartbeat, server } = yield* ready
-      yield* server.setFaults([
+      const rules: ReadonlyArray<Faults.FaultRule> = [
         { route: "heartbeat", kind: "latency", latencyMillis: 120, sequence: [true] },
         { route: "heartbeat", kind: "latency", latencyMillis: { min: 60, max: 90 }, sequence: [false, true] }
-      ])
+      ]
+      // The delays are decided by a generator seeded like the server's (seed 7): the same rules
+      // give the same draws, so the injected delays are known exactly, without timing anything.
+      const injector = yield* Faults.make({ seed: 7, rules })
+      const decided = yield* Effect.forEach([1, 2, 3], () => injector.decide("heartbeat"))
+      const [fixedDelay, rangedDelay, plainDelay] = decided.map((decision) => decision.delayMillis)
+      expect(fixedDelay).toBe(120)
+      expect(rangedDelay).toBeGreaterThanOrEqual(60)
+      expect(rangedDelay).toBeLessThanOrEqual(90)
+      expect(plainDelay).toBe(0)
+      expect(decided[2]!.injected).toEqual([])
+
+      yield* server.setFaults(rules)
+      // Lower bounds only (a loaded machine only adds time); 5 ms of timer slack.
       const [fixed, fixedMillis] = yield* timed(heartbeat)
       expect(fixed.status).toBe(200)
-      expect(fixedMillis).toBeGreaterThanOrEqual(115)
+      expect(fixedMillis).toBeGreaterThanOrEqual(fixedDelay! - 5)
       const [ranged, rangedMillis] = yield* timed(heartbeat)
       expect(ranged.status).toBe(200)
-      expect(rangedMillis).toBeGreaterThanOrEqual(55)
-      const [, plainMillis] = yield* timed(heartbeat)
-      expect(plainMillis).toBeLessThan(55)
+      expect(rangedMillis).toBeGreaterThanOrEqual(rangedDelay! - 5)
+      expect((yield* heartbeat).status).toBe(200)
+      // the third request had no latency injected: no rule fired for it
       const journal = yield* server.journal
       expect(journal.entries.slice(-3).map((entry) => entry.faults)).toEqual([["latency"], ["latency"], undefined])
     }))
@@ -137,6 +150,18 @@ layer(Sandbox.layer({ timeScale: 0.01, seed: 7 }), { excludeTestServices: true }
       expect(reply.text.startsWith("{\"transactionId\":")).toBe(true)
       const id = reply.headers.get("location")!.split("/").at(-1)!
       expect((yield* getTransaction(server, headers, id)).status).toBe(200)
+      // the transaction was created before the answer was garbled: the documented retry gets it back
+      const journal = yield* server.journal
+      expect(journal.transactionsByRequestId[headers.requestId!]).toEqual([id])
+      expect(journal.entries.filter((entry) => entry.route === "createQuote").at(-1)).toMatchObject({
+        status: 201,
+        faults: ["malformed"],
+        transactionId: id
+      })
+      const retry = yield* postQuote(server, { ...headers, previousAttempts: "1" }, quoteBody(TestData.Cards.success))
+      expect(retry.status).toBe(201)
+      expect(retry.body.transactionId).toBe(id)
+      expect(yield* server.transactions).toHaveLength(1)
     }))
 
   it.effect("stall holds the answer for 2 s, then answers normally", () =>

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ErrorBody } from "@gcx/core"
 import type { Store } from "@gcx/sandbox"
-import { Jwt, Lifecycle, Scenarios, TestData } from "@gcx/sandbox"
-import { BigDecimal, Either, FastCheck as fc } from "effect"
+import { Jwt, Lifecycle, Scenarios, TestData, Tokens } from "@gcx/sandbox"
+import { BigDecimal, Effect, Either, FastCheck as fc, TestClock } from "effect"
 import * as Args from "../src/internal/args.js"
 
 const line = (id: string) => TestData.productLines.find((candidate) => candidate.id === id)!
@@ -170,6 +170,7 @@ describe("Jwt", () => {
   it("verifies what it signs until exp", () => {
     const token = Jwt.sign(claims, key)
     expect(Jwt.verify(token, key, 150)).toEqual(Either.right(claims))
+    expect(Jwt.verify(token, key, 199.999)).toEqual(Either.right(claims))
     expect(Jwt.verify(token, key, 200)).toEqual(Either.left(new Jwt.JwtError({ reason: "Expired" })))
   })
 
@@ -188,6 +189,53 @@ describe("Jwt", () => {
     expect(reason("a.b")).toBe("Malformed")
     expect(reason("a.b.c")).toBe("Malformed")
   })
+})
+
+describe("Tokens", () => {
+  const second = 1_700_000_000_000
+
+  it.effect("a 1 s token issued at any millisecond of a second lives at least 1 s, and at most 2 s", () =>
+    Effect.gen(function*() {
+      const tokens = yield* Tokens.make({ lifetimeSeconds: 1 })
+      for (const offset of [0, 1, 250, 500, 998, 999]) {
+        const issuedAt = second + offset
+        yield* TestClock.setTime(issuedAt)
+        const issued = yield* tokens.issue(TestData.partner, "s")
+        expect(issued.expiresIn).toBe(1)
+        const validAt = (millis: number) =>
+          TestClock.setTime(millis).pipe(Effect.zipRight(Effect.either(tokens.verify(issued.accessToken))))
+        for (const later of [0, 1, 500, 999]) {
+          expect(Either.isRight(yield* validAt(issuedAt + later)), `issued at +${offset}, checked ${later} ms later`)
+            .toBe(true)
+        }
+        // it expires on the first whole second at or after the promised lifetime
+        const expiresAt = Math.ceil((issuedAt + 1000) / 1000) * 1000
+        expect(Either.isRight(yield* validAt(expiresAt - 1))).toBe(true)
+        expect(yield* validAt(expiresAt)).toEqual(Either.left(new Jwt.JwtError({ reason: "Expired" })))
+        expect(expiresAt - issuedAt).toBeGreaterThanOrEqual(1000)
+        expect(expiresAt - issuedAt).toBeLessThan(2000)
+      }
+    }))
+
+  it("claimTimes: exp is the promised end rounded up; lifetime 0 is already expired", () => {
+    expect(Tokens.claimTimes(second + 999, 1)).toEqual({ iat: 1_700_000_000, exp: 1_700_000_002 })
+    expect(Tokens.claimTimes(second, 3600)).toEqual({ iat: 1_700_000_000, exp: 1_700_003_600 })
+    expect(Tokens.claimTimes(second + 1, 3600)).toEqual({ iat: 1_700_000_000, exp: 1_700_003_601 })
+    for (const offset of [0, 1, 999]) {
+      const { exp } = Tokens.claimTimes(second + offset, 0)
+      expect(exp * 1000).toBeLessThanOrEqual(second + offset)
+    }
+  })
+
+  it.effect("a 0 s token is refused at once", () =>
+    Effect.gen(function*() {
+      const tokens = yield* Tokens.make({ lifetimeSeconds: 0 })
+      yield* TestClock.setTime(second + 500)
+      const issued = yield* tokens.issue(TestData.partner, "s")
+      expect(yield* Effect.either(tokens.verify(issued.accessToken))).toEqual(
+        Either.left(new Jwt.JwtError({ reason: "Expired" }))
+      )
+    }))
 })
 
 describe("pnpm sandbox arguments", () => {

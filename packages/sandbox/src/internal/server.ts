@@ -1,9 +1,10 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Headers from "@effect/platform/Headers"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 import * as Layer from "effect/Layer"
 import type * as Http from "node:http"
-import { SandboxApi } from "../Api.js"
+import { adminKeyHeader, SandboxApi } from "../Api.js"
 import { AdminAuthorizationLive, AdminLive } from "./admin.js"
 import { AuthLive } from "./auth.js"
 import { AuthorizationLive, ExchangeLive } from "./exchange.js"
@@ -18,8 +19,26 @@ const ApiLive = HttpApiBuilder.api(SandboxApi).pipe(
 const DocsLive = Layer.mergeAll(HttpApiBuilder.middlewareOpenApi(), HttpApiSwagger.layer({ path: "/docs" }))
 
 /**
+ * The request headers whose values never reach a span or a log: the caller's
+ * credentials (bearer token, API key, Basic secret) and the admin key.
+ */
+export const secretHeaderNames: ReadonlyArray<string> = ["authorization", "x-api-key", adminKeyHeader]
+
+/** `names` with every secret header name added (`Headers.redact` matches names case-insensitively). */
+const withSecretHeaderNames = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => [
+  ...names,
+  ...secretHeaderNames.filter((secret) =>
+    !names.some((name) => typeof name === "string" ? name.toLowerCase() === secret : name.test(secret))
+  )
+]
+
+/**
  * One HTTP server of the sandbox with the given role, listening on the given
  * node server. Build it with `Layer.build`, which gives it its own router.
+ *
+ * The server's request fibers inherit the fiber refs of the layer's build, so
+ * `Headers.currentRedactedNames` is extended there: the platform's server
+ * spans (`http.request.header.*`) show `secretHeaderNames` as redacted.
  */
 export const layer = (
   role: Middleware.Role,
@@ -30,5 +49,6 @@ export const layer = (
     Layer.provide(role === "auth" ? Layer.empty : DocsLive),
     Layer.provide(Middleware.layer(role)),
     Layer.provide(ApiLive),
-    Layer.provideMerge(NodeHttpServer.layer(() => server, listen))
+    Layer.provideMerge(NodeHttpServer.layer(() => server, listen)),
+    Layer.locallyWith(Headers.currentRedactedNames, withSecretHeaderNames)
   )

@@ -1,0 +1,139 @@
+/**
+ * `pnpm sandbox` as a process: it prints its URLs and the test credentials,
+ * serves, and stops cleanly on SIGTERM and SIGINT (exit code 0, nothing on
+ * stderr, the port released).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { TestData } from "@gcx/sandbox"
+import type { Duration } from "effect"
+import { Effect, Option } from "effect"
+import * as ChildProcess from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { call } from "./helpers.js"
+
+/** The repository's root, where `pnpm sandbox` runs. */
+const root = fileURLToPath(new URL("../../../", import.meta.url))
+
+/** How a process ended. */
+interface Ended {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** A running `pnpm sandbox`, its output so far, and how it ends. */
+interface Running {
+  readonly child: ChildProcess.ChildProcess
+  readonly banner: string
+  readonly output: { stdout: string; stderr: string }
+  readonly ended: Promise<Ended>
+}
+
+/**
+ * Starts `node --import tsx packages/sandbox/src/bin.ts <args>` (what `pnpm
+ * sandbox` runs) and waits for its banner; the process is killed when the
+ * scope closes, if it is still running.
+ */
+const start = (args: ReadonlyArray<string>) =>
+  Effect.acquireRelease(
+    Effect.async<Running, Error>((resume) => {
+      const child = ChildProcess.spawn(
+        process.execPath,
+        ["--import", "tsx", "packages/sandbox/src/bin.ts", ...args],
+        { cwd: root, stdio: ["ignore", "pipe", "pipe"] }
+      )
+      const output = { stdout: "", stderr: "" }
+      const ended = new Promise<Ended>((resolve) => {
+        child.on("exit", (code, signal) => resolve({ code, signal, ...output }))
+      })
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        output.stdout += chunk
+        if (output.stdout.includes("Press Ctrl+C to stop.")) {
+          resume(Effect.succeed({ child, banner: output.stdout, output, ended }))
+        }
+      })
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        output.stderr += chunk
+      })
+      void ended.then(({ code, signal }) =>
+        resume(Effect.fail(new Error(`pnpm sandbox exited (${code ?? signal}) before its banner: ${output.stderr}`)))
+      )
+    }).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new Error("no banner in 60 s") })),
+    ({ child }) =>
+      Effect.sync(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+      })
+  )
+
+/** Sends `signal` and waits (up to `within`) for the process to end; `None` if it did not. */
+const stop = (running: Running, signal: NodeJS.Signals, within: Duration.DurationInput) =>
+  Effect.gen(function*() {
+    const sentAt = Date.now()
+    running.child.kill(signal)
+    const ended = yield* Effect.promise(() => running.ended).pipe(Effect.timeout(within), Effect.option)
+    return Option.map(ended, (ended) => ({ ...ended, millis: Date.now() - sentAt }))
+  })
+
+/** The API URL the banner gives. */
+const apiUrl = (banner: string): string => {
+  const match = /^ {2}API +(http:\/\/\S+)$/m.exec(banner)
+  if (match === null) throw new Error(`no API URL in the banner:\n${banner}`)
+  return match[1]!
+}
+
+describe("pnpm sandbox", () => {
+  it.live.each(["SIGTERM", "SIGINT"] as const)("serves, then stops cleanly on %s: exit code 0, nothing on stderr", (
+    signal
+  ) =>
+    Effect.gen(function*() {
+      const running = yield* start(["--port", "0", "--quiet"])
+      const { banner } = running
+      const baseUrl = apiUrl(banner)
+      expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      // the banner lists the URLs, the admin key and every test credential
+      expect(banner).toContain(`Token        ${baseUrl}/oauth2/token`)
+      expect(banner).toContain(`OpenAPI      ${baseUrl}/openapi.json`)
+      expect(banner).toContain(`x-admin-key: ${TestData.adminKey}`)
+      for (const partner of TestData.partners) {
+        expect(banner).toContain(`${partner.clientId} / ${partner.clientSecret} / ${partner.apiKey}`)
+      }
+      for (const card of Object.values(TestData.Cards)) expect(banner).toContain(card)
+
+      const openapi = yield* call(`${baseUrl}/openapi.json`)
+      expect(openapi.status).toBe(200)
+      expect(openapi.body.openapi).toMatch(/^3\./)
+
+      // a few seconds at most (it takes well under one); generous for a loaded machine
+      const ended = Option.getOrThrowWith(
+        yield* stop(running, signal, "10 seconds"),
+        () => new Error(`pnpm sandbox did not stop within 10 s of ${signal}`)
+      )
+      expect(ended).toMatchObject({ code: 0, signal: null, stderr: "" })
+      // --quiet: nothing but the banner, no stack trace or interruption report
+      expect(ended.stdout).toBe(banner)
+      // the server is closed: its port refuses connections
+      const refused = yield* Effect.flip(call(`${baseUrl}/openapi.json`))
+      expect(String((refused as Error).cause)).toContain("ECONNREFUSED")
+    }).pipe(Effect.scoped), { timeout: 90_000 })
+
+  it.live("a bad flag exits 2 with the usage on stderr", () =>
+    Effect.gen(function*() {
+      const child = ChildProcess.spawn(
+        process.execPath,
+        ["--import", "tsx", "packages/sandbox/src/bin.ts", "--port", "nope"],
+        { cwd: root, stdio: ["ignore", "pipe", "pipe"] }
+      )
+      let stderr = ""
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        stderr += chunk
+      })
+      const code = yield* Effect.async<number | null>((resume) => {
+        child.on("exit", (code) => resume(Effect.succeed(code)))
+        return Effect.sync(() => child.kill("SIGKILL"))
+      })
+      expect(code).toBe(2)
+      expect(stderr).toContain("--port must be a number >= 0")
+      expect(stderr).toContain("Usage: pnpm sandbox")
+    }), { timeout: 90_000 })
+})
