@@ -45,7 +45,7 @@ describe.concurrent("gcx sandbox", () => {
       const { banner, child } = yield* start(["--port", "0", "--quiet", "--time-scale", "0.05"])
       const env = exported(banner)
       expect(env.GCX_BASE_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
-      expect(banner).toContain(`Docs     ${env.GCX_BASE_URL}/docs`)
+      expect(banner).toContain(`Docs         ${env.GCX_BASE_URL}/docs`)
       const heartbeat = yield* gcx(["heartbeat"], { env })
       expect(heartbeat.code).toBe(0)
       expect(heartbeat.stdout).toContain(`from ${env.GCX_BASE_URL}`)

@@ -7,9 +7,8 @@
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { ExchangeClient, TokenProvider } from "@gcx/http"
-import { Sandbox, TestData } from "@gcx/sandbox"
-import type { Tracer } from "effect"
-import { Cause, Effect, Exit, Inspectable, Layer, List, Logger, LogLevel, Option, Redacted } from "effect"
+import { Capture, Sandbox, TestData } from "@gcx/sandbox"
+import { Cause, Effect, Exit, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { optionsFor, pollUntilDone, sandbox } from "./fixtures.js"
 
 const partner: TestData.Partner = {
@@ -28,73 +27,6 @@ const cards = [
   // not in the scenario table: succeeds with a derived balance
   "6006123456789012"
 ]
-
-/** Everything observable of a run, as text. */
-interface Capture {
-  readonly lines: Array<string>
-  readonly spans: Array<Tracer.Span>
-}
-
-const show = (value: unknown): string => {
-  try {
-    return Inspectable.format(value)
-  } catch {
-    return String(value)
-  }
-}
-
-/**
- * A span's status as a trace exporter sees it: success, or the failure's
- * rendered cause (messages, stacks and nested causes). Exporters never export
- * a success value; the values handed back to callers are scanned separately.
- */
-const showStatus = (exit: Exit.Exit<unknown, unknown>): string =>
-  Exit.match(exit, {
-    onFailure: (cause) => Cause.pretty(cause, { renderErrorCause: true }),
-    onSuccess: () => "success"
-  })
-
-/** A logger that records every log line: message, level, annotations, spans and cause. */
-const captureLogs = (capture: Capture) =>
-  Logger.replace(
-    Logger.defaultLogger,
-    Logger.make(({ annotations, cause, logLevel, message, spans }) => {
-      capture.lines.push(
-        [
-          logLevel.label,
-          show(message),
-          show(Object.fromEntries(annotations)),
-          List.toArray(spans).map((span) => span.label).join(","),
-          Cause.isEmpty(cause) ? "" : Cause.pretty(cause, { renderErrorCause: true })
-        ].join(" | ")
-      )
-    })
-  ).pipe(Layer.merge(Logger.minimumLogLevel(LogLevel.All)))
-
-/** A tracer that keeps every span (the native ones, so they also record events and their exit). */
-const captureSpans = (capture: Capture) =>
-  Layer.unwrapEffect(Effect.map(Effect.tracer, (native) =>
-    Layer.setTracer({
-      ...native,
-      span: (...args) => {
-        const span = native.span(...args)
-        capture.spans.push(span)
-        return span
-      }
-    })))
-
-const describeSpan = (span: Tracer.Span): string => {
-  const native = span as Tracer.Span & {
-    readonly events?: ReadonlyArray<readonly [string, bigint, Record<string, unknown>]>
-  }
-  return [
-    span.name,
-    show(Object.fromEntries(span.attributes)),
-    show((native.events ?? []).map(([name, , attributes]) => [name, attributes])),
-    show(span.links.map((link) => link.attributes)),
-    span.status._tag === "Ended" ? showStatus(span.status.exit) : "running"
-  ].join(" | ")
-}
 
 /** The quote calls of the run: successes, card outcomes, retried faults and refusals. */
 const run = (server: Sandbox.Service) =>
@@ -154,7 +86,7 @@ const clientLayer = (server: Sandbox.Service, overrides: Parameters<typeof optio
 describe("sentinel scan", () => {
   it.live("no secret, token or card data in any log line, span, result or error", () =>
     Effect.gen(function*() {
-      const capture: Capture = { lines: [], spans: [] }
+      const capture = Capture.make()
       const { outcomes, token } = yield* Effect.gen(function*() {
         const server = yield* Sandbox.SandboxServer
         return yield* run(server).pipe(Effect.provide(clientLayer(server)))
@@ -164,13 +96,12 @@ describe("sentinel scan", () => {
             Layer.provide(Logger.minimumLogLevel(LogLevel.All))
           )
         ),
-        Effect.provide(Layer.merge(captureLogs(capture), captureSpans(capture)))
+        Effect.provide(Capture.layer(capture))
       )
 
       const text = [
-        ...capture.lines,
-        ...capture.spans.map(describeSpan),
-        ...outcomes.map((outcome) => show(outcome)),
+        Capture.text(capture),
+        ...outcomes.map((outcome) => Capture.show(outcome)),
         ...outcomes.map((outcome) =>
           JSON.stringify(outcome, (_, value) => typeof value === "bigint" ? `${value}` : value)
         )

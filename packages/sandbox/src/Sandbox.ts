@@ -6,12 +6,14 @@
 import type * as HttpServer from "@effect/platform/HttpServer"
 import { HttpServer as HttpServerTag } from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
+import { Routes } from "@gcx/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
+import { adminKeyHeader, adminPrefix } from "./Api.js"
 import * as Faults from "./Faults.js"
 import { SandboxConfig } from "./internal/config.js"
 import * as Server from "./internal/server.js"
@@ -146,6 +148,36 @@ export const clientOptions = (
   clientSecret: partner.clientSecret,
   apiKey: partner.apiKey
 })
+
+/**
+ * What a running sandbox prints for people: its addresses, the admin key, the
+ * test partners, the `GCX_*` variables that point gcx at it, the product lines
+ * and the scenario cards. Only public test credentials appear in it.
+ */
+export const banner = (server: Service): string =>
+  [
+    "gcx sandbox is running",
+    `  API          ${server.baseUrl}`,
+    `  Quote        ${server.baseUrl}${Routes.quotePath(server.stage)} (also without /${server.stage})`,
+    `  Token        ${server.authUrl}${Routes.tokenPath}`,
+    `  OpenAPI      ${server.baseUrl}/openapi.json`,
+    `  Docs         ${server.baseUrl}/docs`,
+    `  Admin        ${server.baseUrl}${adminPrefix}/  (${adminKeyHeader}: ${server.adminKey})`,
+    "Test partners (client_id / client_secret / x-api-key):",
+    ...TestData.partners.map((partner) =>
+      `  ${partner.clientId} / ${partner.clientSecret} / ${partner.apiKey}${
+        partner.agent === undefined ? "" : "  (human-based balance inquiries)"
+      }`
+    ),
+    "Point gcx at it (the first test partner):",
+    `  export GCX_ENV=custom GCX_BASE_URL=${server.baseUrl} GCX_AUTH_URL=${server.authUrl} GCX_STAGE=${server.stage}`,
+    `  export GCX_CLIENT_ID=${TestData.partner.clientId} GCX_CLIENT_SECRET=${TestData.partner.clientSecret} GCX_API_KEY=${TestData.partner.apiKey}`,
+    `Product lines: ${TestData.productLines.map((line) => line.id).join(", ")}`,
+    `Cards (any PIN; PIN ${TestData.rejectedPin} always gives exchange.invalid.card):`,
+    ...Object.entries(TestData.Cards).map(([name, number]) => `  ${number}  ${name}`),
+    "  any other         success, balance derived from the number",
+    "Press Ctrl+C to stop."
+  ].join("\n")
 
 /** A layer that starts a sandbox and stops it when the layer's scope closes. Each use gets its own server and state. */
 export const layer = (options: SandboxOptions = {}): Layer.Layer<SandboxServer, ServeError> =>

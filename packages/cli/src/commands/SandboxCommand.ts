@@ -7,10 +7,8 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import type { ServeError } from "@effect/platform/HttpServerError"
-import * as Routes from "@gcx/core/Routes"
 import * as Faults from "@gcx/sandbox/Faults"
 import type * as Sandbox from "@gcx/sandbox/Sandbox"
-import * as TestData from "@gcx/sandbox/TestData"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -20,23 +18,6 @@ import { CliError, ExitCode } from "../ExitCode.js"
 
 /** The port `gcx sandbox` listens on by default, as `pnpm sandbox` does. */
 export const defaultPort = 4010
-
-/** What `gcx sandbox` prints once it listens: addresses, the variables for gcx, the test cards. */
-export const banner = (server: Sandbox.Service): string =>
-  [
-    `gcx sandbox is running on ${server.baseUrl} (stage ${server.stage})`,
-    `  Token    ${server.authUrl}${Routes.tokenPath}`,
-    `  Quote    ${server.baseUrl}${Routes.quotePath(server.stage)}`,
-    `  Docs     ${server.baseUrl}/docs`,
-    "Point gcx at it (the sandbox's public test partner):",
-    `  export GCX_ENV=custom GCX_BASE_URL=${server.baseUrl} GCX_AUTH_URL=${server.authUrl} GCX_STAGE=${server.stage}`,
-    `  export GCX_CLIENT_ID=${TestData.partner.clientId} GCX_CLIENT_SECRET=${TestData.partner.clientSecret} GCX_API_KEY=${TestData.partner.apiKey}`,
-    `Cards (product lines ${
-      TestData.productLines.map((line) => line.id).join(", ")
-    }; any PIN, but ${TestData.rejectedPin} is always refused):`,
-    ...Object.entries(TestData.Cards).map(([name, number]) => `  ${number}  ${name}`),
-    "Press Ctrl+C to stop."
-  ].join("\n")
 
 const nonNegative = Schema.Number.pipe(Schema.nonNegative())
 
@@ -118,7 +99,7 @@ export const sandboxOptions = (flags: Flags): Either.Either<Sandbox.SandboxOptio
 /** Runs a sandbox until interrupted; the sandbox is loaded on demand, so that other commands start faster. */
 export const run = (options: Sandbox.SandboxOptions): Effect.Effect<never, ServeError> =>
   Effect.gen(function*() {
-    const { SandboxServer, layer }: typeof Sandbox = yield* Effect.promise(() => import("@gcx/sandbox/Sandbox"))
+    const { banner, layer, SandboxServer }: typeof Sandbox = yield* Effect.promise(() => import("@gcx/sandbox/Sandbox"))
     return yield* Effect.gen(function*() {
       yield* Console.log(banner(yield* SandboxServer))
       return yield* Effect.never
