@@ -1,0 +1,335 @@
+/**
+ * Chaos: quotes through the poller (`quoteAll`) against a sandbox process that
+ * injects 20 % 503, 5 % 500, 5 % connection resets, 3 % processed-but-dropped
+ * POST answers and 2 % two-second stalls, with tokens expiring every 2 s.
+ * Every quote must end with exactly one outcome, no transaction may be lost or
+ * duplicated (the sandbox's journal and transactions, over its admin API), and
+ * token requests stay within one per expiry window plus retries.
+ *
+ * Secrets: the same run is captured whole (every log line at every level,
+ * every span, every event of the quote streams and of the bus, every error in
+ * several renderings) and scanned for the partner's client secret and API
+ * key, every access token the client sent, every PIN and every full card
+ * number: none may appear.
+ *
+ * Size: 1,000 quotes; 200 when CI=true.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import type { Errors } from "@gcx/core"
+import { QuoteEvent } from "@gcx/core"
+import { TokenProvider } from "@gcx/http"
+import type { QuotePoller as QuotePollerNs } from "@gcx/poller"
+import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
+import type { Faults, Journal, Lifecycle } from "@gcx/sandbox"
+import { TestData } from "@gcx/sandbox"
+import { Effect, Stream } from "effect"
+import { randomBytes, randomInt } from "node:crypto"
+import * as Admin from "../internal/Admin.js"
+import { pollerLayer } from "../internal/gcx.js"
+import * as SandboxProcess from "../internal/SandboxProcess.js"
+import * as Capture from "./capture.js"
+
+const quotes = process.env.CI === "true" ? 200 : 1_000
+const concurrency = 100
+const tokenLifetimeSeconds = 2
+
+const sentinel = (label: string) => `SENTINEL-${label}-${randomBytes(6).toString("hex")}`
+
+/** The partner of the run: its secret and API key are sentinels to scan for. */
+const partner: TestData.Partner = {
+  clientId: "chaos-partner",
+  clientSecret: sentinel("SECRET"),
+  apiKey: sentinel("APIKEY"),
+  creatorId: 7001
+}
+
+/**
+ * The faults. The first rule of an answer kind that fires decides the answer,
+ * so each later rule's probability is raised to give the intended share of
+ * all requests: 20 % 503, 5 % 500, 5 % resets, 3 % of POSTs dropped after
+ * processing; 2 % of requests stall 2 s (on top of their answer).
+ */
+const faults: ReadonlyArray<Faults.FaultRule> = [
+  { route: "any", kind: "status503", probability: 0.2 },
+  { route: "any", kind: "status500", probability: 0.05 / 0.8 },
+  { route: "any", kind: "reset", probability: 0.05 / 0.75 },
+  { route: "createQuote", kind: "dropAnswer", probability: 0.03 / 0.7 },
+  { route: "any", kind: "stall", probability: 0.02 }
+]
+
+/** The client's settings for the run (reported with the figures). */
+const clientSettings = {
+  requestTimeout: "5 seconds",
+  retry: {
+    maxAttempts: 10,
+    baseDelay: "50 millis",
+    maxDelay: "1 second",
+    budget: { capacity: 5_000, refillPerSecond: 500 }
+  }
+} as const
+
+/** The cards: mostly distinct cards with derived balances (2 s), plus card outcomes and instant quotes. */
+const cards = Array.from({ length: quotes }, (_, index) => ({
+  cardNumber: index % 20 === 0
+    ? TestData.Cards.invalid
+    : index % 20 === 1
+    ? TestData.Cards.merchantUnavailable
+    : index % 20 === 2
+    ? TestData.Cards.instant
+    : `4929${String(randomInt(0, 1e12)).padStart(12, "0")}`,
+  pinNumber: `pin-${randomBytes(5).toString("hex")}`,
+  productLineId: TestData.defaultProductLineId
+}))
+
+/** What the client saw of one quote. */
+interface Seen {
+  readonly events: Array<QuoteEvent.QuoteEvent>
+  readonly rejections: Array<Errors.QuoteFailure>
+}
+
+/** What the run left: the client's view, the bus, the server's view and the capture. */
+interface Run {
+  readonly seconds: number
+  readonly seen: ReadonlyArray<Seen>
+  readonly busEvents: number
+  readonly journalLeft: number
+  readonly transactions: ReadonlyArray<Lifecycle.Summary>
+  readonly journal: Journal.Journal
+  readonly capture: Capture.Capture
+}
+
+const quoteAll = (capture: Capture.Capture) =>
+  Effect.gen(function*() {
+    const poller = yield* QuotePoller.QuotePoller
+    const bus = yield* QuoteEvents.QuoteEvents
+    const journal = yield* QuoteJournal.QuoteJournal
+    let busEvents = 0
+    const subscription = yield* bus.subscribe
+    yield* Effect.forkScoped(Stream.runForEach(subscription, (event) =>
+      Effect.sync(() => {
+        busEvents++
+        Capture.record(capture, event)
+      })))
+    const seen: Array<Seen> = cards.map(() => ({ events: [], rejections: [] }))
+    yield* poller.quoteAll(cards, { concurrency }).pipe(
+      Stream.runForEach((item: QuotePollerNs.BatchEvent) =>
+        Effect.sync(() => {
+          if (item._tag === "Event") {
+            seen[item.index]!.events.push(item.event)
+            Capture.record(capture, QuoteEvent.encode(item.event))
+          } else {
+            seen[item.index]!.rejections.push(item.error)
+            Capture.record(capture, item.error)
+          }
+        })
+      )
+    )
+    // let the bus subscriber catch up
+    yield* Effect.sleep("500 millis")
+    return { seen, busEvents, journalLeft: (yield* journal.entries).length }
+  }).pipe(Effect.scoped)
+
+let sandbox: SandboxProcess.SandboxProcess | undefined
+let run: Run | undefined
+
+const figures = (run: Run) => {
+  const accepted = run.seen.filter((quote) => quote.events.some((event) => event._tag === "Submitted"))
+  const terminalCounts = run.seen.map((quote) => quote.events.filter(QuoteEvent.isTerminal).length)
+  const outcomes: Record<string, number> = {}
+  for (const quote of run.seen) {
+    const terminal = quote.events.find(QuoteEvent.isTerminal)
+    const key = terminal?._tag === "Completed"
+      ? "Completed"
+      : terminal?._tag === "Failed"
+      ? `Failed ${terminal.error._tag}`
+      : quote.rejections.length > 0
+      ? `POST refused: ${quote.rejections[0]!._tag}`
+      : "no outcome"
+    outcomes[key] = (outcomes[key] ?? 0) + 1
+  }
+  const known = new Set(
+    run.seen.flatMap((quote) => quote.events.filter((event) => event._tag === "Submitted")).map((event) =>
+      event.transactionId
+    )
+  )
+  const ours = run.transactions.filter((transaction) => transaction.clientId === partner.clientId)
+  const lost = ours.filter((transaction) => !known.has(transaction.transactionId))
+  const duplicates = Object.entries(run.journal.transactionsByRequestId).filter(([, ids]) => ids.length > 1)
+  const perRequestId = new Map<string, number>()
+  for (const transaction of ours) {
+    perRequestId.set(transaction.requestId, (perRequestId.get(transaction.requestId) ?? 0) + 1)
+  }
+  const entries = run.journal.entries
+  const totalRequests = Object.values(run.journal.requests).reduce((sum, count) => sum + count, 0)
+  // what each request got: the first answer kind that fired decides the answer; a stall delays it on top
+  const injected: Record<string, number> = {}
+  for (const entry of entries) {
+    const fired = entry.faults ?? []
+    const decided = fired.find((kind) => kind !== "stall" && kind !== "latency")
+    for (const kind of [decided, fired.includes("stall") ? "stall" : undefined]) {
+      if (kind !== undefined) injected[`${entry.route}:${kind}`] = (injected[`${entry.route}:${kind}`] ?? 0) + 1
+    }
+  }
+  const tokenEntries = entries.filter((entry) => entry.route === "token")
+  const failedTokenRequests = tokenEntries.filter((entry) => entry.status !== 200).length
+  const windows = Math.ceil(run.seconds / tokenLifetimeSeconds)
+  const refreshIntervalSeconds = tokenLifetimeSeconds - TokenProvider.refreshMargin(tokenLifetimeSeconds * 1000) / 1000
+  const refreshIntervals = Math.ceil(run.seconds / refreshIntervalSeconds)
+  return {
+    quotes,
+    concurrency,
+    seconds: Math.round(run.seconds * 10) / 10,
+    client: clientSettings,
+    accepted: accepted.length,
+    outcomes,
+    terminalEventsPerQuote: {
+      zero: terminalCounts.filter((count) => count === 0).length,
+      one: terminalCounts.filter((count) => count === 1).length,
+      more: terminalCounts.filter((count) => count > 1).length
+    },
+    busEvents: run.busEvents,
+    streamEvents: run.seen.reduce((sum, quote) => sum + quote.events.length, 0),
+    journalEntriesLeft: run.journalLeft,
+    serverTransactions: ours.length,
+    knownToClient: ours.length - lost.length,
+    lost: lost.map((transaction) => ({
+      transactionId: transaction.transactionId,
+      requestId: transaction.requestId,
+      /** How the client's POST ended. */
+      refusal: run.seen.flatMap((quote) => quote.rejections).find((error) =>
+        "requestId" in error && error.requestId === transaction.requestId
+      )?._tag,
+      /** Every POST of that requestId, as the sandbox journaled it. */
+      attempts: entries.filter((entry) => entry.route === "createQuote" && entry.requestId === transaction.requestId)
+        .map((entry) => `previousAttempts ${entry.previousAttempts}: ${entry.status ?? "reset"} ${entry.faults ?? []}`)
+    })),
+    duplicateRequestIds: duplicates.length + [...perRequestId.values()].filter((count) => count > 1).length,
+    requests: run.journal.requests,
+    postReplays:
+      entries.filter((entry) =>
+        entry.route === "createQuote" && entry.status === 201 && (entry.previousAttempts ?? 0) > 0
+      ).length,
+    unauthorized: entries.filter((entry) => entry.status === 401).length,
+    journalComplete: entries.length === totalRequests,
+    /** Requests per route and fault that decided their answer (and stalls). */
+    faultsInjected: injected,
+    /** The same as a share of each route's requests, in %. */
+    faultRates: Object.fromEntries(
+      Object.entries(injected).map(([key, count]) => {
+        const route = key.split(":")[0] as keyof Journal.Journal["requests"]
+        return [key, Math.round((1000 * count) / run.journal.requests[route]) / 10]
+      })
+    ),
+    tokens: {
+      lifetimeSeconds: tokenLifetimeSeconds,
+      requests: run.journal.requests.token,
+      failed: failedTokenRequests,
+      distinctSentByClient: run.capture.tokens.size,
+      expiryWindows: windows,
+      /** The issue's bound: one per expiry window, plus the failed requests that were retried. */
+      onePerExpiryWindowPlusRetries: windows + failedTokenRequests,
+      /** The token provider refreshes once `refreshMargin` is left: one per refresh interval. */
+      refreshIntervalSeconds,
+      onePerRefreshIntervalPlusRetries: refreshIntervals + failedTokenRequests + 1
+    }
+  }
+}
+
+describe(`chaos: ${quotes} quotes under faults, tokens expiring every ${tokenLifetimeSeconds} s`, () => {
+  beforeAll(async () => {
+    sandbox = await SandboxProcess.start([{ partners: [partner], tokenLifetimeSeconds, seed: 7, faults }])
+    const capture = Capture.make()
+    const started = performance.now()
+    const client = await Effect.runPromise(
+      quoteAll(capture).pipe(
+        Effect.provide(pollerLayer(sandbox.endpoint, {
+          client: {
+            clientId: partner.clientId,
+            clientSecret: partner.clientSecret,
+            apiKey: partner.apiKey,
+            ...clientSettings
+          },
+          journal: QuoteJournal.layerMemory,
+          bus: { capacity: 1_000_000 },
+          http: Capture.httpClient(capture)
+        })),
+        Effect.provide(Capture.layer(capture))
+      )
+    )
+    const seconds = (performance.now() - started) / 1000
+    run = {
+      ...client,
+      seconds,
+      capture,
+      transactions: await Admin.transactions(sandbox.endpoint),
+      journal: await Admin.journal(sandbox.endpoint)
+    }
+    console.log(`chaos figures:\n${JSON.stringify(figures(run), null, 2)}`)
+  })
+
+  afterAll(async () => {
+    await sandbox?.stop()
+  })
+
+  it("every quote ends with exactly one outcome: one terminal event, or the refusal of its POST", () => {
+    for (const [index, quote] of run!.seen.entries()) {
+      const terminals = quote.events.filter(QuoteEvent.isTerminal)
+      if (quote.rejections.length > 0) {
+        expect(quote.events, `quote ${index}: no event after a refused POST`).toEqual([])
+        expect(quote.rejections.length, `quote ${index}`).toBe(1)
+      } else {
+        expect(terminals.length, `quote ${index}: terminal events`).toBe(1)
+        expect(QuoteEvent.isTerminal(quote.events.at(-1)!), `quote ${index}: the terminal event is the last`).toBe(true)
+        expect(quote.events.filter((event) => event._tag === "Submitted").length).toBe(1)
+      }
+    }
+  })
+
+  it("zero transactions lost: every transaction the sandbox created is known to the client", () => {
+    expect(figures(run!).lost).toEqual([])
+  })
+
+  it("zero duplicate transactions per requestId", () => {
+    const ours = run!.transactions.filter((transaction) => transaction.clientId === partner.clientId)
+    expect(Object.values(run!.journal.transactionsByRequestId).filter((ids) => ids.length > 1)).toEqual([])
+    expect(new Set(ours.map((transaction) => transaction.requestId)).size).toBe(ours.length)
+  })
+
+  it("token requests: one per refresh interval plus retries (printed against one per expiry window)", () => {
+    const { tokens } = figures(run!)
+    expect(run!.journal.entries.length).toBe(Object.values(run!.journal.requests).reduce((a, b) => a + b, 0))
+    console.log(
+      `tokens: ${tokens.requests} requests (${tokens.failed} failed) in ${tokens.expiryWindows} expiry windows of ` +
+        `${tokenLifetimeSeconds} s: one per expiry window plus retries allows ${tokens.onePerExpiryWindowPlusRetries}; ` +
+        `the provider refreshes every ${tokens.refreshIntervalSeconds} s (lifetime - refreshMargin), which allows ` +
+        `${tokens.onePerRefreshIntervalPlusRetries}`
+    )
+    expect(tokens.requests).toBeLessThanOrEqual(tokens.onePerRefreshIntervalPlusRetries)
+  })
+
+  it("no client secret, API key, access token, PIN or full card number in any log, event, error or span", () => {
+    const { capture } = run!
+    const text = Capture.text(capture)
+    // the capture really holds the run
+    expect(capture.spans.length).toBeGreaterThan(quotes)
+    expect(capture.lines.some((line) => line.includes("retrying"))).toBe(true)
+    expect(capture.tokens.size).toBeGreaterThan(1)
+    const sentinels = [
+      partner.clientSecret,
+      partner.apiKey,
+      Buffer.from(`${partner.clientId}:${partner.clientSecret}`).toString("base64"),
+      ...capture.tokens,
+      ...[...capture.tokens].map((token) => token.split(".")[2]!),
+      ...new Set(cards.map((card) => card.cardNumber)),
+      ...cards.map((card) => card.pinNumber)
+    ]
+    const found = Capture.scan(text, sentinels)
+    expect(found.map((sentinel) => `${sentinel.slice(0, 6)}…`)).toEqual([])
+    expect(Capture.jwtShape.test(text)).toBe(false)
+    console.log(
+      `secrets scan: ${sentinels.length} sentinels (${capture.tokens.size} access tokens), ` +
+        `${capture.lines.length} log lines/renderings, ${capture.spans.length} spans, ${text.length} characters: ` +
+        `${found.length} found`
+    )
+  })
+})

@@ -1,0 +1,110 @@
+/**
+ * The child of row 4 (run with --expose-gc). Creates `count` quotes on the
+ * slow card with plain POSTs, then measures the heap (after full collections)
+ * per quote in flight, twice on the same transactions:
+ * - the raw baseline: `RawClient.waitFor` on every quote at once, each parked
+ *   on its poll interval (60 s), then aborted;
+ * - gcx: `QuotePoller.track` on every quote at once, each drained by its own
+ *   root fiber (`runFork`), as a server would from each request's fiber; the
+ *   no-op journal, the event bus with one subscriber. Each tracker parks on
+ *   the service's hint (the slow card's ~30 s).
+ * Prints one `RESULT <json>` line.
+ *
+ * Usage: node --expose-gc --import tsx bench/rows/memory-child.ts <endpoint json> <count>
+ */
+import type { QuoteEvent } from "@gcx/core"
+import { QuoteEvents, QuotePoller } from "@gcx/poller"
+import { TestData } from "@gcx/sandbox"
+import * as Effect from "effect/Effect"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Stream from "effect/Stream"
+import type { RawQuote } from "../baseline/RawClient.js"
+import { RawClient } from "../baseline/RawClient.js"
+import { pollerLayer, rawOptions } from "../internal/gcx.js"
+import { pool } from "../internal/pool.js"
+import type { Endpoint } from "../internal/SandboxProcess.js"
+
+const endpoint = JSON.parse(process.argv[2]!) as Endpoint
+const count = Number(process.argv[3])
+const gc = (globalThis as { gc?: () => void }).gc
+if (gc === undefined) throw new Error("run with --expose-gc")
+
+const pause = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
+
+/** Full collections until the heap is quiet; returns the heap then. */
+const settledHeap = async (): Promise<number> => {
+  for (let i = 0; i < 4; i++) {
+    gc()
+    await pause(100)
+  }
+  return process.memoryUsage().heapUsed
+}
+
+const main = async () => {
+  const runtime = ManagedRuntime.make(pollerLayer(endpoint))
+  let busEvents = 0
+  // One subscriber on the bus, draining it, as an application would have.
+  await runtime.runPromise(Effect.gen(function*() {
+    const bus = yield* QuoteEvents.QuoteEvents
+    yield* Effect.forkDaemon(Effect.scoped(Effect.flatMap(
+      bus.subscribe,
+      Stream.runForEach((_: QuoteEvent.QuoteEvent) => Effect.sync(() => busEvents++))
+    )))
+  }))
+
+  const createStarted = performance.now()
+  const creator = new RawClient(rawOptions(endpoint, 0))
+  const created: Array<RawQuote> = []
+  const card = {
+    cardNumber: TestData.Cards.slow,
+    pinNumber: TestData.pin,
+    productLineId: TestData.defaultProductLineId
+  }
+  await pool(count, 64, async () => {
+    created.push(await creator.createQuote(card))
+  })
+  const createSeconds = (performance.now() - createStarted) / 1000
+
+  // The raw baseline.
+  const raw = new RawClient(rawOptions(endpoint, 60_000))
+  await raw.fetchToken()
+  const rawBefore = await settledHeap()
+  const abort = new AbortController()
+  const waits = created.map((quote) => raw.waitFor(quote, abort.signal).catch(() => undefined))
+  await pause(1_000)
+  const rawDuring = await settledHeap()
+  abort.abort()
+  await Promise.all(waits)
+
+  // gcx.
+  const gcxBefore = await settledHeap()
+  const trackStarted = Date.now()
+  for (const quote of created) {
+    runtime.runFork(
+      Effect.flatMap(
+        QuotePoller.QuotePoller,
+        (poller) =>
+          Stream.runDrain(poller.track(quote.transactionId, { expectedCompletionTime: quote.expectedCompletionTime }))
+      )
+    )
+  }
+  await pause(3_000)
+  const gcxDuring = await settledHeap()
+  const measuredAt = Date.now()
+  process.stdout.write(
+    `RESULT ${
+      JSON.stringify({
+        count,
+        createSeconds,
+        trackStarted,
+        measuredAt,
+        busEvents,
+        raw: { heapUsedBefore: rawBefore, heapUsedDuring: rawDuring },
+        gcx: { heapUsedBefore: gcxBefore, heapUsedDuring: gcxDuring, rss: process.memoryUsage().rss }
+      })
+    }\n`
+  )
+  process.exit(0)
+}
+
+void main()
