@@ -4,14 +4,8 @@
  */
 import * as Schema from "effect/Schema"
 
-const hex = (bytes: Uint8Array): string => {
-  let out = ""
-  for (const byte of bytes) out += byte.toString(16).padStart(2, "0")
-  return out
-}
-
 /** A fresh requestId: a random UUID written as 32 lowercase hex characters, as the service documents it. */
-export const makeRequestId = (): string => hex(globalThis.crypto.getRandomValues(new Uint8Array(16)))
+export const makeRequestId = (): string => globalThis.crypto.randomUUID().replaceAll("-", "")
 
 /** The characters of a transaction id (Crockford-style upper-case base 32). */
 export const TRANSACTION_ID_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

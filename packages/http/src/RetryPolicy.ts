@@ -60,6 +60,11 @@ export interface Attempted<A> {
 
 const postRetryReasons: ReadonlyArray<Errors.TransportError["reason"]> = ["Connect", "Reset", "Timeout"]
 
+/** A failure after which the request may have been processed: no answer, a cut-off one, or a garbled 2xx. */
+const leavesOutcomeUnknown = (error: RetryableError): boolean =>
+  (error._tag === "TransportError" && error.reason !== "Connect" && error.reason !== "Aborted") ||
+  isGarbledSuccess(error)
+
 /** A 2xx answer whose body did not decode: the request was processed, its answer is unreadable. */
 const isGarbledSuccess = (error: RetryableError): boolean =>
   error._tag === "UnexpectedResponse" && error.httpStatus !== undefined && error.httpStatus >= 200 &&
@@ -78,17 +83,25 @@ const isGarbledSuccess = (error: RetryableError): boolean =>
  * - Token endpoint: 429, 5xx, or no answer.
  * - Never: card outcomes, MerchantUnavailable, request faults, other
  *   undecodable answers, and 401 (which gets its own single retry, see `execute`).
+ *
+ * `uncertain` says that an earlier attempt of the same POST may have been
+ * processed (it got no answer, a cut-off one or a garbled 2xx): the POST is then
+ * retried like a GET, on every transient failure, so that a transaction that
+ * exists is never given up.
  */
-export const shouldRetry = (operation: Operation, error: RetryableError): boolean => {
+export const shouldRetry = (operation: Operation, error: RetryableError, uncertain = false): boolean => {
+  // A POST whose earlier attempt may have been processed is retried on every transient failure, 500 included:
+  // giving up would lose a transaction that exists, and the requestId makes the retry safe.
+  const strictPost = operation === "createQuote" && !uncertain
   switch (error._tag) {
     case "Unauthorized":
       return false
     case "TokenError":
       return error.httpStatus === undefined || error.httpStatus === 429 || error.httpStatus >= 500
     case "TransportError":
-      return operation === "createQuote" ? postRetryReasons.includes(error.reason) : error.reason !== "Aborted"
+      return strictPost ? postRetryReasons.includes(error.reason) : error.reason !== "Aborted"
     case "ServerError":
-      return operation !== "createQuote"
+      return !strictPost
     case "UnexpectedResponse":
       return operation === "createQuote" && isGarbledSuccess(error)
     default:
@@ -191,19 +204,21 @@ export const execute = <A, E extends RetryableError, R>(options: {
   const loop = (
     attempt: number,
     retryDelay: Duration.Duration,
-    reauthorized: boolean
+    reauthorized: boolean,
+    uncertain: boolean
   ): Effect.Effect<Attempted<A>, E, R> =>
     Effect.matchEffect(options.attempt(before + attempt - 1), {
       onSuccess: (value) => Effect.succeed({ value, attempts: before + attempt, retryDelay }),
       onFailure: (error) => {
         const fail = Effect.fail(recordAttempts(error, before + attempt, retryDelay))
         const next = { operation, attempt: before + attempt + 1, error }
+        const stillUncertain = uncertain || leavesOutcomeUnknown(error)
         if (error._tag === "Unauthorized") {
           return reauthorized ? fail : retry({ ...next, delay: Duration.zero }).pipe(
-            Effect.zipRight(loop(attempt + 1, retryDelay, true))
+            Effect.zipRight(loop(attempt + 1, retryDelay, true, stillUncertain))
           )
         }
-        if (attempt >= settings.maxAttempts || !shouldRetry(operation, error)) return fail
+        if (attempt >= settings.maxAttempts || !shouldRetry(operation, error, stillUncertain)) return fail
         return delayFor(settings, attempt, error).pipe(
           Effect.flatMap(Option.match({
             onNone: () => fail,
@@ -211,7 +226,7 @@ export const execute = <A, E extends RetryableError, R>(options: {
               Effect.flatMap(budget.take, (granted) =>
                 granted
                   ? retry({ ...next, delay }).pipe(
-                    Effect.zipRight(loop(attempt + 1, Duration.sum(retryDelay, delay), reauthorized))
+                    Effect.zipRight(loop(attempt + 1, Duration.sum(retryDelay, delay), reauthorized, stillUncertain))
                   )
                   : Effect.logDebug(`retry budget exhausted; ${operation} fails`).pipe(
                     Effect.annotateLogs(logAnnotations(error)),
@@ -221,5 +236,6 @@ export const execute = <A, E extends RetryableError, R>(options: {
         )
       }
     })
-  return loop(1, Duration.zero, false)
+  // A call that resumes earlier attempts (previousAttempts > 0) may find its request processed already.
+  return loop(1, Duration.zero, false, before > 0)
 }

@@ -164,6 +164,33 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("reliability"
         expect(done.status.response.isCompleted).toBe(true)
       }).pipe(withClient()))
 
+    it.effect("a POST whose answer was lost is retried even on a 500: the transaction that exists is never given up", () =>
+      Effect.gen(function*() {
+        yield* reset
+        // The chaos run's loss: the first answer is dropped after processing, the retry meets a 500.
+        yield* setFaults([
+          { route: "createQuote", kind: "dropAnswer", sequence: [true, false, false] },
+          { route: "createQuote", kind: "status500", sequence: [false, true, false] }
+        ])
+        const exchange = yield* client
+        const created = yield* exchange.createQuote(card(TestData.Cards.success))
+        expect(created.attempts).toBe(3)
+        const posts = yield* postsOf(created.requestId)
+        expect(posts.map((entry) => [entry.status, entry.previousAttempts])).toEqual([[201, 0], [500, 1], [201, 2]])
+        const recorded = yield* journal
+        expect(recorded.transactionsByRequestId).toEqual({ [created.requestId]: [created.transactionId] })
+      }).pipe(withClient()))
+
+    it.effect("a POST that met a 500 with nothing uncertain before is not retried", () =>
+      Effect.gen(function*() {
+        yield* reset
+        yield* setFaults([{ route: "createQuote", kind: "status500", times: 1 }])
+        const exchange = yield* client
+        const error = yield* Effect.flip(exchange.createQuote(card(TestData.Cards.success)))
+        expect(error._tag).toBe("ServerError")
+        expect(error._tag === "ServerError" && error.attempts).toBe(1)
+      }).pipe(withClient()))
+
     it.effect("a GET retried after a reset and a 503 keeps its requestId and counts previousAttempts", () =>
       Effect.gen(function*() {
         yield* reset

@@ -92,6 +92,10 @@ describe("RetryPolicy.shouldRetry", () => {
     expect(RetryPolicy.shouldRetry("createQuote", new Errors.TransportError({ message: "x", reason: "Other" })))
       .toBe(false)
     expect(RetryPolicy.shouldRetry("createQuote", serverError)).toBe(false)
+    // once an earlier attempt may have been processed, a POST is retried like a GET
+    expect(RetryPolicy.shouldRetry("createQuote", serverError, true)).toBe(true)
+    expect(RetryPolicy.shouldRetry("createQuote", new Errors.TransportError({ message: "x", reason: "Other" }), true))
+      .toBe(true)
   })
 
   it("GET and heartbeat retry every transient error", () => {
