@@ -170,7 +170,10 @@ export const make = (
           expectedCompletionTime: Option.fromNullable(options.expectedCompletionTime)
         }
         const finish = (event: QuoteEvent.Terminal) =>
-          emit(event).pipe(Effect.zipRight(keepsJournalEntry(event) ? Effect.void : forget(transactionId)))
+          emit(event).pipe(
+            Effect.zipRight(keepsJournalEntry(event) ? Effect.void : forget(transactionId)),
+            Effect.as(event)
+          )
         const timeout = Effect.gen(function*() {
           return yield* finish(
             new QuoteEvent.Failed({
@@ -237,17 +240,27 @@ export const make = (
         }
       })
 
-    const track: Service["track"] = (transactionId, options = {}) =>
+    /**
+     * The events of `run` as a stream: `run` works in a fiber of the stream's
+     * scope, emitting as it goes (to the bus, then to the stream); ending the
+     * stream interrupts it.
+     */
+    const streamOf = <E>(
+      run: (emit: (event: QuoteEvent.QuoteEvent) => Effect.Effect<void>) => Effect.Effect<unknown, E>
+    ): Stream.Stream<QuoteEvent.QuoteEvent, E> =>
       Stream.unwrapScoped(Effect.gen(function*() {
-        const queue = yield* Queue.unbounded<Take.Take<QuoteEvent.QuoteEvent>>()
+        const queue = yield* Queue.unbounded<Take.Take<QuoteEvent.QuoteEvent, E>>()
         const emit = (event: QuoteEvent.QuoteEvent) =>
           bus.publish(event).pipe(Effect.zipRight(Queue.offer(queue, Take.of(event))))
-        yield* poll(transactionId, options, emit).pipe(
+        yield* run(emit).pipe(
           Effect.onExit((exit) => Queue.offer(queue, Exit.isSuccess(exit) ? Take.end : Take.failCause(exit.cause))),
           Effect.forkScoped
         )
         return Stream.fromQueue(queue).pipe(Stream.flattenTake)
       }))
+
+    const track: Service["track"] = (transactionId, options = {}) =>
+      streamOf((emit) => poll(transactionId, options, emit))
 
     /**
      * POSTs a quote and journals its transaction before anything can interrupt
@@ -300,36 +313,37 @@ export const make = (
         })
       )
 
-    const quote: Service["quote"] = (request, options = {}) =>
-      Stream.unwrap(
-        Effect.map(submit(request, options), ({ created, submitted, timestamp }) =>
-          created.quote.isCompleted
-            ? Stream.make(submitted, Tracking.terminalFor(created.transactionId, created.quote, timestamp)).pipe(
-              Stream.tap(bus.publish)
-            )
-            : Stream.make(submitted).pipe(
-              Stream.tap(bus.publish),
-              Stream.concat(
-                track(created.transactionId, {
-                  ...options,
-                  expectedCompletionTime: created.quote.expectedCompletionTime
-                })
-              )
-            ))
-      )
+    /** Submits a quote and polls it to its end, emitting every event; returns the terminal one. */
+    const run = (
+      request: QuoteInput,
+      options: QuoteOptions,
+      emit: (event: QuoteEvent.QuoteEvent) => Effect.Effect<void>
+    ): Effect.Effect<QuoteEvent.Terminal, Errors.QuoteFailure> =>
+      Effect.flatMap(submit(request, options), ({ created, submitted, timestamp }) => {
+        // A POST that answers completed needs no GET.
+        const finished = created.quote.isCompleted
+          ? Tracking.terminalFor(created.transactionId, created.quote, timestamp)
+          : undefined
+        return emit(submitted).pipe(
+          Effect.zipRight(
+            finished !== undefined
+              ? Effect.as(emit(finished), finished)
+              : poll(created.transactionId, {
+                ...options,
+                expectedCompletionTime: created.quote.expectedCompletionTime
+              }, emit)
+          )
+        )
+      })
 
-    const getQuote: Service["getQuote"] = (request, options) =>
-      quote(request, options).pipe(
-        Stream.runLast,
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(Errors.unexpectedResponse({}, "the quote ended without an outcome")),
-          onSome: (event): Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure> =>
-            event._tag === "Completed"
-              ? Effect.succeed(event.quote)
-              : event._tag === "Failed"
-              ? Effect.fail(event.error)
-              : Effect.fail(Errors.unexpectedResponse({ transactionId: event.transactionId }, "no terminal event"))
-        }))
+    const quote: Service["quote"] = (request, options = {}) => streamOf((emit) => run(request, options, emit))
+
+    // No stream: the events go to the bus only, and the terminal one decides the outcome.
+    const getQuote: Service["getQuote"] = (request, options = {}) =>
+      Effect.flatMap(
+        run(request, options, bus.publish),
+        (terminal): Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure> =>
+          terminal._tag === "Completed" ? Effect.succeed(terminal.quote) : Effect.fail(terminal.error)
       )
 
     const quoteAll: Service["quoteAll"] = (requests, { concurrency, ...options }) =>
