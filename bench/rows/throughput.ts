@@ -8,10 +8,13 @@
  * exchange client alone (`ExchangeClient.createQuote`, no poller), tells how
  * the cost splits between the client and the poller.
  */
+import type { HttpClient } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
 import { QuotePoller } from "@gcx/poller"
 import { TestData } from "@gcx/sandbox"
 import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import { RawClient } from "../baseline/RawClient.js"
 import * as Admin from "../internal/Admin.js"
 import * as Cpu from "../internal/cpu.js"
@@ -39,7 +42,12 @@ interface Run {
   readonly createQuoteRequests: number
 }
 
-const gcxSide = (endpoint: Endpoint, quotes: number, concurrency: number) =>
+const gcxSide = (
+  endpoint: Endpoint,
+  quotes: number,
+  concurrency: number,
+  http?: Layer.Layer<HttpClient.HttpClient>
+) =>
   Effect.gen(function*() {
     const poller = yield* QuotePoller.QuotePoller
     const outcomes = yield* Effect.forEach(
@@ -48,7 +56,7 @@ const gcxSide = (endpoint: Endpoint, quotes: number, concurrency: number) =>
       { concurrency }
     )
     return outcomes.filter((outcome) => outcome._tag === "Left").length
-  }).pipe(Effect.provide(pollerLayer(endpoint)))
+  }).pipe(Effect.provide(pollerLayer(endpoint, { http })))
 
 /** The exchange client alone: the same POSTs without the poller (no stream, no events, no bus). */
 const clientSide = (endpoint: Endpoint, quotes: number, concurrency: number) =>
@@ -119,18 +127,23 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
     const gcx = () => Effect.runPromise(gcxSide(sandbox.endpoint, quotes, concurrency))
     const raw = () => rawSide(sandbox.endpoint, quotes, concurrency)
     const client = () => Effect.runPromise(clientSide(sandbox.endpoint, quotes, concurrency))
+    // The same getQuote over Node's undici dispatcher instead of Effect's fetch client.
+    const undici = () => Effect.runPromise(gcxSide(sandbox.endpoint, quotes, concurrency, NodeHttpClient.layerUndici))
     const measured = yield* Effect.promise(async () => {
       for (let round = 0; round < warmupRounds; round++) {
         context.log(`throughput: warm-up ${round + 1}/${warmupRounds}`)
         await runOnce(sandbox, quotes, gcx)
         await runOnce(sandbox, quotes, raw)
         await runOnce(sandbox, quotes, client)
+        await runOnce(sandbox, quotes, undici)
       }
-      const runs = { gcx: [] as Array<Run>, raw: [] as Array<Run>, client: [] as Array<Run> }
-      const sides = { gcx, raw, client }
+      const runs = { gcx: [] as Array<Run>, raw: [] as Array<Run>, client: [] as Array<Run>, undici: [] as Array<Run> }
+      const sides = { gcx, raw, client, undici }
       for (let round = 0; round < rounds; round++) {
         // Alternate the order, so that no side always follows the same one.
-        const order = round % 2 === 0 ? ["gcx", "raw", "client"] as const : ["client", "raw", "gcx"] as const
+        const order = round % 2 === 0
+          ? ["gcx", "raw", "client", "undici"] as const
+          : ["undici", "client", "raw", "gcx"] as const
         for (const side of order) {
           const result = await runOnce(sandbox, quotes, sides[side])
           runs[side].push(result)
@@ -147,8 +160,10 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         gcx: sideFigures(runs.gcx),
         raw: sideFigures(runs.raw),
         client: sideFigures(runs.client),
+        undici: sideFigures(runs.undici),
         ratio: paired(runs.gcx),
-        clientRatio: paired(runs.client)
+        clientRatio: paired(runs.client),
+        undiciRatio: paired(runs.undici)
       }
     })
     const ratio = measured.ratio
@@ -172,6 +187,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         exchangeClientOnly: measured.client,
         ratio,
         exchangeClientOnlyRatio: measured.clientRatio,
+        undici: measured.undici,
+        undiciRatio: measured.undiciRatio,
         clientCpuRatio: cpuRatio
       },
       lines: [
@@ -187,6 +204,19 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           gcx: fmt(measured.gcx.clientCpuMillisPerQuote, 2),
           baseline: fmt(measured.raw.clientCpuMillisPerQuote, 2),
           ratio: fmt(cpuRatio, 2)
+        },
+        {
+          measure: "quotes/s, getQuote over NodeHttpClient.layerUndici",
+          gcx: fmt(measured.undici.quotesPerSecond),
+          baseline: fmt(measured.raw.quotesPerSecond),
+          ratio: fmt(measured.undiciRatio, 2),
+          goal: "throughput.ratio.undici"
+        },
+        {
+          measure: "client CPU ms per quote, getQuote over NodeHttpClient.layerUndici",
+          gcx: fmt(measured.undici.clientCpuMillisPerQuote, 2),
+          baseline: fmt(measured.raw.clientCpuMillisPerQuote, 2),
+          ratio: fmt(measured.undici.clientCpuMillisPerQuote / measured.raw.clientCpuMillisPerQuote, 2)
         },
         {
           measure: "quotes/s, ExchangeClient.createQuote alone (no poller, no events)",
@@ -208,7 +238,14 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         }
       ],
       goals: [
-        goal("throughput.ratio", "gcx quotes/s ÷ raw quotes/s, median of the per-round ratios", ">=", 0.9, ratio)
+        goal("throughput.ratio", "gcx quotes/s ÷ raw quotes/s, median of the per-round ratios", ">=", 0.9, ratio),
+        goal(
+          "throughput.ratio.undici",
+          "gcx over NodeHttpClient.layerUndici quotes/s ÷ raw quotes/s",
+          ">=",
+          0.9,
+          measured.undiciRatio
+        )
       ],
       notes: [
         "getQuote runs the whole engine: card validation, token provider, retry policy, schema decoding, " +
