@@ -9,7 +9,8 @@
  */
 import { Command } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Sandbox, TestData } from "@gcx/sandbox"
+import { ExchangeConfig } from "@gcx/http"
+import { Sandbox } from "@gcx/sandbox"
 import { Config, Console, Duration, Effect } from "effect"
 import { fileURLToPath } from "node:url"
 
@@ -25,18 +26,6 @@ const examples = [
   "error-handling"
 ] as const
 
-const connectionVariables = [
-  "GCX_ENV",
-  "GCX_BASE_URL",
-  "GCX_AUTH_URL",
-  "GCX_STAGE",
-  "GCX_CLIENT_ID",
-  "GCX_CLIENT_SECRET",
-  "GCX_API_KEY",
-  "GCX_SCOPE",
-  "GCX_AUTH_STYLE"
-]
-
 const root = fileURLToPath(new URL("..", import.meta.url))
 
 /** Runs one example in its own process, its output passed through; returns its exit code. */
@@ -51,20 +40,9 @@ const runExample = (name: string, env: Record<string, string>) =>
     Effect.timeoutFail({ duration: Duration.minutes(2), onTimeout: () => `${name} took more than 2 minutes` })
   )
 
-/** The GCX_* variables for a sandbox and its default test partner. */
-const sandboxEnv = (server: Sandbox.Service): Record<string, string> => ({
-  GCX_ENV: "custom",
-  GCX_BASE_URL: server.baseUrl,
-  GCX_AUTH_URL: server.authUrl,
-  GCX_STAGE: server.stage,
-  GCX_CLIENT_ID: TestData.partner.clientId,
-  GCX_CLIENT_SECRET: TestData.partner.clientSecret,
-  GCX_API_KEY: TestData.partner.apiKey
-})
-
 /** The variables for the examples: the environment's, or an embedded sandbox's when none is set. */
 const connection = Effect.gen(function*() {
-  const configured = connectionVariables.some((name) => (process.env[name] ?? "").trim() !== "")
+  const configured = ExchangeConfig.variables.some((name) => (process.env[name] ?? "").trim() !== "")
   if (configured) return {}
   const timeScale = yield* Config.number("GCX_SANDBOX_TIME_SCALE").pipe(Config.withDefault(0.25))
   // A quiet sandbox: the examples' output stays their own.
@@ -72,7 +50,7 @@ const connection = Effect.gen(function*() {
   yield* Console.error(
     `example: no GCX_* variables set, so the examples run against a sandbox at ${server.baseUrl} (time scale ${timeScale})`
   )
-  return sandboxEnv(server)
+  return Sandbox.environment(server)
 })
 
 const seconds = (duration: Duration.Duration) => `${(Duration.toMillis(duration) / 1000).toFixed(1)} s`

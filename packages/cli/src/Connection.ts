@@ -34,17 +34,7 @@ import * as Option from "effect/Option"
 import type * as Embedded from "./Embedded.js"
 
 /** The variables that configure a connection; setting any of them turns the embedded default off. */
-export const variables = [
-  "GCX_ENV",
-  "GCX_BASE_URL",
-  "GCX_AUTH_URL",
-  "GCX_STAGE",
-  "GCX_CLIENT_ID",
-  "GCX_CLIENT_SECRET",
-  "GCX_API_KEY",
-  "GCX_SCOPE",
-  "GCX_AUTH_STYLE"
-] as const
+export const variables = ExchangeConfig.variables
 
 const text = (name: string, pseudoName: string, variable: string, description: string) =>
   Options.text(name).pipe(

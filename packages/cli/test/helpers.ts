@@ -88,15 +88,7 @@ export const expectNoSecrets = (output: Output): void => {
 }
 
 /** The GCX_* variables that point gcx at a sandbox, with its default test partner. */
-export const envFor = (server: Sandbox.Service): Record<string, string> => ({
-  GCX_ENV: "custom",
-  GCX_BASE_URL: server.baseUrl,
-  GCX_AUTH_URL: server.authUrl,
-  GCX_STAGE: server.stage,
-  GCX_CLIENT_ID: TestData.partner.clientId,
-  GCX_CLIENT_SECRET: TestData.partner.clientSecret,
-  GCX_API_KEY: TestData.partner.apiKey
-})
+export const envFor = (server: Sandbox.Service): Record<string, string> => Sandbox.environment(server)
 
 /** A quiet sandbox on a free port, in the test process. */
 export const sandbox = (options: Sandbox.SandboxOptions = {}) => Sandbox.layer({ logLevel: "None", ...options })

@@ -83,6 +83,19 @@ export interface Options extends Tuning {
   readonly apiKey: Redacted.Redacted<string> | string
 }
 
+/** Every variable `layerConfig` reads. */
+export const variables = [
+  "GCX_ENV",
+  "GCX_BASE_URL",
+  "GCX_AUTH_URL",
+  "GCX_STAGE",
+  "GCX_CLIENT_ID",
+  "GCX_CLIENT_SECRET",
+  "GCX_API_KEY",
+  "GCX_SCOPE",
+  "GCX_AUTH_STYLE"
+] as const
+
 /** The default per-request timeout. */
 export const defaultRequestTimeout: Duration.Duration = Duration.seconds(10)
 

@@ -149,6 +149,28 @@ export const clientOptions = (
   apiKey: partner.apiKey
 })
 
+const exportLines = (variables: Record<string, string>): ReadonlyArray<string> => {
+  const assignments = Object.entries(variables).map(([name, value]) => `${name}=${value}`)
+  return [`  export ${assignments.slice(0, 4).join(" ")}`, `  export ${assignments.slice(4).join(" ")}`]
+}
+
+/** The `GCX_*` variables that point gcx (`ExchangeClient.layerConfig`, the CLI) at a running sandbox as `partner`. */
+export const environment = (
+  server: Pick<Service, "baseUrl" | "authUrl" | "stage">,
+  partner: TestData.Partner = TestData.partner
+): Record<string, string> => {
+  const options = clientOptions(server, partner)
+  return {
+    GCX_ENV: options.environment,
+    GCX_BASE_URL: options.baseUrl,
+    GCX_AUTH_URL: options.authUrl,
+    GCX_STAGE: options.stage,
+    GCX_CLIENT_ID: options.clientId,
+    GCX_CLIENT_SECRET: options.clientSecret,
+    GCX_API_KEY: options.apiKey
+  }
+}
+
 /**
  * What a running sandbox prints for people: its addresses, the admin key, the
  * test partners, the `GCX_*` variables that point gcx at it, the product lines
@@ -170,8 +192,7 @@ export const banner = (server: Service): string =>
       }`
     ),
     "Point gcx at it (the first test partner):",
-    `  export GCX_ENV=custom GCX_BASE_URL=${server.baseUrl} GCX_AUTH_URL=${server.authUrl} GCX_STAGE=${server.stage}`,
-    `  export GCX_CLIENT_ID=${TestData.partner.clientId} GCX_CLIENT_SECRET=${TestData.partner.clientSecret} GCX_API_KEY=${TestData.partner.apiKey}`,
+    ...exportLines(environment(server)),
     `Product lines: ${TestData.productLines.map((line) => line.id).join(", ")}`,
     `Cards (any PIN; PIN ${TestData.rejectedPin} always gives exchange.invalid.card):`,
     ...Object.entries(TestData.Cards).map(([name, number]) => `  ${number}  ${name}`),
