@@ -60,14 +60,12 @@ interface State {
 
 /**
  * How long before expiry a token is refreshed: `max(60 s, 10 % of the
- * lifetime)`; for a token so short-lived that this is more than half its life,
- * 10 % of the lifetime, so that it is used for 90 % of its life and fetched
- * about once per lifetime.
+ * lifetime)`, but at most half the lifetime, so that a short-lived token is
+ * still used before it is refreshed, and is refreshed early enough that it does
+ * not expire in flight.
  */
-export const refreshMargin = (lifetimeMillis: number): number => {
-  const margin = Math.max(60_000, lifetimeMillis / 10)
-  return margin > lifetimeMillis / 2 ? lifetimeMillis / 10 : margin
-}
+export const refreshMargin = (lifetimeMillis: number): number =>
+  Math.min(Math.max(60_000, lifetimeMillis / 10), lifetimeMillis / 2)
 
 const tokenError = (message: string, props: Omit<ConstructorParameters<typeof Errors.TokenError>[0], "message"> = {}) =>
   new Errors.TokenError({ message, ...props })

@@ -139,8 +139,8 @@ describe("TokenProvider", () => {
       expect(TokenProvider.refreshMargin(300_000)).toBe(60_000)
       expect(TokenProvider.refreshMargin(3_600_000)).toBe(360_000)
       expect(TokenProvider.refreshMargin(120_000)).toBe(60_000)
-      expect(TokenProvider.refreshMargin(10_000)).toBe(1_000)
-      expect(TokenProvider.refreshMargin(2_000)).toBe(200)
+      expect(TokenProvider.refreshMargin(10_000)).toBe(5_000)
+      expect(TokenProvider.refreshMargin(2_000)).toBe(1_000)
       const { count, provider } = yield* setup([token("t1", 10), token("t2", 10)])
       yield* provider.get
       yield* TestClock.adjust("4999 millis")
