@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Card, ErrorBody, Errors, Quote, QuoteEvent, Redaction, Token, Transaction, Wire } from "@gcx/core"
 import { Cause, Effect, Either, Exit, FastCheck as fc, ParseResult, Schema } from "effect"
-import { errorBody, sampleStatus } from "./fixtures.js"
+import { errorBody, plainServiceErrorTags, sampleStatus } from "./fixtures.js"
 
 const wireSchemas: ReadonlyArray<readonly [string, Schema.Schema<any, any>]> = [
   ["Card", Card.Card],
@@ -20,24 +20,8 @@ const wireSchemas: ReadonlyArray<readonly [string, Schema.Schema<any, any>]> = [
   ["WireNumber", Wire.WireNumber]
 ]
 
-const serviceErrorTags = new Set<string>([
-  "InvalidCard",
-  "CardValueOutOfRange",
-  "CardNotAccepted",
-  "OfferExpired",
-  "MerchantUnavailable",
-  "MissingRequestId",
-  "InvalidApiKey",
-  "PartnerNotFound",
-  "TransactionNotFound",
-  "InvalidRequest",
-  "ServerError",
-  "ServiceUnavailable",
-  "RateLimited",
-  "Unauthorized",
-  "UnexpectedResponse",
-  "UnknownServiceError"
-])
+/** The service errors that `fromResponse` may return for an answer (`TransportError` never comes from one). */
+const serviceErrorTags = new Set<string>(plainServiceErrorTags)
 
 /** Decoding returns a ParseError in an Either, never throws. */
 const expectParseError = (schema: Schema.Schema<any, any>, input: unknown, label: string) => {
