@@ -190,6 +190,16 @@ const successAttributes = (info: CallInfo & { readonly httpStatus: number }): Re
   ...Option.match(info.traceId, { onNone: () => ({}), onSome: (traceId) => ({ traceId }) })
 })
 
+/** What every result carries of its call. */
+const callInfo = (
+  result: {
+    readonly traceId: Option.Option<string>
+    readonly attempts: number
+    readonly retryDelay: Duration.Duration
+  },
+  requestId: string
+): CallInfo => ({ traceId: result.traceId, requestId, attempts: result.attempts, retryDelay: result.retryDelay })
+
 /** Runs a call in its span, recording the failure's attributes on the span when it fails. */
 const traced =
   (name: string) =>
@@ -298,11 +308,8 @@ export const make = (): Effect.Effect<
       )
       yield* Effect.annotateCurrentSpan(successAttributes(result))
       return {
+        ...callInfo(result, requestId),
         httpStatus: result.httpStatus,
-        traceId: result.traceId,
-        requestId,
-        attempts: result.attempts,
-        retryDelay: result.retryDelay,
         latency: result.latency
       } satisfies HeartbeatResult
     }).pipe(traced("ExchangeClient.heartbeat"))
@@ -332,10 +339,7 @@ export const make = (): Effect.Effect<
           quote: result.value,
           transactionId: result.value.transactionId,
           location: Option.fromNullable(Errors.headerValue(result.answer.headers, Routes.Headers.location)),
-          traceId: result.traceId,
-          requestId,
-          attempts: result.attempts,
-          retryDelay: result.retryDelay
+          ...callInfo(result, requestId)
         } satisfies CreatedQuote
       }).pipe(traced("ExchangeClient.createQuote"))
 
@@ -353,13 +357,7 @@ export const make = (): Effect.Effect<
           { onRetry: options.onRetry, previousAttempts }
         )
         yield* Effect.annotateCurrentSpan(successAttributes(result))
-        return {
-          status: result.value,
-          traceId: result.traceId,
-          requestId,
-          attempts: result.attempts,
-          retryDelay: result.retryDelay
-        } satisfies TransactionResult
+        return { status: result.value, ...callInfo(result, requestId) } satisfies TransactionResult
       }).pipe(traced("ExchangeClient.getTransaction"))
 
     return ExchangeClient.of({ heartbeat, createQuote, getTransaction })
