@@ -4,10 +4,13 @@
  * per quote in flight, twice on the same transactions:
  * - the raw baseline: `RawClient.waitFor` on every quote at once, each parked
  *   on its poll interval (60 s), then aborted;
- * - gcx: `QuotePoller.track` on every quote at once, each drained by its own
- *   root fiber (`runFork`), as a server would from each request's fiber; the
- *   no-op journal, the event bus with one subscriber. Each tracker parks on
- *   the service's hint (the slow card's ~30 s).
+ * - gcx: `QuotePoller.trackAll` over every quote, drained by one fiber; the
+ *   no-op journal, the event bus with one subscriber. Each quote waits, as a
+ *   record in the poller's due queue, for the service's hint (the slow card's
+ *   ~30 s);
+ * - gcx again, for information: `QuotePoller.track` per quote, each drained
+ *   by its own root fiber (`runFork`), as a server would from each request's
+ *   fiber.
  * Prints one `RESULT <json>` line.
  *
  * Usage: node --expose-gc --import tsx bench/rows/memory-child.ts <endpoint json> <count>
@@ -16,6 +19,7 @@ import type { QuoteEvent } from "@gcx/core"
 import { QuoteEvents, QuotePoller } from "@gcx/poller"
 import { TestData } from "@gcx/sandbox"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Stream from "effect/Stream"
 import type { RawQuote } from "../baseline/RawClient.js"
@@ -76,10 +80,29 @@ const main = async () => {
   abort.abort()
   await Promise.all(waits)
 
-  // gcx.
+  // gcx: every quote in one trackAll stream, drained by one fiber.
   const gcxBefore = await settledHeap()
   const trackStarted = Date.now()
-  for (const quote of created) {
+  const all = runtime.runFork(
+    Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
+      Stream.runDrain(
+        poller.trackAll(
+          created.map((quote) => ({
+            transactionId: quote.transactionId,
+            expectedCompletionTime: quote.expectedCompletionTime
+          }))
+        )
+      ))
+  )
+  await pause(3_000)
+  const gcxDuring = await settledHeap()
+  const measuredAt = Date.now()
+  await runtime.runPromise(Fiber.interrupt(all))
+
+  // gcx: one track stream per quote, each drained by its own root fiber, as a
+  // server would from each request's fiber.
+  const perQuoteBefore = await settledHeap()
+  const fibers = created.map((quote) =>
     runtime.runFork(
       Effect.flatMap(
         QuotePoller.QuotePoller,
@@ -87,10 +110,10 @@ const main = async () => {
           Stream.runDrain(poller.track(quote.transactionId, { expectedCompletionTime: quote.expectedCompletionTime }))
       )
     )
-  }
+  )
   await pause(3_000)
-  const gcxDuring = await settledHeap()
-  const measuredAt = Date.now()
+  const perQuoteDuring = await settledHeap()
+  await runtime.runPromise(Fiber.interruptAll(fibers))
   process.stdout.write(
     `RESULT ${
       JSON.stringify({
@@ -100,7 +123,8 @@ const main = async () => {
         measuredAt,
         busEvents,
         raw: { heapUsedBefore: rawBefore, heapUsedDuring: rawDuring },
-        gcx: { heapUsedBefore: gcxBefore, heapUsedDuring: gcxDuring, rss: process.memoryUsage().rss }
+        gcx: { heapUsedBefore: gcxBefore, heapUsedDuring: gcxDuring, rss: process.memoryUsage().rss },
+        perQuote: { heapUsedBefore: perQuoteBefore, heapUsedDuring: perQuoteDuring }
       })
     }\n`
   )

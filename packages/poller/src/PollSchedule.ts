@@ -6,7 +6,6 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleIntervals from "effect/ScheduleIntervals"
@@ -97,29 +96,22 @@ export const make = (options: Options = {}): PollSchedule =>
 /** Polls at a fixed interval, whatever the hint: the naive schedule, for comparison. */
 export const fixed = (interval: Duration.DurationInput): PollSchedule => Schedule.spaced(interval)
 
-/** Steps a poll schedule by hand: the delay before the next poll, or none when the schedule is done. */
-export interface Planner {
-  readonly next: (now: number, observation: Observation) => Effect.Effect<Option.Option<Duration.Duration>>
-}
-
 /**
- * A planner over a schedule. Unlike `Schedule.driver`, it returns the delay
- * instead of sleeping it, so the poller can announce the delay (`Retrying`)
- * and cut it short at its deadline.
+ * Steps a poll schedule by hand: its state after `observation`, and the delay
+ * before the next poll (none when the schedule is done). Unlike
+ * `Schedule.driver`, it neither sleeps nor keeps the state in a `Ref`: the
+ * poller holds each transaction's state as data, announces the delay
+ * (`Retrying`) and cuts it short at the deadline.
  */
-export const planner = (schedule: PollSchedule): Effect.Effect<Planner> =>
-  Effect.map(Ref.make<unknown>(schedule.initial), (state) => ({
-    next: (now, observation) =>
-      Ref.get(state).pipe(
-        Effect.flatMap((current) => schedule.step(now, observation, current)),
-        Effect.flatMap(([updated, _, decision]) =>
-          Ref.set(state, updated).pipe(
-            Effect.as(
-              ScheduleDecision.isDone(decision)
-                ? Option.none()
-                : Option.some(Duration.millis(Math.max(0, ScheduleIntervals.start(decision.intervals) - now)))
-            )
-          )
-        )
-      )
-  }))
+export const step = (
+  schedule: PollSchedule,
+  state: unknown,
+  now: number,
+  observation: Observation
+): Effect.Effect<readonly [state: unknown, delay: Option.Option<Duration.Duration>]> =>
+  Effect.map(schedule.step(now, observation, state), ([updated, _, decision]) => [
+    updated,
+    ScheduleDecision.isDone(decision)
+      ? Option.none()
+      : Option.some(Duration.millis(Math.max(0, ScheduleIntervals.start(decision.intervals) - now)))
+  ])

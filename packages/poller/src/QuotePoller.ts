@@ -4,24 +4,24 @@
  * published on `QuoteEvents`, and every transaction in flight is kept in the
  * `QuoteJournal` until its outcome is known.
  */
-import type { Card } from "@gcx/core"
-import { Errors, Quote, QuoteEvent, Redaction } from "@gcx/core"
+import type { Card, Errors } from "@gcx/core"
+import { Quote, QuoteEvent, Redaction } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
-import type { RetryPolicy } from "@gcx/http"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Take from "effect/Take"
+import * as Scheduler from "./internal/scheduler.js"
 import * as Tracking from "./internal/tracking.js"
 import * as PollSchedule from "./PollSchedule.js"
 import * as QuoteEvents from "./QuoteEvents.js"
@@ -52,10 +52,25 @@ export type BatchEvent =
   /** The request was refused before a transaction existed (bad input, a POST that failed). */
   | { readonly _tag: "Rejected"; readonly index: number; readonly error: Errors.QuoteFailure }
 
+/** A transaction to track, with the service's `expectedCompletionTime` when it is known. */
+export interface TrackTarget {
+  readonly transactionId: string
+  readonly expectedCompletionTime?: number | undefined
+}
+
 /** The poller service. */
 export interface Service {
   /** Polls a transaction until it completes or fails: `Progress`, `StepCompleted`, `Retrying`, then one terminal event. */
   readonly track: (transactionId: string, options?: TrackOptions) => Stream.Stream<QuoteEvent.QuoteEvent>
+  /**
+   * Polls many transactions at once, as one stream of all their events, which
+   * ends after the last terminal event. Each transaction costs a record, not a
+   * fiber: the way to follow thousands at once.
+   */
+  readonly trackAll: (
+    transactions: Iterable<string | TrackTarget>,
+    options?: Omit<TrackOptions, "expectedCompletionTime">
+  ) => Stream.Stream<QuoteEvent.QuoteEvent>
   /**
    * Submits a quote, then tracks it, as one stream that begins with
    * `Submitted`. It fails only when no transaction was created (bad input, a
@@ -75,10 +90,8 @@ export interface Service {
     requests: Iterable<QuoteInput>,
     options: TrackOptions & { readonly concurrency: number }
   ) => Stream.Stream<BatchEvent>
-  /** Tracks every transaction in the journal again, for a process that restarts. */
-  readonly resumeAll: (
-    options?: TrackOptions & { readonly concurrency?: number | undefined }
-  ) => Stream.Stream<QuoteEvent.QuoteEvent>
+  /** Tracks every transaction in the journal again, all at once (`trackAll`), for a process that restarts. */
+  readonly resumeAll: (options?: Omit<TrackOptions, "expectedCompletionTime">) => Stream.Stream<QuoteEvent.QuoteEvent>
 }
 
 /** The poller service. */
@@ -88,32 +101,18 @@ export class QuotePoller extends Context.Tag("@gcx/poller/QuotePoller")<QuotePol
 export interface Options {
   readonly schedule?: PollSchedule.PollSchedule | PollSchedule.Options | undefined
   readonly deadline?: Duration.DurationInput | undefined
+  /** How many GETs may be in flight at once, over every quote of this poller. Default 64. */
+  readonly maxConcurrentPolls?: number | undefined
 }
 
-/** How many journalled transactions `resumeAll` tracks at once by default. */
-export const defaultResumeConcurrency = 16
+/** How many GETs the poller has in flight at once by default. */
+export const defaultMaxConcurrentPolls = 64
 
 /** The default polling deadline. */
 export const defaultDeadline: Duration.Duration = Duration.minutes(2)
 
 const resolveSchedule = (schedule: TrackOptions["schedule"]): PollSchedule.PollSchedule =>
   Schedule.isSchedule(schedule) ? schedule : PollSchedule.make(schedule ?? {})
-
-/**
- * Whether the journal keeps a transaction after this terminal event: only
- * while its outcome is unknown and can still be learnt by resuming, that is
- * after `PollTimeout` and after failures of this client's own configuration.
- */
-const keepsJournalEntry = (event: QuoteEvent.Terminal): boolean =>
-  event._tag === "Failed" &&
-  ["PollTimeout", "TokenError", "InvalidApiKey", "PartnerNotFound", "MissingRequestId"].includes(event.error._tag)
-
-/** A transient token failure: no answer, 429 or 5xx from the token endpoint. */
-const isTransientTokenError = (error: Errors.QuoteFailure): boolean =>
-  error._tag === "TokenError" && (error.httpStatus === undefined || error.httpStatus === 429 || error.httpStatus >= 500)
-
-/** How many undecodable answers in a row end a quote, as a service that keeps answering garbage will not recover. */
-const maxUnexpectedInARow = 3
 
 const maskedCard = (request: QuoteInput): string =>
   request instanceof Quote.QuoteRequest
@@ -122,15 +121,21 @@ const maskedCard = (request: QuoteInput): string =>
       typeof request.cardNumber === "string" || Redacted.isRedacted(request.cardNumber) ? request.cardNumber : ""
     )
 
-const reasonOf = (error: Errors.QuoteFailure): string => {
-  const status = "httpStatus" in error && error.httpStatus !== undefined ? ` (HTTP ${error.httpStatus})` : ""
-  return `${error._tag}${status}`
-}
+const toTarget = (transaction: string | TrackTarget): Scheduler.Target =>
+  typeof transaction === "string" ? { transactionId: transaction } : transaction
 
-/** Builds the poller over the client, the bus and the journal in context. */
+/**
+ * Builds the poller over the client, the bus and the journal in context. Its
+ * polling engine (one fiber, and one per GET in flight) lives as long as
+ * `Scope`.
+ */
 export const make = (
   defaults: Options = {}
-): Effect.Effect<Service, never, ExchangeClient.ExchangeClient | QuoteEvents.QuoteEvents | QuoteJournal.QuoteJournal> =>
+): Effect.Effect<
+  Service,
+  never,
+  ExchangeClient.ExchangeClient | QuoteEvents.QuoteEvents | QuoteJournal.QuoteJournal | Scope.Scope
+> =>
   Effect.gen(function*() {
     const client = yield* ExchangeClient.ExchangeClient
     const bus = yield* QuoteEvents.QuoteEvents
@@ -142,125 +147,67 @@ export const make = (
         Effect.annotateLogs({ transactionId })
       )
 
-    /** A `Retrying` event: `attempt` is the attempt about to be made, after `delay`. */
-    const retrying = (transactionId: string, attempt: number, delay: Duration.Duration, error: Errors.QuoteFailure) =>
-      Effect.map(
-        DateTime.now,
-        (timestamp) => new QuoteEvent.Retrying({ transactionId, timestamp, attempt, delay, reason: reasonOf(error) })
-      )
+    const scheduler = yield* Scheduler.make({
+      client,
+      publish: bus.publish,
+      finished: (transactionId, terminal) =>
+        Scheduler.keepsJournalEntry(terminal) ? Effect.void : forget(transactionId),
+      maxConcurrentPolls: defaults.maxConcurrentPolls ?? defaultMaxConcurrentPolls
+    })
 
-    /** The polling loop of one transaction; `emit` publishes and hands on each event. */
-    const poll = (
-      transactionId: string,
-      options: TrackOptions,
-      emit: (event: QuoteEvent.QuoteEvent) => Effect.Effect<void>
-    ) =>
-      Effect.gen(function*() {
-        const planner = yield* PollSchedule.planner(resolveSchedule(options.schedule ?? defaults.schedule))
-        const deadlineMillis = Duration.toMillis(options.deadline ?? defaults.deadline ?? defaultDeadline)
-        const deadline = (yield* Clock.currentTimeMillis) + deadlineMillis
-        let tracking = Tracking.initial(transactionId)
-        let polls = 0
-        let failuresInARow = 0
-        let unexpectedInARow = 0
-        let observation: PollSchedule.Observation = {
-          transactionId,
-          polls,
-          percentComplete: Option.none(),
-          expectedCompletionTime: Option.fromNullable(options.expectedCompletionTime)
-        }
-        const finish = (event: QuoteEvent.Terminal) =>
-          emit(event).pipe(
-            Effect.zipRight(keepsJournalEntry(event) ? Effect.void : forget(transactionId)),
-            Effect.as(event)
-          )
-        const timeout = Effect.gen(function*() {
-          return yield* finish(
-            new QuoteEvent.Failed({
-              transactionId,
-              timestamp: yield* DateTime.now,
-              error: new Errors.PollTimeout({
-                transactionId,
-                deadlineMillis,
-                polls,
-                ...Option.match(tracking.percentComplete, {
-                  onNone: () => ({}),
-                  onSome: (lastPercentComplete) => ({ lastPercentComplete })
-                })
-              })
-            })
-          )
-        })
-        const onRetry = (info: RetryPolicy.RetryInfo) =>
-          Effect.flatMap(retrying(transactionId, info.attempt, info.delay, info.error), emit)
-        let delay = yield* planner.next(yield* Clock.currentTimeMillis, observation)
-        while (true) {
-          const now = yield* Clock.currentTimeMillis
-          if (Option.isNone(delay) || now >= deadline) return yield* timeout
-          yield* Effect.sleep(Math.min(Duration.toMillis(delay.value), deadline - now))
-          polls += 1
-          // The deadline bounds the GET too, its retries included.
-          const remaining = deadline - (yield* Clock.currentTimeMillis)
-          const answer = yield* client.getTransaction(transactionId, { onRetry }).pipe(
-            Effect.either,
-            Effect.timeoutOption(Math.max(0, remaining))
-          )
-          if (Option.isNone(answer)) return yield* timeout
-          const result = answer.value
-          const timestamp = yield* DateTime.now
-          if (Either.isRight(result)) {
-            failuresInARow = 0
-            unexpectedInARow = 0
-            const observed = Tracking.observe(tracking, result.right.status, timestamp)
-            tracking = observed.tracking
-            const terminal = observed.done ? observed.events.at(-1) as QuoteEvent.Terminal : undefined
-            const progress = terminal === undefined ? observed.events : observed.events.slice(0, -1)
-            yield* Effect.forEach(progress, emit, { discard: true })
-            if (terminal !== undefined) return yield* finish(terminal)
-            observation = {
-              transactionId,
-              polls,
-              percentComplete: tracking.percentComplete,
-              expectedCompletionTime: Option.fromNullable(result.right.status.response.expectedCompletionTime)
-            }
-            delay = yield* planner.next(yield* Clock.currentTimeMillis, observation)
-            continue
-          }
-          const error = result.left
-          unexpectedInARow = error._tag === "UnexpectedResponse" ? unexpectedInARow + 1 : 0
-          const pollable = Errors.isRetryable(error) || isTransientTokenError(error) ||
-            (error._tag === "UnexpectedResponse" && unexpectedInARow < maxUnexpectedInARow)
-          if (!pollable) return yield* finish(new QuoteEvent.Failed({ transactionId, timestamp, error }))
-          failuresInARow += 1
-          observation = { ...observation, polls }
-          delay = yield* planner.next(yield* Clock.currentTimeMillis, observation)
-          if (Option.isSome(delay)) {
-            yield* Effect.flatMap(retrying(transactionId, failuresInARow + 1, delay.value, error), emit)
-          }
-        }
-      })
+    const watchOptions = (options: Omit<TrackOptions, "expectedCompletionTime">): Scheduler.WatchOptions => ({
+      schedule: resolveSchedule(options.schedule ?? defaults.schedule),
+      deadlineMillis: Duration.toMillis(options.deadline ?? defaults.deadline ?? defaultDeadline)
+    })
 
     /**
-     * The events of `run` as a stream: `run` works in a fiber of the stream's
-     * scope, emitting as it goes (to the bus, then to the stream); ending the
-     * stream interrupts it.
+     * Starts polling `targets` now, and returns their events as a stream that
+     * ends after the last terminal event; closing the scope stops the polling.
      */
-    const streamOf = <E>(
-      run: (emit: (event: QuoteEvent.QuoteEvent) => Effect.Effect<void>) => Effect.Effect<unknown, E>
-    ): Stream.Stream<QuoteEvent.QuoteEvent, E> =>
-      Stream.unwrapScoped(Effect.gen(function*() {
-        const queue = yield* Queue.unbounded<Take.Take<QuoteEvent.QuoteEvent, E>>()
-        const emit = (event: QuoteEvent.QuoteEvent) =>
-          bus.publish(event).pipe(Effect.zipRight(Queue.offer(queue, Take.of(event))))
-        yield* run(emit).pipe(
-          Effect.onExit((exit) => Queue.offer(queue, Exit.isSuccess(exit) ? Take.end : Take.failCause(exit.cause))),
-          Effect.forkScoped
+    const watchStream = (
+      targets: ReadonlyArray<Scheduler.Target>,
+      options: Omit<TrackOptions, "expectedCompletionTime">
+    ): Effect.Effect<Stream.Stream<QuoteEvent.QuoteEvent>, never, Scope.Scope> =>
+      Effect.gen(function*() {
+        if (targets.length === 0) return Stream.empty
+        const queue = yield* Queue.unbounded<Take.Take<QuoteEvent.QuoteEvent>>()
+        let running = targets.length
+        yield* Effect.acquireRelease(
+          scheduler.watch(targets, watchOptions(options), {
+            emit: (_, event) => Queue.offer(queue, Take.of(event)),
+            end: (_, exit) =>
+              Exit.isFailure(exit)
+                ? Queue.offer(queue, Take.failCause(exit.cause))
+                : (running -= 1) === 0
+                ? Queue.offer(queue, Take.end)
+                : Effect.void
+          }),
+          (close) => close
         )
         return Stream.fromQueue(queue).pipe(Stream.flattenTake)
-      }))
+      })
+
+    /** Polls one transaction to its end, with no stream: the events go to the bus, and the terminal one is returned. */
+    const awaitTerminal = (target: Scheduler.Target, options: TrackOptions) =>
+      Effect.gen(function*() {
+        const terminal = yield* Deferred.make<QuoteEvent.Terminal>()
+        yield* Effect.acquireRelease(
+          scheduler.watch([target], watchOptions(options), {
+            emit: () => Effect.void,
+            end: (_, exit) => Deferred.done(terminal, exit)
+          }),
+          (close) => close
+        )
+        return yield* Deferred.await(terminal)
+      }).pipe(Effect.scoped)
 
     const track: Service["track"] = (transactionId, options = {}) =>
-      streamOf((emit) => poll(transactionId, options, emit))
+      Stream.unwrapScoped(
+        watchStream([{ transactionId, expectedCompletionTime: options.expectedCompletionTime }], options)
+      )
+
+    const trackAll: Service["trackAll"] = (transactions, options = {}) =>
+      Stream.unwrapScoped(Effect.suspend(() => watchStream(Array.from(transactions, toTarget), options)))
 
     /**
      * POSTs a quote and journals its transaction before anything can interrupt
@@ -268,6 +215,8 @@ export const make = (
      * recorded (or the failure to record it logged) whatever happens to the
      * stream. A journal that cannot write does not end the quote: it goes on in
      * this process, without durability, and the failure is logged as an error.
+     * `Submitted` is published on the bus; a quote the POST answered completed
+     * comes with its terminal event (published too), and needs no GET.
      */
     const submit = (request: QuoteInput, options: QuoteOptions) =>
       Effect.uninterruptibleMask((restore) =>
@@ -309,41 +258,34 @@ export const make = (
               ? { expectedCompletionTime: created.quote.expectedCompletionTime }
               : {})
           })
-          return { created, submitted, timestamp }
+          yield* bus.publish(submitted)
+          const finished = created.quote.isCompleted
+            ? Tracking.terminalFor(created.transactionId, created.quote, timestamp)
+            : undefined
+          if (finished !== undefined) yield* bus.publish(finished)
+          const target: Scheduler.Target = {
+            transactionId: created.transactionId,
+            expectedCompletionTime: created.quote.expectedCompletionTime
+          }
+          return { submitted, finished, target }
         })
       )
 
-    /** Submits a quote and polls it to its end, emitting every event; returns the terminal one. */
-    const run = (
-      request: QuoteInput,
-      options: QuoteOptions,
-      emit: (event: QuoteEvent.QuoteEvent) => Effect.Effect<void>
-    ): Effect.Effect<QuoteEvent.Terminal, Errors.QuoteFailure> =>
-      Effect.flatMap(submit(request, options), ({ created, submitted, timestamp }) => {
-        // A POST that answers completed needs no GET.
-        const finished = created.quote.isCompleted
-          ? Tracking.terminalFor(created.transactionId, created.quote, timestamp)
-          : undefined
-        return emit(submitted).pipe(
-          Effect.zipRight(
-            finished !== undefined
-              ? Effect.as(emit(finished), finished)
-              : poll(created.transactionId, {
-                ...options,
-                expectedCompletionTime: created.quote.expectedCompletionTime
-              }, emit)
-          )
-        )
-      })
+    const quote: Service["quote"] = (request, options = {}) =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const { finished, submitted, target } = yield* submit(request, options)
+        if (finished !== undefined) return Stream.make(submitted, finished)
+        return Stream.concat(Stream.succeed(submitted), yield* watchStream([target], options))
+      }))
 
-    const quote: Service["quote"] = (request, options = {}) => streamOf((emit) => run(request, options, emit))
-
-    // No stream: the events go to the bus only, and the terminal one decides the outcome.
     const getQuote: Service["getQuote"] = (request, options = {}) =>
-      Effect.flatMap(
-        run(request, options, bus.publish),
-        (terminal): Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure> =>
+      submit(request, options).pipe(
+        Effect.flatMap(({ finished, target }) =>
+          finished !== undefined ? Effect.succeed(finished) : awaitTerminal(target, options)
+        ),
+        Effect.flatMap((terminal): Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure> =>
           terminal._tag === "Completed" ? Effect.succeed(terminal.quote) : Effect.fail(terminal.error)
+        )
       )
 
     const quoteAll: Service["quoteAll"] = (requests, { concurrency, ...options }) =>
@@ -356,20 +298,10 @@ export const make = (
           ), { concurrency })
       )
 
-    const resumeAll: Service["resumeAll"] = ({ concurrency, ...options } = {}) =>
-      Stream.unwrap(
-        journal.entries.pipe(
-          Effect.map((entries) =>
-            Stream.fromIterable(entries).pipe(
-              Stream.flatMap((entry) => track(entry.transactionId, options), {
-                concurrency: concurrency ?? defaultResumeConcurrency
-              })
-            )
-          )
-        )
-      )
+    const resumeAll: Service["resumeAll"] = (options = {}) =>
+      Stream.unwrap(Effect.map(journal.entries, (entries) => trackAll(entries.map(toTarget), options)))
 
-    return QuotePoller.of({ track, quote, getQuote, quoteAll, resumeAll })
+    return QuotePoller.of({ track, trackAll, quote, getQuote, quoteAll, resumeAll })
   })
 
 /**
@@ -400,4 +332,4 @@ export const layer = (
   QuotePoller,
   never,
   ExchangeClient.ExchangeClient | QuoteEvents.QuoteEvents | QuoteJournal.QuoteJournal
-> => Layer.effect(QuotePoller, make(options))
+> => Layer.scoped(QuotePoller, make(options))

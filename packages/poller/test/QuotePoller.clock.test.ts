@@ -6,7 +6,7 @@
  * against the sandbox (QuotePoller.test.ts).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Errors, Transaction } from "@gcx/core"
+import { Errors, QuoteEvent, Transaction } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { Chunk, Clock, Duration, Effect, Fiber, Layer, Option, Ref, Schema, Stream, TestClock } from "effect"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
@@ -27,18 +27,30 @@ const status = (percentComplete: number, isCompleted = false, expectedCompletion
 
 const unavailable = new Errors.ServiceUnavailable({ message: "HTTP 503", httpStatus: 503 })
 
-/** A client whose GETs answer from a script and record the (test) clock time of each call. */
-const scripted = (script: ReadonlyArray<Answer>, calls: Ref.Ref<Array<number>>) =>
+/** One GET the scripted client received: the transaction and the (test) clock time. */
+interface Call {
+  readonly transactionId: string
+  readonly at: number
+}
+
+/**
+ * A client whose GETs answer from a script per transaction (the n-th GET of a
+ * transaction gets the n-th answer, the last one repeating) and record each call.
+ */
+const scripted = (scriptOf: (transactionId: string) => ReadonlyArray<Answer>, calls: Ref.Ref<Array<Call>>) =>
   Layer.succeed(
     ExchangeClient.ExchangeClient,
     ExchangeClient.ExchangeClient.of({
       heartbeat: Effect.die("not scripted"),
       createQuote: () => Effect.die("not scripted"),
-      getTransaction: () =>
+      getTransaction: (transactionId) =>
         Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          const made = yield* Ref.getAndUpdate(calls, (all) => [...all, now])
-          const answer = script[Math.min(made.length, script.length - 1)]!
+          const at = yield* Clock.currentTimeMillis
+          const made = yield* Ref.getAndUpdate(calls, (all) => [...all, { transactionId, at }])
+          const script = scriptOf(transactionId)
+          const answer = script[
+            Math.min(made.filter((call) => call.transactionId === transactionId).length, script.length - 1)
+          ]!
           if (answer === "hang") return yield* Effect.never
           if (Schema.is(Transaction.TransactionStatus)(answer)) {
             return {
@@ -54,21 +66,32 @@ const scripted = (script: ReadonlyArray<Answer>, calls: Ref.Ref<Array<number>>) 
     })
   )
 
+/** The poller over a scripted client. */
+const pollerOver = (
+  scriptOf: (transactionId: string) => ReadonlyArray<Answer>,
+  calls: Ref.Ref<Array<Call>>,
+  options?: QuotePoller.Options
+) =>
+  QuotePoller.layer(options).pipe(
+    Layer.provide(Layer.mergeAll(scripted(scriptOf, calls), QuoteEvents.layer(), QuoteJournal.layerMemory))
+  )
+
 const run = (
   script: ReadonlyArray<Answer>,
   options: QuotePoller.TrackOptions,
   advance: Duration.DurationInput = "10 minutes"
 ) =>
   Effect.gen(function*() {
-    const calls = yield* Ref.make<Array<number>>([])
-    const layer = QuotePoller.layer().pipe(
-      Layer.provide(Layer.mergeAll(scripted(script, calls), QuoteEvents.layer(), QuoteJournal.layerMemory))
-    )
+    const calls = yield* Ref.make<Array<Call>>([])
     const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
-      Stream.runCollect(poller.track("TX", options))).pipe(Effect.provide(layer), Effect.fork)
+      Stream.runCollect(poller.track("TX", options))).pipe(
+        Effect.provide(pollerOver(() =>
+          script, calls)),
+        Effect.fork
+      )
     yield* TestClock.adjust(advance)
     const events = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
-    return { events, calls: yield* Ref.get(calls) }
+    return { events, calls: (yield* Ref.get(calls)).map((call) => call.at) }
   })
 
 const noJitter = { jitter: 0 } as const
@@ -132,12 +155,12 @@ describe("QuotePoller timing (TestClock)", () => {
 
   it.effect("interrupting the stream stops polling at once", () =>
     Effect.gen(function*() {
-      const calls = yield* Ref.make<Array<number>>([])
-      const layer = QuotePoller.layer().pipe(
-        Layer.provide(Layer.mergeAll(scripted([status(10)], calls), QuoteEvents.layer(), QuoteJournal.layerMemory))
-      )
+      const calls = yield* Ref.make<Array<Call>>([])
       const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
-        Stream.runDrain(poller.track("TX", { schedule: noJitter }))).pipe(Effect.provide(layer), Effect.fork)
+        Stream.runDrain(poller.track("TX", { schedule: noJitter }))).pipe(
+          Effect.provide(pollerOver(() => [status(10)], calls)),
+          Effect.fork
+        )
       yield* TestClock.adjust("1 second")
       const before = (yield* Ref.get(calls)).length
       yield* Fiber.interrupt(fiber)
@@ -181,5 +204,60 @@ describe("QuotePoller timing (TestClock)", () => {
       expect(ended.events.at(-1)?._tag === "Failed" && (ended.events.at(-1) as any).error._tag).toBe(
         "UnexpectedResponse"
       )
+    }))
+
+  it.effect("trackAll polls every transaction on its own hint, as one stream", () =>
+    Effect.gen(function*() {
+      const calls = yield* Ref.make<Array<Call>>([])
+      const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
+        Stream.runCollect(
+          poller.trackAll(
+            [
+              { transactionId: "A", expectedCompletionTime: 3 },
+              "B",
+              { transactionId: "C", expectedCompletionTime: 1 }
+            ],
+            { schedule: noJitter }
+          )
+        )).pipe(
+          Effect.provide(pollerOver((id) => id === "B" ? [status(50), status(100, true)] : [status(100, true)], calls)),
+          Effect.fork
+        )
+      yield* TestClock.adjust("1 minute")
+      const events = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+      expect(yield* Ref.get(calls)).toEqual([
+        { transactionId: "B", at: 0 },
+        { transactionId: "B", at: 250 },
+        { transactionId: "C", at: 1000 },
+        { transactionId: "A", at: 3000 }
+      ])
+      const terminals = events.filter(QuoteEvent.isTerminal)
+      expect(terminals.map((event) => [event.transactionId, event._tag])).toEqual([
+        ["B", "Completed"],
+        ["C", "Completed"],
+        ["A", "Completed"]
+      ])
+    }))
+
+  it.effect("maxConcurrentPolls bounds the GETs in flight: a due poll waits for a free slot", () =>
+    Effect.gen(function*() {
+      const calls = yield* Ref.make<Array<Call>>([])
+      const layer = pollerOver((id) => id === "HANGS" ? ["hang"] : [status(100, true)], calls, {
+        maxConcurrentPolls: 1,
+        schedule: noJitter
+      })
+      const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
+        Effect.all([
+          Stream.runCollect(poller.track("HANGS", { deadline: "5 seconds" })),
+          Stream.runCollect(poller.track("QUICK"))
+        ], { concurrency: "unbounded" })).pipe(Effect.provide(layer), Effect.fork)
+      yield* TestClock.adjust("1 minute")
+      const [hangs, quick] = yield* Fiber.join(fiber)
+      // QUICK was due at 0, but its GET waited for the hanging one to end at its deadline.
+      expect(yield* Ref.get(calls)).toEqual([{ transactionId: "HANGS", at: 0 }, { transactionId: "QUICK", at: 5000 }])
+      expect(Chunk.toReadonlyArray(hangs).map((event) => event._tag === "Failed" && event.error._tag)).toEqual([
+        "PollTimeout"
+      ])
+      expect(Chunk.last(quick).pipe(Option.map((event) => event._tag))).toEqual(Option.some("Completed"))
     }))
 })

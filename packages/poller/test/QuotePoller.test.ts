@@ -1,6 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Errors, QuoteEvent } from "@gcx/core"
-import { Sandbox, TestData } from "@gcx/sandbox"
+import { ExchangeClient } from "@gcx/http"
+import { Capture, Sandbox, TestData } from "@gcx/sandbox"
 import { BigDecimal, Chunk, Effect, Fiber, Option, Stream } from "effect"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
 import { card, sandbox, withPoller } from "./fixtures.js"
@@ -129,6 +130,53 @@ describe("QuotePoller over real HTTP", () => {
         ])
       }).pipe(withPoller()))
 
+    it.effect("trackAll follows many transactions in one stream: each ends once, with its own outcome", () =>
+      Effect.gen(function*() {
+        const client = yield* ExchangeClient.ExchangeClient
+        const numbers = [Cards.success, Cards.zeroBalance, Cards.success, Cards.invalid, Cards.merchantUnavailable]
+        const created = yield* Effect.forEach(numbers, (number) => client.createQuote(card(number)), {
+          concurrency: "unbounded"
+        })
+        const poller = yield* QuotePoller.QuotePoller
+        const events = Chunk.toReadonlyArray(
+          yield* Stream.runCollect(
+            poller.trackAll(created.map((quote) => ({
+              transactionId: quote.transactionId,
+              expectedCompletionTime: quote.quote.expectedCompletionTime
+            })))
+          )
+        )
+        const outcomes = created.map((quote) => {
+          const ends = terminal(events.filter((event) => event.transactionId === quote.transactionId))
+          expect(ends.length).toBe(1)
+          const end = ends[0]!
+          return end._tag === "Failed" ? end.error._tag : end._tag
+        })
+        expect(outcomes).toEqual([
+          "Completed",
+          "CardValueOutOfRange",
+          "Completed",
+          "InvalidCard",
+          "MerchantUnavailable"
+        ])
+        const gets = yield* Effect.forEach(created, (quote) => getsOf(quote.transactionId))
+        expect(gets.every((count) => count >= 1)).toBe(true)
+      }).pipe(withPoller()))
+
+    it.effect("the GETs of a quote are spans under the caller's span", () => {
+      const capture = Capture.make()
+      return Effect.gen(function*() {
+        const poller = yield* QuotePoller.QuotePoller
+        yield* poller.quote(card(Cards.success)).pipe(Stream.runDrain, Effect.withSpan("caller"))
+        const caller = capture.spans.find((span) => span.name === "caller")!
+        const gets = capture.spans.filter((span) => span.name === "ExchangeClient.getTransaction")
+        expect(gets.length).toBeGreaterThanOrEqual(1)
+        expect(gets.map((span) => Option.map(span.parent, (parent) => parent.spanId))).toEqual(
+          gets.map(() => Option.some(caller.spanId))
+        )
+      }).pipe(withPoller(), Effect.provide(Capture.spans(capture)))
+    })
+
     it.effect("the bus sees every quote's events; a subscriber that never reads slows nothing", () =>
       Effect.gen(function*() {
         const bus = yield* QuoteEvents.QuoteEvents
@@ -197,6 +245,26 @@ describe("QuotePoller over real HTTP", () => {
         yield* Effect.sleep("500 millis")
         expect(yield* getsOf(transactionId)).toBe(atInterruption)
       }).pipe(withPoller()))
+
+    it.effect("interrupting getQuote stops its polling at once", () =>
+      Effect.gen(function*() {
+        const poller = yield* QuotePoller.QuotePoller
+        const bus = yield* QuoteEvents.QuoteEvents
+        const progress = yield* bus.subscribe.pipe(
+          Effect.map(Stream.filter((event) => event._tag === "Progress")),
+          Effect.flatMap((stream) => Effect.fork(Stream.runHead(Stream.drop(stream, 1))))
+        )
+        const fiber = yield* Effect.fork(
+          poller.getQuote(card(Cards.slow), { schedule: PollSchedule.fixed("50 millis") })
+        )
+        const second = yield* Fiber.join(progress)
+        const transactionId = Option.getOrThrow(second).transactionId
+        yield* Fiber.interrupt(fiber)
+        const atInterruption = yield* getsOf(transactionId)
+        expect(atInterruption).toBeGreaterThanOrEqual(2)
+        yield* Effect.sleep("500 millis")
+        expect(yield* getsOf(transactionId)).toBe(atInterruption)
+      }).pipe(Effect.scoped, withPoller()))
 
     it.effect("the slow card completes", () =>
       Effect.gen(function*() {

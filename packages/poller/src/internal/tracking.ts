@@ -11,11 +11,13 @@ export interface Tracking {
   readonly stepsSeen: number
 }
 
+const noSteps: ReadonlySet<string> = new Set()
+
 /** The tracking state before the first answer. */
 export const initial = (transactionId: string): Tracking => ({
   transactionId,
   percentComplete: Option.none(),
-  completedSteps: new Set(),
+  completedSteps: noSteps,
   stepsSeen: 0
 })
 

@@ -1,0 +1,306 @@
+/**
+ * The polling engine behind every `QuotePoller` stream and call. Each
+ * transaction in flight is a small record in one due queue, ordered by the
+ * time of its next GET; one fiber sleeps until the earliest is due and starts
+ * its GET in a fiber of its own, which lives only as long as the GET. So a
+ * waiting transaction costs a few hundred bytes, not a fiber and a stream.
+ *
+ * A watch is one caller's set of transactions (one for `track`, many for
+ * `trackAll`), with the schedule, the deadline and the sink its events go
+ * to. Closing a watch stops its polling at once: its GETs in flight are
+ * interrupted and its records are dropped when they come due.
+ */
+import { Errors, QuoteEvent } from "@gcx/core"
+import type { ExchangeClient } from "@gcx/http"
+import type { RetryPolicy } from "@gcx/http"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import type * as Tracer from "effect/Tracer"
+import type * as PollSchedule from "../PollSchedule.js"
+import { step } from "../PollSchedule.js"
+import * as DueQueue from "./dueQueue.js"
+import * as Tracking from "./tracking.js"
+
+/** A transaction to poll. */
+export interface Target {
+  readonly transactionId: string
+  /** The service's `expectedCompletionTime`, when already known (from the POST or the journal). */
+  readonly expectedCompletionTime?: number | undefined
+}
+
+/** How a watch polls. */
+export interface WatchOptions {
+  readonly schedule: PollSchedule.PollSchedule
+  readonly deadlineMillis: number
+}
+
+/**
+ * Where a watch's events go, besides the bus. `index` is the position of the
+ * transaction among the watch's targets.
+ */
+export interface Sink {
+  /** Every event of a transaction, in order, its terminal event last. */
+  readonly emit: (index: number, event: QuoteEvent.QuoteEvent) => Effect.Effect<void>
+  /** A transaction is over: its terminal event (already emitted), or the defect that ended it. */
+  readonly end: (index: number, exit: Exit.Exit<QuoteEvent.Terminal>) => Effect.Effect<void>
+}
+
+/** What the engine needs from the poller. */
+export interface Dependencies {
+  readonly client: ExchangeClient.Service
+  /** Publishes an event on the bus; runs before the sink sees it. */
+  readonly publish: (event: QuoteEvent.QuoteEvent) => Effect.Effect<void>
+  /** Runs after a transaction's terminal event: the journal forgets it unless its outcome is still unknown. */
+  readonly finished: (transactionId: string, terminal: QuoteEvent.Terminal) => Effect.Effect<void>
+  /** How many GETs may be in flight at once. */
+  readonly maxConcurrentPolls: number
+}
+
+/** The engine. */
+export interface Scheduler {
+  /**
+   * Starts polling `targets`; the returned effect closes the watch (stops its
+   * polling, interrupting its GETs in flight). The sink sees the events of the
+   * caller's span, if any: the GETs run as its children.
+   */
+  readonly watch: (
+    targets: ReadonlyArray<Target>,
+    options: WatchOptions,
+    sink: Sink
+  ) => Effect.Effect<Effect.Effect<void>>
+}
+
+interface Watch extends WatchOptions {
+  readonly sink: Sink
+  readonly parentSpan: Option.Option<Tracer.AnySpan>
+  readonly inFlight: Set<Fiber.RuntimeFiber<void>>
+  open: boolean
+}
+
+/** One transaction in flight: everything the engine remembers of it between two GETs. */
+interface Entry {
+  readonly watch: Watch
+  readonly index: number
+  readonly transactionId: string
+  readonly deadline: number
+  due: number
+  scheduleState: unknown
+  polls: number
+  failuresInARow: number
+  unexpectedInARow: number
+  tracking: Tracking.Tracking
+  /** The latest `expectedCompletionTime` the service gave. */
+  hint: number | undefined
+}
+
+/**
+ * Whether the journal keeps a transaction after this terminal event: only
+ * while its outcome is unknown and can still be learnt by resuming, that is
+ * after `PollTimeout` and after failures of this client's own configuration.
+ */
+export const keepsJournalEntry = (event: QuoteEvent.Terminal): boolean =>
+  event._tag === "Failed" &&
+  ["PollTimeout", "TokenError", "InvalidApiKey", "PartnerNotFound", "MissingRequestId"].includes(event.error._tag)
+
+/** A transient token failure: no answer, 429 or 5xx from the token endpoint. */
+const isTransientTokenError = (error: Errors.QuoteFailure): boolean =>
+  error._tag === "TokenError" && (error.httpStatus === undefined || error.httpStatus === 429 || error.httpStatus >= 500)
+
+/** How many undecodable answers in a row end a quote, as a service that keeps answering garbage will not recover. */
+const maxUnexpectedInARow = 3
+
+const reasonOf = (error: Errors.QuoteFailure): string => {
+  const status = "httpStatus" in error && error.httpStatus !== undefined ? ` (HTTP ${error.httpStatus})` : ""
+  return `${error._tag}${status}`
+}
+
+/** Builds the engine; its fiber and every GET in flight end with `scope`. */
+export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { client, maxConcurrentPolls, publish } = dependencies
+    const scope = yield* Effect.scope
+    const queue = DueQueue.make<Entry>()
+    // Opened to wake the engine: an entry was queued, or a GET ended.
+    const wake = yield* Effect.makeLatch(false)
+    let polling = 0
+
+    const emit = (entry: Entry, event: QuoteEvent.QuoteEvent) =>
+      Effect.zipRight(publish(event), entry.watch.sink.emit(entry.index, event))
+
+    const finish = (entry: Entry, terminal: QuoteEvent.Terminal) =>
+      emit(entry, terminal).pipe(
+        Effect.zipRight(dependencies.finished(entry.transactionId, terminal)),
+        Effect.zipRight(entry.watch.sink.end(entry.index, Exit.succeed(terminal)))
+      )
+
+    const timeout = (entry: Entry) =>
+      Effect.flatMap(DateTime.now, (timestamp) =>
+        finish(
+          entry,
+          new QuoteEvent.Failed({
+            transactionId: entry.transactionId,
+            timestamp,
+            error: new Errors.PollTimeout({
+              transactionId: entry.transactionId,
+              deadlineMillis: entry.watch.deadlineMillis,
+              polls: entry.polls,
+              ...Option.match(entry.tracking.percentComplete, {
+                onNone: () => ({}),
+                onSome: (lastPercentComplete) => ({ lastPercentComplete })
+              })
+            })
+          })
+        ))
+
+    /** Asks the schedule for the delay before the next GET, from what is known now. */
+    const plan = (entry: Entry) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const [state, delay] = yield* step(entry.watch.schedule, entry.scheduleState, now, {
+          transactionId: entry.transactionId,
+          polls: entry.polls,
+          percentComplete: entry.tracking.percentComplete,
+          expectedCompletionTime: Option.fromNullable(entry.hint)
+        })
+        entry.scheduleState = state
+        return delay
+      })
+
+    /** Queues the next GET after `delay`, cut short at the deadline; a schedule that is done, or a deadline passed, ends the quote. */
+    const arm = (entry: Entry, delay: Option.Option<Duration.Duration>) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        if (Option.isNone(delay) || now >= entry.deadline) return timeout(entry)
+        entry.due = now + Math.min(Duration.toMillis(delay.value), entry.deadline - now)
+        queue.push(entry)
+        return wake.open
+      })
+
+    const retrying = (entry: Entry, attempt: number, delay: Duration.Duration, error: Errors.QuoteFailure) =>
+      Effect.flatMap(DateTime.now, (timestamp) =>
+        emit(
+          entry,
+          new QuoteEvent.Retrying({
+            transactionId: entry.transactionId,
+            timestamp,
+            attempt,
+            delay,
+            reason: reasonOf(error)
+          })
+        ))
+
+    /** One GET of a transaction that is due, and what follows from its answer. */
+    const poll = (entry: Entry) =>
+      Effect.gen(function*() {
+        const { transactionId } = entry
+        entry.polls += 1
+        // The deadline bounds the GET too, its retries included.
+        const remaining = entry.deadline - (yield* Clock.currentTimeMillis)
+        const answer = yield* client.getTransaction(transactionId, {
+          onRetry: (info: RetryPolicy.RetryInfo) => retrying(entry, info.attempt, info.delay, info.error)
+        }).pipe(Effect.either, Effect.timeoutOption(Math.max(0, remaining)))
+        if (Option.isNone(answer)) return yield* timeout(entry)
+        const result = answer.value
+        const timestamp = yield* DateTime.now
+        if (Either.isRight(result)) {
+          entry.failuresInARow = 0
+          entry.unexpectedInARow = 0
+          const observed = Tracking.observe(entry.tracking, result.right.status, timestamp)
+          entry.tracking = observed.tracking
+          const terminal = observed.done ? observed.events.at(-1) as QuoteEvent.Terminal : undefined
+          const progress = terminal === undefined ? observed.events : observed.events.slice(0, -1)
+          yield* Effect.forEach(progress, (event) => emit(entry, event), { discard: true })
+          if (terminal !== undefined) return yield* finish(entry, terminal)
+          entry.hint = result.right.status.response.expectedCompletionTime
+          return yield* arm(entry, yield* plan(entry))
+        }
+        const error = result.left
+        entry.unexpectedInARow = error._tag === "UnexpectedResponse" ? entry.unexpectedInARow + 1 : 0
+        const pollable = Errors.isRetryable(error) || isTransientTokenError(error) ||
+          (error._tag === "UnexpectedResponse" && entry.unexpectedInARow < maxUnexpectedInARow)
+        if (!pollable) return yield* finish(entry, new QuoteEvent.Failed({ transactionId, timestamp, error }))
+        entry.failuresInARow += 1
+        const delay = yield* plan(entry)
+        if (Option.isSome(delay)) yield* retrying(entry, entry.failuresInARow + 1, delay.value, error)
+        return yield* arm(entry, delay)
+      })
+
+    /** Runs `poll` in a fiber of its own, counted against the concurrency and interrupted if its watch closes. */
+    const start = (entry: Entry) =>
+      poll(entry).pipe(
+        (effect) =>
+          Option.match(entry.watch.parentSpan, {
+            onNone: () => effect,
+            onSome: (span) => Effect.withParentSpan(effect, span)
+          }),
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.void : entry.watch.sink.end(entry.index, Exit.failCause(cause))
+        ),
+        Effect.ensuring(Effect.suspend(() => {
+          polling -= 1
+          return wake.open
+        })),
+        Effect.forkIn(scope),
+        Effect.map((fiber) => {
+          entry.watch.inFlight.add(fiber)
+          fiber.addObserver(() => entry.watch.inFlight.delete(fiber))
+        })
+      )
+
+    /** The engine's fiber: starts what is due, within the concurrency, then sleeps until the next is due or it is woken. */
+    const loop = Effect.gen(function*() {
+      while (true) {
+        yield* wake.close
+        const now = yield* Clock.currentTimeMillis
+        while (polling < maxConcurrentPolls) {
+          const next = queue.peek()
+          if (next === undefined || next.due > now) break
+          queue.pop()
+          if (!next.watch.open) continue
+          polling += 1
+          yield* start(next)
+        }
+        const next = queue.peek()
+        yield* polling >= maxConcurrentPolls || next === undefined
+          ? wake.await
+          : Effect.raceFirst(wake.await, Effect.sleep(next.due - now))
+      }
+    })
+    yield* Effect.forkIn(loop, scope)
+
+    const watch: Scheduler["watch"] = (targets, options, sink) =>
+      Effect.gen(function*() {
+        const parentSpan = yield* Effect.option(Effect.currentSpan)
+        const watch: Watch = { ...options, sink, parentSpan, inFlight: new Set(), open: true }
+        const deadline = (yield* Clock.currentTimeMillis) + options.deadlineMillis
+        yield* Effect.forEach(targets, (target, index) => {
+          const entry: Entry = {
+            watch,
+            index,
+            transactionId: target.transactionId,
+            deadline,
+            due: 0,
+            scheduleState: options.schedule.initial,
+            polls: 0,
+            failuresInARow: 0,
+            unexpectedInARow: 0,
+            tracking: Tracking.initial(target.transactionId),
+            hint: target.expectedCompletionTime
+          }
+          return Effect.flatMap(plan(entry), (delay) => arm(entry, delay))
+        }, { discard: true })
+        return Effect.suspend(() => {
+          watch.open = false
+          return Fiber.interruptAll(Array.from(watch.inFlight))
+        })
+      })
+
+    return { watch }
+  })
