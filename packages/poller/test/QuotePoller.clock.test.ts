@@ -8,7 +8,22 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Errors, QuoteEvent, Transaction } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
-import { Chunk, Clock, Duration, Effect, Fiber, Layer, Option, Ref, Schema, Stream, TestClock } from "effect"
+import {
+  Chunk,
+  Clock,
+  Context,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Option,
+  Ref,
+  Schema,
+  Scope,
+  Stream,
+  TestClock
+} from "effect"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
 
 type Answer = Transaction.TransactionStatus | Errors.ServiceError | Errors.TokenError | "hang"
@@ -259,5 +274,18 @@ describe("QuotePoller timing (TestClock)", () => {
         "PollTimeout"
       ])
       expect(Chunk.last(quick).pipe(Option.map((event) => event._tag))).toEqual(Option.some("Completed"))
+    }))
+
+  it.effect("a poller that shuts down ends its open streams as interrupted instead of leaving them waiting", () =>
+    Effect.gen(function*() {
+      const calls = yield* Ref.make<Array<Call>>([])
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(pollerOver(() => [status(10)], calls), scope)
+      const poller = Context.get(context, QuotePoller.QuotePoller)
+      const fiber = yield* Effect.fork(Stream.runDrain(poller.track("TX", { schedule: noJitter })))
+      yield* TestClock.adjust("1 second")
+      yield* Scope.close(scope, Exit.void)
+      const exit = yield* Fiber.await(fiber)
+      expect(Exit.isInterrupted(exit)).toBe(true)
     }))
 })

@@ -49,7 +49,11 @@ export interface WatchOptions {
 export interface Sink {
   /** Every event of a transaction, in order, its terminal event last. */
   readonly emit: (index: number, event: QuoteEvent.QuoteEvent) => Effect.Effect<void>
-  /** A transaction is over: its terminal event (already emitted), or the defect that ended it. */
+  /**
+   * A transaction is over: its terminal event (already emitted), or the defect
+   * that ended it; or (index -1, interrupted) the engine stopped while the
+   * watch was open.
+   */
   readonly end: (index: number, exit: Exit.Exit<QuoteEvent.Terminal>) => Effect.Effect<void>
 }
 
@@ -131,6 +135,14 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
     // Opened to wake the engine: an entry was queued, or a GET ended.
     const wake = yield* Effect.makeLatch(false)
     let polling = 0
+    const watches = new Set<Watch>()
+    // When the engine stops, every watch still open ends as interrupted rather than waiting forever.
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(
+        Effect.fiberId,
+        (fiberId) => Effect.forEach(watches, (watch) => watch.sink.end(-1, Exit.interrupt(fiberId)), { discard: true })
+      )
+    )
 
     const emit = (entry: Entry, event: QuoteEvent.QuoteEvent) =>
       Effect.zipRight(publish(event), entry.watch.sink.emit(entry.index, event))
@@ -279,6 +291,7 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
       Effect.gen(function*() {
         const parentSpan = yield* Effect.option(Effect.currentSpan)
         const watch: Watch = { ...options, sink, parentSpan, inFlight: new Set(), open: true }
+        watches.add(watch)
         const deadline = (yield* Clock.currentTimeMillis) + options.deadlineMillis
         yield* Effect.forEach(targets, (target, index) => {
           const entry: Entry = {
@@ -298,6 +311,7 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
         }, { discard: true })
         return Effect.suspend(() => {
           watch.open = false
+          watches.delete(watch)
           return Fiber.interruptAll(Array.from(watch.inFlight))
         })
       })
