@@ -245,6 +245,7 @@ export const make = (
               Effect.annotateLogs({ transactionId: created.transactionId })
             )
           }
+          // Typed values: no re-validation (see internal/tracking.ts).
           const submitted = new QuoteEvent.Submitted({
             transactionId: created.transactionId,
             timestamp,
@@ -257,7 +258,7 @@ export const make = (
             ...(created.quote.expectedCompletionTime !== undefined
               ? { expectedCompletionTime: created.quote.expectedCompletionTime }
               : {})
-          })
+          }, true)
           yield* bus.publish(submitted)
           const finished = created.quote.isCompleted
             ? Tracking.terminalFor(created.transactionId, created.quote, timestamp)

@@ -9,6 +9,9 @@
  * `trackAll`), with the schedule, the deadline and the sink its events go
  * to. Closing a watch stops its polling at once: its GETs in flight are
  * interrupted and its records are dropped when they come due.
+ *
+ * Events are built from typed values, without re-validation (`true`), as in
+ * `tracking.ts`.
  */
 import { Errors, QuoteEvent } from "@gcx/core"
 import type { ExchangeClient } from "@gcx/http"
@@ -169,7 +172,7 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
                 onSome: (lastPercentComplete) => ({ lastPercentComplete })
               })
             })
-          })
+          }, true)
         ))
 
     /** Asks the schedule for the delay before the next GET, from what is known now. */
@@ -205,7 +208,7 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
             attempt,
             delay,
             reason: reasonOf(error)
-          })
+          }, true)
         ))
 
     /** One GET of a transaction that is due, and what follows from its answer. */
@@ -237,7 +240,7 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
         entry.unexpectedInARow = error._tag === "UnexpectedResponse" ? entry.unexpectedInARow + 1 : 0
         const pollable = Errors.isRetryable(error) || isTransientTokenError(error) ||
           (error._tag === "UnexpectedResponse" && entry.unexpectedInARow < maxUnexpectedInARow)
-        if (!pollable) return yield* finish(entry, new QuoteEvent.Failed({ transactionId, timestamp, error }))
+        if (!pollable) return yield* finish(entry, new QuoteEvent.Failed({ transactionId, timestamp, error }, true))
         entry.failuresInARow += 1
         const delay = yield* plan(entry)
         if (Option.isSome(delay)) yield* retrying(entry, entry.failuresInARow + 1, delay.value, error)
