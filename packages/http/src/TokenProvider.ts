@@ -187,7 +187,7 @@ export const make: Effect.Effect<
           ? Effect.fail(tokenError("the token request was interrupted: the token provider has been shut down"))
           : Effect.failCause(exit.cause))
 
-    const get = SynchronizedRef.modifyEffect(state, (current) =>
+    const refresh = SynchronizedRef.modifyEffect(state, (current) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const valid = Option.filter(current.cached, (cached) => now < cached.expiresAt)
@@ -202,6 +202,14 @@ export const make: Effect.Effect<
         const fiber = yield* start
         return [awaitToken(fiber), { cached: Option.none(), inFlight: Option.some(fiber) }] as const
       })).pipe(Effect.flatten)
+
+    // The usual case without the lock: a cached token not yet due for refresh is served as it is.
+    const get = Effect.flatMap(SynchronizedRef.get(state), ({ cached }) =>
+      Option.isSome(cached)
+        ? Effect.clockWith((clock) =>
+          clock.unsafeCurrentTimeMillis() < cached.value.refreshAt ? Effect.succeed(cached.value.token) : refresh
+        )
+        : refresh)
 
     const invalidate = SynchronizedRef.update(state, (current) => ({ ...current, cached: Option.none() }))
 
