@@ -16,20 +16,23 @@
  * - Each call runs in a span carrying requestId, transactionId, traceId,
  *   attempts and status; nothing secret or card-related.
  */
+import type * as Headers from "@effect/platform/Headers"
 import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
 import * as Card from "@gcx/core/Card"
 import * as Errors from "@gcx/core/Errors"
 import * as Ids from "@gcx/core/Ids"
 import * as Quote from "@gcx/core/Quote"
 import * as Routes from "@gcx/core/Routes"
 import * as Transaction from "@gcx/core/Transaction"
-import * as Clock from "effect/Clock"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -134,29 +137,30 @@ export class ExchangeClient extends Context.Tag("@gcx/http/ExchangeClient")<Exch
 /** A caller-given value refused before any I/O. */
 const invalidInput = (message: string) => new Errors.InvalidRequest({ message })
 
+const isTransactionId = Schema.is(Ids.TransactionId)
+const isRequestId = Schema.is(Ids.RequestId)
+
 /** A caller-given transactionId, checked before it goes into a URL. */
-const checkTransactionId = (transactionId: string): Effect.Effect<string, Errors.InvalidRequest> =>
-  Effect.mapError(
-    Schema.decodeUnknown(Ids.TransactionId)(transactionId),
-    () => invalidInput("transactionId must be 1 to 128 letters, digits, '-' or '_'")
-  )
+const checkTransactionId = (transactionId: string): Either.Either<string, Errors.InvalidRequest> =>
+  isTransactionId(transactionId)
+    ? Either.right(transactionId)
+    : Either.left(invalidInput("transactionId must be 1 to 128 letters, digits, '-' or '_'"))
 
 /** The caller's previousAttempts, checked; 0 by default. */
-const resolvePreviousAttempts = (previousAttempts: number | undefined): Effect.Effect<number, Errors.InvalidRequest> =>
+const resolvePreviousAttempts = (previousAttempts: number | undefined): Either.Either<number, Errors.InvalidRequest> =>
   previousAttempts === undefined
-    ? Effect.succeed(0)
+    ? Either.right(0)
     : Number.isSafeInteger(previousAttempts) && previousAttempts >= 0
-    ? Effect.succeed(previousAttempts)
-    : Effect.fail(invalidInput("previousAttempts must be a non-negative integer"))
+    ? Either.right(previousAttempts)
+    : Either.left(invalidInput("previousAttempts must be a non-negative integer"))
 
 /** The caller's requestId, checked, or a fresh one. */
-const resolveRequestId = (requestId: string | undefined): Effect.Effect<string, Errors.InvalidRequest> =>
+const resolveRequestId = (requestId: string | undefined): Either.Either<string, Errors.InvalidRequest> =>
   requestId === undefined
-    ? Effect.sync(Ids.makeRequestId)
-    : Effect.mapError(
-      Schema.decodeUnknown(Ids.RequestId)(requestId),
-      () => invalidInput("requestId must be 1 to 64 visible ASCII characters")
-    )
+    ? Either.right(Ids.makeRequestId())
+    : isRequestId(requestId)
+    ? Either.right(requestId)
+    : Either.left(invalidInput("requestId must be 1 to 64 visible ASCII characters"))
 
 /**
  * The wire body of a quote request. Sent with `application/json;
@@ -174,6 +178,10 @@ const quoteBody = (card: Card.Card): HttpBody.HttpBody => {
   return HttpBody.text(JSON.stringify(wire), "application/json; charset=utf-8")
 }
 
+// Compiled once: decoding an answer is then a plain function call.
+const decodeQuote = Transport.jsonDecoder(Quote.QuoteResponse)
+const decodeTransaction = Transport.jsonDecoder(Transaction.TransactionStatus)
+
 const failureAttributes = (error: ClientError | Errors.InvalidCardInput): Record<string, unknown> => {
   const attributes: Record<string, unknown> = { error: error._tag }
   if ("httpStatus" in error && error.httpStatus !== undefined) attributes.status = error.httpStatus
@@ -190,24 +198,44 @@ const successAttributes = (info: CallInfo & { readonly httpStatus: number }): Re
   ...Option.match(info.traceId, { onNone: () => ({}), onSome: (traceId) => ({ traceId }) })
 })
 
-/** What every result carries of its call. */
-const callInfo = (
-  result: {
-    readonly traceId: Option.Option<string>
-    readonly attempts: number
-    readonly retryDelay: Duration.Duration
-  },
-  requestId: string
-): CallInfo => ({ traceId: result.traceId, requestId, attempts: result.attempts, retryDelay: result.retryDelay })
-
 /** Runs a call in its span, recording the failure's attributes on the span when it fails. */
 const traced =
   (name: string) =>
   <A, E extends ClientError | Errors.InvalidCardInput, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     effect.pipe(
       Effect.tapError((error) => Effect.annotateCurrentSpan(failureAttributes(error))),
-      Effect.withSpan(name)
+      // No stack trace: capturing one costs more CPU per call than the rest of the span.
+      Effect.withSpan(name, { captureStackTrace: false })
     )
+
+/**
+ * Adds the trace context of the current span (the call's) to a request as
+ * `traceparent` and `b3` headers, as the platform's tracer would, unless
+ * tracing or `HttpClient.currentTracerPropagation` is off. It runs inside the
+ * `HttpClient`, so that `HttpClient.withTracerPropagation(false)` on the
+ * client given to the layer is honoured too.
+ */
+export const propagateTrace = (
+  request: HttpClientRequest.HttpClientRequest
+): Effect.Effect<HttpClientRequest.HttpClientRequest> =>
+  Effect.withFiberRuntime((fiber) => {
+    const span = fiber.currentSpan
+    return Effect.succeed(
+      span !== undefined && span._tag === "Span" && fiber.getFiberRef(HttpClient.currentTracerPropagation) &&
+        fiber.getFiberRef(FiberRef.currentTracerEnabled)
+        ? HttpClientRequest.setHeaders(request, HttpTraceContext.toHeaders(span))
+        : request
+    )
+  })
+
+/** What one attempt brings back besides the decoded value. */
+interface Answered<A> {
+  readonly value: A
+  readonly httpStatus: number
+  readonly headers: Headers.Headers
+  readonly traceId: Option.Option<string>
+  readonly latency: Duration.Duration
+}
 
 /** Builds the client. The retry budget is created here: one per client. */
 export const make = (): Effect.Effect<
@@ -219,38 +247,72 @@ export const make = (): Effect.Effect<
     const config = yield* ExchangeConfig.ExchangeConfig
     const tokens = yield* TokenProvider.TokenProvider
     // One span per call (`ExchangeClient.*`, with the attempts on it) instead of the platform's span per
-    // attempt, which costs more CPU than the rest of a request; trace propagation stays on, so the
-    // service still receives the call's trace context.
-    const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
+    // attempt, which costs more CPU than the rest of a request. The platform propagates the trace context
+    // only from its own span, so `propagateTrace` sends the call's.
+    const client = (yield* HttpClient.HttpClient).pipe(
+      HttpClient.withTracerDisabledWhen(() => true),
+      HttpClient.mapRequestEffect(propagateTrace)
+    )
     const budget = yield* RetryBudget.make(config.retry.budget)
     const stage = Option.getOrUndefined(config.stage)
 
-    const authorize = (
-      request: HttpClientRequest.HttpClientRequest,
-      token: Redacted.Redacted<string>,
-      requestId: string,
-      previousAttempts: number
-    ) =>
-      request.pipe(
-        HttpClientRequest.bearerToken(token),
-        HttpClientRequest.setHeaders({
-          [Routes.Headers.apiKey]: Redacted.value(config.apiKey),
-          [Routes.Headers.requestId]: requestId,
-          [Routes.Headers.previousAttempts]: String(previousAttempts)
-        }),
-        HttpClientRequest.acceptJson
-      )
+    // What every request carries, set once: each attempt then copies the headers once to add its own.
+    const request = (method: "GET" | "POST", path: string) =>
+      HttpClientRequest.make(method)(`${config.baseUrl}${path}`, {
+        acceptJson: true,
+        headers: { [Routes.Headers.apiKey]: Redacted.value(config.apiKey) }
+      })
+    const heartbeatRequest = request("GET", Routes.heartbeatPath)
+    const quoteRequest = request("POST", Routes.quotePath(stage))
 
     /**
-     * One call: attempts with retries; each attempt gets a token, sends,
-     * maps a non-2xx answer through core's error mapping (invalidating the
-     * token on a 401) and reads a 2xx answer with `read`.
+     * One attempt: a token, the request with the attempt's headers, the answer;
+     * a non-2xx answer goes through core's error mapping (invalidating the
+     * token on a 401) and a 2xx answer is read with `read`.
      */
+    const attempt = <A>(
+      request: HttpClientRequest.HttpClientRequest,
+      context: { readonly requestId: string; readonly transactionId?: string | undefined },
+      read: (answer: Transport.Answer, context: Errors.UnexpectedContext) => Either.Either<A, Errors.ServiceError>,
+      previousAttempts: number
+    ): Effect.Effect<Answered<A>, ClientError> =>
+      Effect.flatMap(tokens.get, (token) =>
+        Effect.clockWith((clock) => {
+          const startedAt = clock.unsafeCurrentTimeMillis()
+          const authorized = HttpClientRequest.setHeaders(request, {
+            [Routes.Headers.authorization]: `Bearer ${Redacted.value(token)}`,
+            [Routes.Headers.requestId]: context.requestId,
+            [Routes.Headers.previousAttempts]: String(previousAttempts)
+          })
+          return Effect.flatMap(
+            Transport.send(client, authorized, config.requestTimeout, context),
+            (answer): Effect.Effect<Answered<A>, ClientError> => {
+              const finishedAt = clock.unsafeCurrentTimeMillis()
+              if (!Transport.isSuccess(answer.status)) {
+                const error = Errors.fromResponse({ ...answer, ...context, now: finishedAt })
+                return error._tag === "Unauthorized"
+                  ? Effect.zipRight(tokens.invalidateToken(token), Effect.fail(error))
+                  : Effect.fail(error)
+              }
+              const traceId = Transport.header(answer, Routes.Headers.traceId)
+              const value = read(answer, { ...context, httpStatus: answer.status, traceId })
+              return Either.isLeft(value) ? Effect.fail(value.left) : Effect.succeed({
+                value: value.right,
+                httpStatus: answer.status,
+                headers: answer.headers,
+                traceId: Option.fromNullable(traceId),
+                latency: Duration.millis(finishedAt - startedAt)
+              })
+            }
+          )
+        }))
+
+    /** One call: attempts with retries (`RetryPolicy`); the result carries what every call reports. */
     const call = <A>(
       operation: RetryPolicy.Operation,
       request: HttpClientRequest.HttpClientRequest,
       context: { readonly requestId: string; readonly transactionId?: string | undefined },
-      read: (answer: Transport.Answer, context: Errors.UnexpectedContext) => Effect.Effect<A, Errors.ServiceError>,
+      read: (answer: Transport.Answer, context: Errors.UnexpectedContext) => Either.Either<A, Errors.ServiceError>,
       options: { readonly onRetry?: CallOptions["onRetry"]; readonly previousAttempts?: number }
     ) =>
       RetryPolicy.execute({
@@ -259,87 +321,55 @@ export const make = (): Effect.Effect<
         budget,
         onRetry: options.onRetry,
         previousAttempts: options.previousAttempts,
-        attempt: (previousAttempts) =>
-          Effect.gen(function*() {
-            const token = yield* tokens.get
-            const startedAt = yield* Clock.currentTimeMillis
-            const answer = yield* Transport.send(
-              client,
-              authorize(request, token, context.requestId, previousAttempts),
-              config.requestTimeout,
-              context
-            )
-            const finishedAt = yield* Clock.currentTimeMillis
-            const traceId = Errors.headerValue(answer.headers, Routes.Headers.traceId)
-            if (!Transport.isSuccess(answer.status)) {
-              const error = Errors.fromResponse({ ...answer, ...context, now: finishedAt })
-              if (error._tag === "Unauthorized") yield* tokens.invalidateToken(token)
-              return yield* Effect.fail(error)
-            }
-            const value = yield* read(answer, { ...context, httpStatus: answer.status, traceId })
-            return {
-              value,
-              answer,
-              traceId: Option.fromNullable(traceId),
-              latency: Duration.millis(finishedAt - startedAt)
-            }
-          })
+        attempt: (previousAttempts) => attempt(request, context, read, previousAttempts)
       }).pipe(
         Effect.map(({ attempts, retryDelay, value }) => ({
           ...value,
           requestId: context.requestId,
           attempts,
-          retryDelay,
-          httpStatus: value.answer.status
+          retryDelay
         }))
       )
 
-    const url = (path: string) => `${config.baseUrl}${path}`
+    /** The fields of `CallInfo` from a call's result. */
+    const callInfo = (result: CallInfo): CallInfo => ({
+      traceId: result.traceId,
+      requestId: result.requestId,
+      attempts: result.attempts,
+      retryDelay: result.retryDelay
+    })
 
     const heartbeat = Effect.gen(function*() {
       const requestId = Ids.makeRequestId()
       yield* Effect.annotateCurrentSpan("requestId", requestId)
-      const result = yield* call(
-        "heartbeat",
-        HttpClientRequest.get(url(Routes.heartbeatPath)),
-        { requestId },
-        () => Effect.void,
-        {}
-      )
+      const result = yield* call("heartbeat", heartbeatRequest, { requestId }, () => Either.void, {})
       yield* Effect.annotateCurrentSpan(successAttributes(result))
-      return {
-        ...callInfo(result, requestId),
-        httpStatus: result.httpStatus,
-        latency: result.latency
-      } satisfies HeartbeatResult
+      return { ...callInfo(result), httpStatus: result.httpStatus, latency: result.latency } satisfies HeartbeatResult
     }).pipe(traced("ExchangeClient.heartbeat"))
 
     const createQuote = (input: Quote.QuoteRequest | Card.CardInput, options: CallOptions = {}) =>
       Effect.gen(function*() {
-        const card = yield* Card.validate(
+        const card = yield* Card.validateEither(
           typeof input === "object" && input !== null && "card" in input ? input.card : input
         )
         const requestId = yield* resolveRequestId(options.requestId)
         const previousAttempts = yield* resolvePreviousAttempts(options.previousAttempts)
         yield* Effect.annotateCurrentSpan({ requestId, previousAttempts })
-        const request = HttpClientRequest.post(url(Routes.quotePath(stage))).pipe(
-          HttpClientRequest.setBody(quoteBody(card))
-        )
         const result = yield* call(
           "createQuote",
-          request,
+          HttpClientRequest.setBody(quoteRequest, quoteBody(card)),
           { requestId },
           // A 2xx that does not decode fails with UnexpectedResponse, which
           // RetryPolicy retries on the POST: the replay brings the original answer.
-          (answer, context) => Transport.decodeJson(Quote.QuoteResponse, answer, context),
+          decodeQuote,
           { onRetry: options.onRetry, previousAttempts }
         )
         yield* Effect.annotateCurrentSpan({ ...successAttributes(result), transactionId: result.value.transactionId })
         return {
           quote: result.value,
           transactionId: result.value.transactionId,
-          location: Option.fromNullable(Errors.headerValue(result.answer.headers, Routes.Headers.location)),
-          ...callInfo(result, requestId)
+          location: Option.fromNullable(Transport.header(result, Routes.Headers.location)),
+          ...callInfo(result)
         } satisfies CreatedQuote
       }).pipe(traced("ExchangeClient.createQuote"))
 
@@ -351,13 +381,13 @@ export const make = (): Effect.Effect<
         yield* Effect.annotateCurrentSpan({ requestId, transactionId: id, previousAttempts })
         const result = yield* call(
           "getTransaction",
-          HttpClientRequest.get(url(Routes.transactionPath(id, stage))),
+          HttpClientRequest.setUrl(heartbeatRequest, `${config.baseUrl}${Routes.transactionPath(id, stage)}`),
           { requestId, transactionId: id },
-          (answer, context) => Transport.decodeJson(Transaction.TransactionStatus, answer, context),
+          decodeTransaction,
           { onRetry: options.onRetry, previousAttempts }
         )
         yield* Effect.annotateCurrentSpan(successAttributes(result))
-        return { status: result.value, ...callInfo(result, requestId) } satisfies TransactionResult
+        return { status: result.value, ...callInfo(result) } satisfies TransactionResult
       }).pipe(traced("ExchangeClient.getTransaction"))
 
     return ExchangeClient.of({ heartbeat, createQuote, getTransaction })

@@ -10,6 +10,7 @@ import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Errors from "@gcx/core/Errors"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 
 /** An HTTP answer, read in full. */
@@ -35,9 +36,16 @@ const withSecretHeaderNames = (names: ReadonlyArray<string | RegExp>): ReadonlyA
   return missing.length === 0 ? names : [...names, ...missing]
 }
 
-/** Runs an effect with `authorization` and `x-api-key` among `Headers.currentRedactedNames`. */
+/**
+ * Runs an effect with `authorization` and `x-api-key` among `Headers.currentRedactedNames`. When they are
+ * already there (the default), the effect runs as it is: a `locally` per request costs more than the check.
+ */
 export const redactingSecrets = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.locallyWith(effect, Headers.currentRedactedNames, withSecretHeaderNames)
+  Effect.withFiberRuntime((fiber) => {
+    const names = fiber.getFiberRef(Headers.currentRedactedNames)
+    const wanted = withSecretHeaderNames(names)
+    return wanted === names ? effect : Effect.locally(effect, Headers.currentRedactedNames, wanted)
+  })
 
 const codes: ReadonlyArray<readonly [Errors.TransportError["reason"], ReadonlyArray<string>]> = [
   ["Connect", ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]],
@@ -138,24 +146,37 @@ export const send = (
     redactingSecrets
   )
 
+/**
+ * A header of an answer. The platform's `Headers` have lower-case names, so
+ * the name is looked up directly rather than compared with every header.
+ */
+export const header = (answer: { readonly headers: Headers.Headers }, name: string): string | undefined =>
+  answer.headers[name.toLowerCase()]
+
 /** Whether a status is a success (2xx). */
 export const isSuccess = (status: number): boolean => status >= 200 && status < 300
 
-/**
- * Decodes an answer's JSON body with `schema`. A body that is not JSON or
- * does not decode is an `UnexpectedResponse` naming the failing paths (never
- * the values) with what is known of the request; never a defect.
- */
-export const decodeJson = <A, I>(
-  schema: Schema.Schema<A, I>,
+/** Reads an answer's body as `A`: a function of the answer and what is known of its request. */
+export type JsonDecoder<A> = (
   answer: Answer,
   context: Errors.UnexpectedContext
-): Effect.Effect<A, Errors.UnexpectedResponse> =>
-  Effect.try({
-    try: (): unknown => JSON.parse(answer.body),
-    catch: () => Errors.unexpectedResponse(context, "the body is not JSON")
-  }).pipe(
-    Effect.flatMap((json) =>
-      Effect.mapError(Schema.decodeUnknown(schema)(json), (error) => Errors.unexpectedResponse(context, error))
-    )
-  )
+) => Either.Either<A, Errors.UnexpectedResponse>
+
+/**
+ * A decoder of answers whose JSON body must decode with `schema`. A body that
+ * is not JSON or does not decode is an `UnexpectedResponse` naming the failing
+ * paths (never the values) with what is known of the request; never a defect.
+ * Build it once per schema: it runs synchronously, without an Effect per answer.
+ */
+export const jsonDecoder = <A, I>(schema: Schema.Schema<A, I>): JsonDecoder<A> => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return (answer, context) => {
+    let json: unknown
+    try {
+      json = JSON.parse(answer.body)
+    } catch {
+      return Either.left(Errors.unexpectedResponse(context, "the body is not JSON"))
+    }
+    return Either.mapLeft(decode(json), (error) => Errors.unexpectedResponse(context, error))
+  }
+}
