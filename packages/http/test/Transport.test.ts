@@ -1,6 +1,6 @@
 import { Headers } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, FiberRef } from "effect"
+import { Deferred, Duration, Effect, Either, Fiber, FiberRef, TestClock } from "effect"
 import * as Transport from "../src/internal/transport.js"
 
 const undiciError = (code: string) => new TypeError("fetch failed", { cause: Object.assign(new Error(code), { code }) })
@@ -37,4 +37,56 @@ describe("Transport", () => {
       )
       expect(unchanged).toEqual([/^AUTHORIZATION$/i, "X-Api-Key"])
     }))
+
+  describe("timeoutFail", () => {
+    it.live("fails with onTimeout and interrupts the effect when the live clock runs out", () =>
+      Effect.gen(function*() {
+        const interrupted = yield* Deferred.make<void>()
+        const result = yield* Transport.timeoutFail(
+          Effect.never.pipe(Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))),
+          Duration.millis(20),
+          () => "timed out"
+        ).pipe(Effect.either)
+        expect(result).toEqual(Either.left("timed out"))
+        expect(yield* Deferred.isDone(interrupted)).toBe(true)
+      }))
+
+    it.live("keeps the effect's value and failure when it ends in time", () =>
+      Effect.gen(function*() {
+        const timeout = Duration.seconds(5)
+        expect(yield* Transport.timeoutFail(Effect.succeed(1).pipe(Effect.delay("5 millis")), timeout, () => 0)).toBe(1)
+        expect(yield* Effect.either(Transport.timeoutFail(Effect.fail("boom"), timeout, () => "timed out"))).toEqual(
+          Either.left("boom")
+        )
+      }))
+
+    it.live("interrupting the caller interrupts the effect", () =>
+      Effect.gen(function*() {
+        const started = yield* Deferred.make<void>()
+        const interrupted = yield* Deferred.make<void>()
+        const fiber = yield* Transport.timeoutFail(
+          Deferred.succeed(started, undefined).pipe(
+            Effect.zipRight(Effect.never),
+            Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+          ),
+          Duration.seconds(5),
+          () => "timed out"
+        ).pipe(Effect.fork)
+        yield* Deferred.await(started)
+        yield* Fiber.interrupt(fiber)
+        expect(yield* Deferred.isDone(interrupted)).toBe(true)
+      }))
+
+    it.effect("follows TestClock", () =>
+      Effect.gen(function*() {
+        const fiber = yield* Transport.timeoutFail(Effect.never, Duration.seconds(10), () => "timed out").pipe(
+          Effect.either,
+          Effect.fork
+        )
+        yield* TestClock.adjust("9999 millis")
+        expect(fiber.unsafePoll()).toBeNull()
+        yield* TestClock.adjust("1 millis")
+        expect(yield* Fiber.join(fiber)).toEqual(Either.left("timed out"))
+      }))
+  })
 })
