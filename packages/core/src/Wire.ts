@@ -36,8 +36,11 @@ export const Money: Schema.Schema<BigDecimal.BigDecimal, number | string> = Sche
         : input.trim() === ""
         ? Option.none()
         : BigDecimal.fromString(input.trim())
-      // the amount is encoded back as a JSON number: refuse what no finite number can carry ("1e400")
-      const finite = Option.filter(parsed, (amount) => Number.isFinite(BigDecimal.unsafeToNumber(amount)))
+      // the amount is encoded back as a JSON number: refuse what no finite number can carry ("1e400");
+      // a number input is finite already (`safeFromNumber`), so only strings are checked (CPU)
+      const finite = typeof input === "number"
+        ? parsed
+        : Option.filter(parsed, (amount) => Number.isFinite(BigDecimal.unsafeToNumber(amount)))
       return Option.match(finite, {
         onNone: () => ParseResult.fail(new ParseResult.Type(ast, input, "Expected a finite decimal amount")),
         onSome: ParseResult.succeed
