@@ -394,6 +394,7 @@ export const make = (): Effect.Effect<
         yield* annotate({ requestId, transactionId: id, previousAttempts })
         const result = yield* call(
           "getTransaction",
+          // The heartbeat's GET (same headers, no body) at the transaction's URL.
           HttpClientRequest.setUrl(heartbeatRequest, `${config.baseUrl}${Routes.transactionPath(id, stage)}`),
           { requestId, transactionId: id },
           decodeTransaction,
