@@ -163,18 +163,23 @@ describe("QuotePoller over real HTTP", () => {
         expect(gets.every((count) => count >= 1)).toBe(true)
       }).pipe(withPoller()))
 
-    it.effect("the GETs of a quote are spans under the caller's span", () => {
+    it.effect("the GETs of a quote run with the caller's tracer, as spans under the caller's span", () => {
+      // The tracer is the caller's alone: the poller was built without it.
       const capture = Capture.make()
       return Effect.gen(function*() {
         const poller = yield* QuotePoller.QuotePoller
-        yield* poller.quote(card(Cards.success)).pipe(Stream.runDrain, Effect.withSpan("caller"))
+        yield* poller.quote(card(Cards.success)).pipe(
+          Stream.runDrain,
+          Effect.withSpan("caller"),
+          Effect.provide(Capture.spans(capture))
+        )
         const caller = capture.spans.find((span) => span.name === "caller")!
         const gets = capture.spans.filter((span) => span.name === "ExchangeClient.getTransaction")
         expect(gets.length).toBeGreaterThanOrEqual(1)
         expect(gets.map((span) => Option.map(span.parent, (parent) => parent.spanId))).toEqual(
           gets.map(() => Option.some(caller.spanId))
         )
-      }).pipe(withPoller(), Effect.provide(Capture.spans(capture)))
+      }).pipe(withPoller())
     })
 
     it.effect("the bus sees every quote's events; a subscriber that never reads slows nothing", () =>

@@ -24,9 +24,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import type * as FiberRefs from "effect/FiberRefs"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import type * as Tracer from "effect/Tracer"
 import type * as PollSchedule from "../PollSchedule.js"
 import { step } from "../PollSchedule.js"
 import * as DueQueue from "./dueQueue.js"
@@ -75,8 +75,8 @@ export interface Dependencies {
 export interface Scheduler {
   /**
    * Starts polling `targets`; the returned effect closes the watch (stops its
-   * polling, interrupting its GETs in flight). The sink sees the events of the
-   * caller's span, if any: the GETs run as its children.
+   * polling, interrupting its GETs in flight). The GETs run with the caller's
+   * FiberRefs: under its span, with its tracer, logger and log annotations.
    */
   readonly watch: (
     targets: ReadonlyArray<Target>,
@@ -87,7 +87,8 @@ export interface Scheduler {
 
 interface Watch extends WatchOptions {
   readonly sink: Sink
-  readonly parentSpan: Option.Option<Tracer.AnySpan>
+  /** The caller's FiberRefs (its span, tracer, logger, annotations): each GET runs with them. */
+  readonly fiberRefs: FiberRefs.FiberRefs
   readonly inFlight: Set<Fiber.RuntimeFiber<void>>
   open: boolean
 }
@@ -249,12 +250,8 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
 
     /** Runs `poll` in a fiber of its own, counted against the concurrency and interrupted if its watch closes. */
     const start = (entry: Entry) =>
-      poll(entry).pipe(
-        (effect) =>
-          Option.match(entry.watch.parentSpan, {
-            onNone: () => effect,
-            onSome: (span) => Effect.withParentSpan(effect, span)
-          }),
+      Effect.setFiberRefs(entry.watch.fiberRefs).pipe(
+        Effect.zipRight(poll(entry)),
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause) ? Effect.void : entry.watch.sink.end(entry.index, Exit.failCause(cause))
         ),
@@ -292,8 +289,8 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
 
     const watch: Scheduler["watch"] = (targets, options, sink) =>
       Effect.gen(function*() {
-        const parentSpan = yield* Effect.option(Effect.currentSpan)
-        const watch: Watch = { ...options, sink, parentSpan, inFlight: new Set(), open: true }
+        const fiberRefs = yield* Effect.getFiberRefs
+        const watch: Watch = { ...options, sink, fiberRefs, inFlight: new Set(), open: true }
         watches.add(watch)
         const deadline = (yield* Clock.currentTimeMillis) + options.deadlineMillis
         yield* Effect.forEach(targets, (target, index) => {
