@@ -1,36 +1,26 @@
 /**
  * Row 1, throughput: quotes on the instant card (the POST answers completed,
  * no latency) through `QuotePoller.getQuote`, against the raw-fetch client
- * doing the same protocol, side by side on one sandbox process. Both sides
- * are warmed up first (the JIT of both processes needs thousands of
- * requests), then measured in alternating rounds with the sandbox reset
- * between; the medians of the rounds are reported. A third side, the
- * exchange client alone (`ExchangeClient.createQuote`, no poller), tells how
- * the cost splits between the client and the poller.
+ * doing the same protocol, side by side on one sandbox process. Each side runs
+ * in a process of its own (`throughput-side.ts`), warmed up first (the JIT
+ * needs thousands of requests), then measured in alternating rounds with the
+ * sandbox reset between; the medians of the rounds are reported. Two more
+ * sides: the same `getQuote` over `NodeHttpClient.layerUndici`, and the
+ * exchange client alone (`ExchangeClient.createQuote`, no poller), which tells
+ * how the cost splits between the client and the poller.
  */
-import type { HttpClient } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
-import { ExchangeClient } from "@gcx/http"
-import { QuotePoller } from "@gcx/poller"
-import { TestData } from "@gcx/sandbox"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
-import { RawClient } from "../baseline/RawClient.js"
+import * as ChildProcess from "node:child_process"
+import * as Readline from "node:readline"
 import * as Admin from "../internal/Admin.js"
 import * as Cpu from "../internal/cpu.js"
-import { clientLayer, pollerLayer, rawOptions } from "../internal/gcx.js"
-import { pool } from "../internal/pool.js"
+import { inBench, rootDir } from "../internal/paths.js"
 import type { RowContext, RowResult } from "../internal/report.js"
 import { fmt, goal } from "../internal/report.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
 import { median, round } from "../internal/stats.js"
-
-const card = {
-  cardNumber: TestData.Cards.instant,
-  pinNumber: TestData.pin,
-  productLineId: TestData.defaultProductLineId
-}
+import type { Side, SideRun } from "./throughput-side.js"
 
 /** One measured run of one side. */
 interface Run {
@@ -42,55 +32,70 @@ interface Run {
   readonly createQuoteRequests: number
 }
 
-const gcxSide = (
-  endpoint: Endpoint,
-  quotes: number,
-  concurrency: number,
-  http?: Layer.Layer<HttpClient.HttpClient>
-) =>
-  Effect.gen(function*() {
-    const poller = yield* QuotePoller.QuotePoller
-    const outcomes = yield* Effect.forEach(
-      Array.from({ length: quotes }),
-      () => Effect.either(poller.getQuote(card)),
-      { concurrency }
-    )
-    return outcomes.filter((outcome) => outcome._tag === "Left").length
-  }).pipe(Effect.provide(pollerLayer(endpoint, { http })))
-
-/** The exchange client alone: the same POSTs without the poller (no stream, no events, no bus). */
-const clientSide = (endpoint: Endpoint, quotes: number, concurrency: number) =>
-  Effect.gen(function*() {
-    const client = yield* ExchangeClient.ExchangeClient
-    const outcomes = yield* Effect.forEach(
-      Array.from({ length: quotes }),
-      () => Effect.either(client.createQuote(card)),
-      { concurrency }
-    )
-    return outcomes.filter((outcome) => outcome._tag === "Left" || !outcome.right.quote.isCompleted).length
-  }).pipe(Effect.provide(clientLayer(endpoint)))
-
-const rawSide = async (endpoint: Endpoint, quotes: number, concurrency: number): Promise<number> => {
-  const client = new RawClient(rawOptions(endpoint, 0))
-  await client.fetchToken()
-  let failures = 0
-  await pool(quotes, concurrency, () => client.getQuote(card).catch(() => failures++))
-  return failures
+/** A side's process: `run` asks it for one run and waits for its answer. */
+interface SideProcess {
+  readonly run: () => Promise<SideRun>
 }
+
+/** Starts the process of one side; it is killed when the scope closes. */
+const sideProcess = (endpoint: Endpoint, side: Side, quotes: number, concurrency: number) =>
+  Effect.acquireRelease(
+    Effect.sync(() =>
+      ChildProcess.spawn(
+        process.execPath,
+        [
+          "--import",
+          "tsx",
+          inBench("rows", "throughput-side.ts"),
+          JSON.stringify(endpoint),
+          side,
+          String(quotes),
+          String(
+            concurrency
+          )
+        ],
+        { cwd: rootDir, stdio: ["pipe", "pipe", "pipe"] }
+      )
+    ),
+    (child) => Effect.sync(() => child.kill("SIGKILL"))
+  ).pipe(Effect.map((child): SideProcess => {
+    const waiting: Array<{ resolve: (run: SideRun) => void; reject: (error: Error) => void }> = []
+    let stderr = ""
+    child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)))
+    Readline.createInterface({ input: child.stdout }).on("line", (line) => {
+      if (line.startsWith("RESULT ")) waiting.shift()?.resolve(JSON.parse(line.slice("RESULT ".length)) as SideRun)
+    })
+    child.once("exit", (code) => {
+      for (const waiter of waiting.splice(0)) {
+        waiter.reject(new Error(`the ${side} side exited (${code}): ${stderr}`))
+      }
+    })
+    return {
+      run: () =>
+        new Promise<SideRun>((resolve, reject) => {
+          waiting.push({ resolve, reject })
+          child.stdin.write("run\n")
+        })
+    }
+  }))
 
 const runOnce = async (
   sandbox: SandboxProcess.SandboxProcess,
   quotes: number,
-  side: () => Promise<number>
+  side: SideProcess
 ): Promise<Run> => {
   await Admin.reset(sandbox.endpoint)
-  const measured = await Cpu.measure(sandbox.pid, side)
+  const serverBefore = Cpu.processMillis(sandbox.pid)
+  const measured = await side.run()
+  const serverAfter = Cpu.processMillis(sandbox.pid)
   const journal = await Admin.journal(sandbox.endpoint)
   return {
     quotesPerSecond: (quotes * 1000) / measured.wallMillis,
-    clientCpuMillisPerQuote: measured.clientCpuMillis / quotes,
-    serverCpuMillisPerQuote: measured.serverCpuMillis === undefined ? undefined : measured.serverCpuMillis / quotes,
-    failures: measured.value,
+    clientCpuMillisPerQuote: measured.cpuMillis / quotes,
+    serverCpuMillisPerQuote: serverBefore === undefined || serverAfter === undefined
+      ? undefined
+      : (serverAfter - serverBefore) / quotes,
+    failures: measured.failures,
     tokenRequests: journal.requests.token,
     createQuoteRequests: journal.requests.createQuote
   }
@@ -124,21 +129,19 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
     const warmupRounds = context.quick ? 1 : 2
     const rounds = context.quick ? 1 : 5
     const sandbox = yield* SandboxProcess.scoped([{ timeScale: 1 }])
-    const gcx = () => Effect.runPromise(gcxSide(sandbox.endpoint, quotes, concurrency))
-    const raw = () => rawSide(sandbox.endpoint, quotes, concurrency)
-    const client = () => Effect.runPromise(clientSide(sandbox.endpoint, quotes, concurrency))
-    // The same getQuote over Node's undici dispatcher instead of Effect's fetch client.
-    const undici = () => Effect.runPromise(gcxSide(sandbox.endpoint, quotes, concurrency, NodeHttpClient.layerUndici))
+    const start = (side: Side) => sideProcess(sandbox.endpoint, side, quotes, concurrency)
+    const sides = {
+      gcx: yield* start("gcx"),
+      raw: yield* start("raw"),
+      client: yield* start("client"),
+      undici: yield* start("undici")
+    }
     const measured = yield* Effect.promise(async () => {
       for (let round = 0; round < warmupRounds; round++) {
         context.log(`throughput: warm-up ${round + 1}/${warmupRounds}`)
-        await runOnce(sandbox, quotes, gcx)
-        await runOnce(sandbox, quotes, raw)
-        await runOnce(sandbox, quotes, client)
-        await runOnce(sandbox, quotes, undici)
+        for (const side of Object.values(sides)) await runOnce(sandbox, quotes, side)
       }
       const runs = { gcx: [] as Array<Run>, raw: [] as Array<Run>, client: [] as Array<Run>, undici: [] as Array<Run> }
-      const sides = { gcx, raw, client, undici }
       for (let round = 0; round < rounds; round++) {
         // Alternate the order, so that no side always follows the same one.
         const order = round % 2 === 0
@@ -179,7 +182,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         card: "instant",
         warmupRounds,
         rounds,
-        statistic: "medians of the rounds; ratios: median of the per-round ratios"
+        statistic: "medians of the rounds; ratios: median of the per-round ratios",
+        processes: "each side in a process of its own (throughput-side.ts), the sandbox in another"
       },
       figures: {
         gcx: measured.gcx,

@@ -1,0 +1,118 @@
+/**
+ * One side of row 1 in a process of its own: each side gets its own V8 heap
+ * and JIT, as in an application that uses one client. (Hosting every side in
+ * one process made the hot paths of Effect's runtime polymorphic over both
+ * HTTP clients, and the heaps shared one collector: each side paid for the
+ * others.)
+ *
+ * Reads one line per run from stdin and answers each with one line,
+ * `RESULT {"wallMillis","cpuMillis","failures"}`: the run's wall time and
+ * this process's CPU time. Exits when stdin closes.
+ *
+ * Usage: node --import tsx bench/rows/throughput-side.ts <endpoint json> <side> <quotes> <concurrency>
+ * with side one of raw, gcx, undici, client.
+ */
+import type { HttpClient } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { ExchangeClient } from "@gcx/http"
+import { QuotePoller } from "@gcx/poller"
+import { TestData } from "@gcx/sandbox"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Readline from "node:readline"
+import { RawClient } from "../baseline/RawClient.js"
+import * as Cpu from "../internal/cpu.js"
+import { clientLayer, pollerLayer, rawOptions } from "../internal/gcx.js"
+import { pool } from "../internal/pool.js"
+import type { Endpoint } from "../internal/SandboxProcess.js"
+
+/** The sides of row 1. */
+export const sides = ["gcx", "raw", "client", "undici"] as const
+
+/** One side of row 1. */
+export type Side = typeof sides[number]
+
+/** What a side reports of one run. */
+export interface SideRun {
+  readonly wallMillis: number
+  readonly cpuMillis: number
+  readonly failures: number
+}
+
+const card = {
+  cardNumber: TestData.Cards.instant,
+  pinNumber: TestData.pin,
+  productLineId: TestData.defaultProductLineId
+}
+
+/** `getQuote` on every quote, `concurrency` at a time; the number of failures. */
+const gcxSide = (
+  endpoint: Endpoint,
+  quotes: number,
+  concurrency: number,
+  http?: Layer.Layer<HttpClient.HttpClient>
+) =>
+  Effect.gen(function*() {
+    const poller = yield* QuotePoller.QuotePoller
+    const outcomes = yield* Effect.forEach(
+      Array.from({ length: quotes }),
+      () => Effect.either(poller.getQuote(card)),
+      { concurrency }
+    )
+    return outcomes.filter((outcome) => outcome._tag === "Left").length
+  }).pipe(Effect.provide(pollerLayer(endpoint, { http })))
+
+/** The exchange client alone: the same POSTs without the poller (no events, no bus). */
+const clientSide = (endpoint: Endpoint, quotes: number, concurrency: number) =>
+  Effect.gen(function*() {
+    const client = yield* ExchangeClient.ExchangeClient
+    const outcomes = yield* Effect.forEach(
+      Array.from({ length: quotes }),
+      () => Effect.either(client.createQuote(card)),
+      { concurrency }
+    )
+    return outcomes.filter((outcome) => outcome._tag === "Left" || !outcome.right.quote.isCompleted).length
+  }).pipe(Effect.provide(clientLayer(endpoint)))
+
+const rawSide = async (endpoint: Endpoint, quotes: number, concurrency: number): Promise<number> => {
+  const client = new RawClient(rawOptions(endpoint, 0))
+  await client.fetchToken()
+  let failures = 0
+  await pool(quotes, concurrency, () => client.getQuote(card).catch(() => failures++))
+  return failures
+}
+
+/** One run of `side`, as a promise of its failures. */
+const runner = (side: Side, endpoint: Endpoint, quotes: number, concurrency: number): () => Promise<number> => {
+  switch (side) {
+    case "raw":
+      return () => rawSide(endpoint, quotes, concurrency)
+    case "gcx":
+      return () => Effect.runPromise(gcxSide(endpoint, quotes, concurrency))
+    case "undici":
+      // The same getQuote over Node's undici dispatcher instead of Effect's fetch client.
+      return () => Effect.runPromise(gcxSide(endpoint, quotes, concurrency, NodeHttpClient.layerUndici))
+    case "client":
+      return () => Effect.runPromise(clientSide(endpoint, quotes, concurrency))
+  }
+}
+
+const main = () => {
+  const [endpoint, side, quotes, concurrency] = process.argv.slice(2)
+  if (!sides.includes(side as Side)) throw new Error(`unknown side: ${side}`)
+  const run = runner(side as Side, JSON.parse(endpoint!) as Endpoint, Number(quotes), Number(concurrency))
+  let queue = Promise.resolve()
+  Readline.createInterface({ input: process.stdin }).on("line", () => {
+    queue = queue.then(async () => {
+      const measured = await Cpu.measure(undefined, run)
+      const result: SideRun = {
+        wallMillis: measured.wallMillis,
+        cpuMillis: measured.clientCpuMillis,
+        failures: measured.value
+      }
+      process.stdout.write(`RESULT ${JSON.stringify(result)}\n`)
+    })
+  })
+}
+
+if (process.argv[1]?.endsWith("throughput-side.ts")) main()
