@@ -147,12 +147,18 @@ export const make = (
         Effect.annotateLogs({ transactionId })
       )
 
+    const maxConcurrentPolls = defaults.maxConcurrentPolls ?? defaultMaxConcurrentPolls
+    if (!Number.isSafeInteger(maxConcurrentPolls) || maxConcurrentPolls < 1) {
+      return yield* Effect.dieMessage(
+        `QuotePoller: maxConcurrentPolls must be a whole number of at least 1, not ${maxConcurrentPolls}`
+      )
+    }
     const scheduler = yield* Scheduler.make({
       client,
       publish: bus.publish,
       finished: (transactionId, terminal) =>
         Scheduler.keepsJournalEntry(terminal) ? Effect.void : forget(transactionId),
-      maxConcurrentPolls: defaults.maxConcurrentPolls ?? defaultMaxConcurrentPolls
+      maxConcurrentPolls
     })
 
     const watchOptions = (options: Omit<TrackOptions, "expectedCompletionTime">): Scheduler.WatchOptions => ({

@@ -22,7 +22,8 @@ import {
   Schema,
   Scope,
   Stream,
-  TestClock
+  TestClock,
+  TestContext
 } from "effect"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
 
@@ -125,8 +126,10 @@ describe("QuotePoller timing (TestClock)", () => {
   it.effect("ends in PollTimeout at the deadline, keeping the transaction id", () =>
     Effect.gen(function*() {
       const { calls, events } = yield* run([status(10)], { schedule: noJitter, deadline: "10 seconds" })
-      // 0, then 250, 500, 1000, 2000, 4000 ms of backoff; the next (5 s) is cut short at the deadline.
-      expect(calls).toEqual([0, 250, 750, 1750, 3750, 7750, 10_000])
+      // 0, then 250, 500, 1000, 2000, 4000 ms of backoff; the next (5 s) would pass the deadline:
+      // the quote ends at the deadline, without a GET that would have no time to be answered.
+      expect(calls).toEqual([0, 250, 750, 1750, 3750, 7750])
+      expect(events.at(-1)?.timestamp.epochMillis).toBe(10_000)
       const last = events.at(-1)!
       expect(last._tag).toBe("Failed")
       const error = last._tag === "Failed" ? last.error : undefined
@@ -288,4 +291,67 @@ describe("QuotePoller timing (TestClock)", () => {
       const exit = yield* Fiber.await(fiber)
       expect(Exit.isInterrupted(exit)).toBe(true)
     }))
+
+  it.effect("deadlines hold while every GET slot is taken: a waiting quote times out without a GET", () =>
+    Effect.gen(function*() {
+      const calls = yield* Ref.make<Array<Call>>([])
+      const layer = pollerOver((id) => id === "HANGS" ? ["hang"] : [status(100, true)], calls, {
+        maxConcurrentPolls: 1,
+        schedule: noJitter
+      })
+      const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
+        Effect.all([
+          Stream.runCollect(poller.track("HANGS", { deadline: "1 minute" })),
+          // due at 500 ms, when the only slot is taken
+          Stream.runCollect(poller.track("WAITS", { deadline: "1 second", expectedCompletionTime: 0.5 }))
+        ], { concurrency: "unbounded" })).pipe(Effect.provide(layer), Effect.fork)
+      yield* TestClock.adjust("2 minutes")
+      const [hangs, waits] = yield* Fiber.join(fiber)
+      expect(yield* Ref.get(calls)).toEqual([{ transactionId: "HANGS", at: 0 }])
+      const ended = Chunk.toReadonlyArray(waits)
+      expect(ended.map((event) => event._tag === "Failed" && event.error._tag)).toEqual(["PollTimeout"])
+      expect(ended[0]!.timestamp.epochMillis).toBe(1000)
+      expect(Chunk.last(hangs).pipe(Option.map((event) => event.timestamp.epochMillis))).toEqual(Option.some(60_000))
+    }))
+
+  it.live("closing watches at any moment gives their GET slots back: the poller never stalls", () =>
+    Effect.gen(function*() {
+      // With one slot, close a stream a few scheduler steps after its first GET, so that its
+      // next GET fiber is interrupted at every stage, before it starts included; the next quote
+      // must still be polled.
+      for (let steps = 0; steps < 8; steps++) {
+        const calls = yield* Ref.make<Array<Call>>([])
+        const layer = pollerOver(() => [status(100, true)], calls, { maxConcurrentPolls: 1 })
+        const next = yield* Effect.gen(function*() {
+          const poller = yield* QuotePoller.QuotePoller
+          const first = yield* Effect.fork(Stream.runDrain(poller.trackAll(["X", "Y"], { schedule: noJitter })))
+          while ((yield* Ref.get(calls)).length === 0) yield* Effect.yieldNow()
+          for (let i = 0; i < steps; i++) yield* Effect.yieldNow()
+          yield* Fiber.interrupt(first)
+          return yield* Stream.runCollect(poller.track("B", { deadline: "1 second" })).pipe(
+            Effect.timeout("5 seconds")
+          )
+        }).pipe(Effect.provide(layer))
+        expect(Chunk.last(next).pipe(Option.map((event) => event._tag))).toEqual(Option.some("Completed"))
+      }
+    }))
+
+  it.live("the engine keeps its own clock: a caller on another clock changes no due time", () =>
+    Effect.gen(function*() {
+      const calls = yield* Ref.make<Array<Call>>([])
+      // The poller runs on the live clock; its caller on a TestClock that never moves.
+      const context = yield* Layer.build(
+        pollerOver((id) => id === "TX" ? [status(10), status(50), status(100, true)] : [], calls)
+      )
+      const poller = Context.get(context, QuotePoller.QuotePoller)
+      const events = yield* Stream.runCollect(poller.track("TX", { schedule: PollSchedule.fixed("20 millis") })).pipe(
+        Effect.provide(TestContext.TestContext),
+        Effect.timeout("5 seconds")
+      )
+      expect(Chunk.last(events).pipe(Option.map((event) => event._tag))).toEqual(Option.some("Completed"))
+      // The GETs ran on the live clock, 20 ms apart.
+      const times = (yield* Ref.get(calls)).map((call) => call.at)
+      expect(times.length).toBe(3)
+      expect(times.slice(1).every((at, i) => at - times[i]! >= 15)).toBe(true)
+    }).pipe(Effect.scoped))
 })

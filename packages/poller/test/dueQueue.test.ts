@@ -4,7 +4,7 @@ import * as DueQueue from "../src/internal/dueQueue.js"
 
 describe("DueQueue", () => {
   it("pops the earliest first, and items due together in the order they were pushed", () => {
-    const queue = DueQueue.make<{ readonly due: number; readonly name: string }>()
+    const queue = DueQueue.make((item: { readonly due: number; readonly name: string }) => item.due)
     for (const [due, name] of [[5, "e"], [1, "a"], [3, "c1"], [3, "c2"], [0, "z"], [3, "c3"]] as const) {
       queue.push({ due, name })
     }
@@ -22,7 +22,7 @@ describe("DueQueue", () => {
           maxLength: 200
         }),
         (operations) => {
-          const queue = DueQueue.make<{ readonly due: number; readonly order: number }>()
+          const queue = DueQueue.make((item: { readonly due: number; readonly order: number }) => item.due)
           let model: Array<{ readonly due: number; readonly order: number }> = []
           operations.forEach((due, order) => {
             if (due === undefined) {

@@ -1,15 +1,10 @@
 /**
- * A min-heap of items ordered by the time they are due, earliest first; items
- * due at the same time come out in the order they went in.
+ * A min-heap of items ordered by a time (when each is due), earliest first;
+ * items due at the same time come out in the order they went in.
  */
 
-/** What the queue orders: `due` is read when the item is pushed and must not change while it is queued. */
-export interface Due {
-  readonly due: number
-}
-
 /** A due queue. */
-export interface DueQueue<A extends Due> {
+export interface DueQueue<A> {
   readonly size: () => number
   /** The earliest item, left in place. */
   readonly peek: () => A | undefined
@@ -18,18 +13,25 @@ export interface DueQueue<A extends Due> {
   readonly push: (item: A) => void
 }
 
-/** An empty due queue. */
-export const make = <A extends Due>(): DueQueue<A> => {
-  // Parallel arrays: the items, and the insertion number of each (the tie-break).
+/**
+ * An empty due queue ordered by `timeOf`, which is read when an item is pushed
+ * and must not change while the item is queued.
+ */
+export const make = <A>(timeOf: (item: A) => number): DueQueue<A> => {
+  // Parallel arrays: the items, their times, and the insertion number of each (the tie-break).
   const items: Array<A> = []
+  const times: Array<number> = []
   const orders: Array<number> = []
   let pushed = 0
   const before = (i: number, j: number): boolean =>
-    items[i]!.due < items[j]!.due || (items[i]!.due === items[j]!.due && orders[i]! < orders[j]!)
+    times[i]! < times[j]! || (times[i] === times[j] && orders[i]! < orders[j]!)
   const swap = (i: number, j: number): void => {
     const item = items[i]!
     items[i] = items[j]!
     items[j] = item
+    const time = times[i]!
+    times[i] = times[j]!
+    times[j] = time
     const order = orders[i]!
     orders[i] = orders[j]!
     orders[j] = order
@@ -63,9 +65,11 @@ export const make = <A extends Due>(): DueQueue<A> => {
       if (items.length === 0) return undefined
       const first = items[0]!
       const lastItem = items.pop()!
+      const lastTime = times.pop()!
       const lastOrder = orders.pop()!
       if (items.length > 0) {
         items[0] = lastItem
+        times[0] = lastTime
         orders[0] = lastOrder
         down(0)
       }
@@ -73,6 +77,7 @@ export const make = <A extends Due>(): DueQueue<A> => {
     },
     push: (item) => {
       items.push(item)
+      times.push(timeOf(item))
       orders.push(pushed++)
       up(items.length - 1)
     }

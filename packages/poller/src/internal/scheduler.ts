@@ -17,7 +17,6 @@ import { Errors, QuoteEvent } from "@gcx/core"
 import type { ExchangeClient } from "@gcx/http"
 import type { RetryPolicy } from "@gcx/http"
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -130,35 +129,48 @@ const reasonOf = (error: Errors.QuoteFailure): string => {
   return `${error._tag}${status}`
 }
 
-/** Builds the engine; its fiber and every GET in flight end with `scope`. */
+/**
+ * Builds the engine; its fiber and every GET in flight end with `scope`. All
+ * its times (due times, deadlines, the GETs' own retries and timeouts, event
+ * timestamps) are read from the `Clock` it is built with, whatever the
+ * caller's.
+ */
 export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { client, maxConcurrentPolls, publish } = dependencies
     const scope = yield* Effect.scope
-    const queue = DueQueue.make<Entry>()
-    // Opened to wake the engine: an entry was queued, or a GET ended.
+    const clock = yield* Effect.clock
+    // Records waiting for their time, by due time; then, once due, waiting for a GET slot, earliest deadline first.
+    const waiting = DueQueue.make((entry: Entry) => entry.due)
+    const ready = DueQueue.make((entry: Entry) => entry.deadline)
+    // Opened to wake the engine: a record was queued, or a fiber of the engine ended.
     const wake = yield* Effect.makeLatch(false)
     let polling = 0
     const watches = new Set<Watch>()
-    // When the engine stops, every watch still open ends as interrupted rather than waiting forever.
-    yield* Effect.addFinalizer(() =>
-      Effect.flatMap(
-        Effect.fiberId,
-        (fiberId) => Effect.forEach(watches, (watch) => watch.sink.end(-1, Exit.interrupt(fiberId)), { discard: true })
-      )
-    )
+
+    const timestampNow = Effect.map(clock.currentTimeMillis, (millis) => DateTime.unsafeMake(millis))
+
+    /** Ends every open watch with `exit` (the engine stopped): their callers stop waiting. */
+    const endAll = (exit: Exit.Exit<never>) =>
+      Effect.forEach(watches, (watch) => {
+        watch.open = false
+        return watch.sink.end(-1, exit)
+      }, { discard: true }).pipe(Effect.zipRight(Effect.sync(() => watches.clear())))
+    yield* Effect.addFinalizer(() => Effect.flatMap(Effect.fiberId, (fiberId) => endAll(Exit.interrupt(fiberId))))
 
     const emit = (entry: Entry, event: QuoteEvent.QuoteEvent) =>
       Effect.zipRight(publish(event), entry.watch.sink.emit(entry.index, event))
 
+    // Uninterruptible: a caller that stops at the terminal event does not cut the journal's update short.
     const finish = (entry: Entry, terminal: QuoteEvent.Terminal) =>
       emit(entry, terminal).pipe(
         Effect.zipRight(dependencies.finished(entry.transactionId, terminal)),
-        Effect.zipRight(entry.watch.sink.end(entry.index, Exit.succeed(terminal)))
+        Effect.zipRight(entry.watch.sink.end(entry.index, Exit.succeed(terminal))),
+        Effect.uninterruptible
       )
 
     const timeout = (entry: Entry) =>
-      Effect.flatMap(DateTime.now, (timestamp) =>
+      Effect.flatMap(timestampNow, (timestamp) =>
         finish(
           entry,
           new QuoteEvent.Failed({
@@ -179,7 +191,7 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
     /** Asks the schedule for the delay before the next GET, from what is known now. */
     const plan = (entry: Entry) =>
       Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
+        const now = yield* clock.currentTimeMillis
         const [state, delay] = yield* step(entry.watch.schedule, entry.scheduleState, now, {
           transactionId: entry.transactionId,
           polls: entry.polls,
@@ -192,15 +204,15 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
 
     /** Queues the next GET after `delay`, cut short at the deadline; a schedule that is done, or a deadline passed, ends the quote. */
     const arm = (entry: Entry, delay: Option.Option<Duration.Duration>) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      Effect.flatMap(clock.currentTimeMillis, (now) => {
         if (Option.isNone(delay) || now >= entry.deadline) return timeout(entry)
         entry.due = now + Math.min(Duration.toMillis(delay.value), entry.deadline - now)
-        queue.push(entry)
+        waiting.push(entry)
         return wake.open
       })
 
     const retrying = (entry: Entry, attempt: number, delay: Duration.Duration, error: Errors.QuoteFailure) =>
-      Effect.flatMap(DateTime.now, (timestamp) =>
+      Effect.flatMap(timestampNow, (timestamp) =>
         emit(
           entry,
           new QuoteEvent.Retrying({
@@ -216,15 +228,16 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
     const poll = (entry: Entry) =>
       Effect.gen(function*() {
         const { transactionId } = entry
+        // The deadline bounds the GET too, its retries included; with no time left there is no GET.
+        const remaining = entry.deadline - (yield* clock.currentTimeMillis)
+        if (remaining <= 0) return yield* timeout(entry)
         entry.polls += 1
-        // The deadline bounds the GET too, its retries included.
-        const remaining = entry.deadline - (yield* Clock.currentTimeMillis)
         const answer = yield* client.getTransaction(transactionId, {
           onRetry: (info: RetryPolicy.RetryInfo) => retrying(entry, info.attempt, info.delay, info.error)
-        }).pipe(Effect.either, Effect.timeoutOption(Math.max(0, remaining)))
+        }).pipe(Effect.either, Effect.timeoutOption(remaining))
         if (Option.isNone(answer)) return yield* timeout(entry)
         const result = answer.value
-        const timestamp = yield* DateTime.now
+        const timestamp = yield* timestampNow
         if (Either.isRight(result)) {
           entry.failuresInARow = 0
           entry.unexpectedInARow = 0
@@ -248,51 +261,93 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
         return yield* arm(entry, delay)
       })
 
-    /** Runs `poll` in a fiber of its own, counted against the concurrency and interrupted if its watch closes. */
-    const start = (entry: Entry) =>
-      Effect.setFiberRefs(entry.watch.fiberRefs).pipe(
-        Effect.zipRight(poll(entry)),
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause) ? Effect.void : entry.watch.sink.end(entry.index, Exit.failCause(cause))
-        ),
-        Effect.ensuring(Effect.suspend(() => {
-          polling -= 1
-          return wake.open
-        })),
+    /**
+     * Runs `work` for a record in a fiber of its own, with the caller's
+     * FiberRefs and the engine's clock. The fiber joins its watch's fibers as
+     * its first step, or does nothing if the watch has closed by then, so that
+     * closing a watch always stops its work. A failure or defect ends the
+     * transaction for its caller; interruption does too, unless the watch was
+     * closed (then nobody is waiting). `onExit` runs however the fiber ends,
+     * even interrupted before it started.
+     */
+    const launch = (entry: Entry, work: Effect.Effect<void>, onExit: () => void) =>
+      Effect.withFiberRuntime<void>((fiber) => {
+        const { watch } = entry
+        if (!watch.open) return Effect.void
+        watch.inFlight.add(fiber)
+        return Effect.setFiberRefs(watch.fiberRefs).pipe(
+          Effect.zipRight(Effect.withClock(work, clock)),
+          Effect.catchAllCause((cause) =>
+            !watch.open && Cause.isInterruptedOnly(cause)
+              ? Effect.void
+              : watch.sink.end(entry.index, Exit.failCause(cause))
+          )
+        )
+      }).pipe(
         Effect.forkIn(scope),
-        Effect.map((fiber) => {
-          entry.watch.inFlight.add(fiber)
-          fiber.addObserver(() => entry.watch.inFlight.delete(fiber))
-        })
+        Effect.map((fiber) =>
+          fiber.addObserver(() => {
+            entry.watch.inFlight.delete(fiber)
+            onExit()
+          })
+        )
       )
 
-    /** The engine's fiber: starts what is due, within the concurrency, then sleeps until the next is due or it is woken. */
+    const slotFreed = () => {
+      polling -= 1
+      wake.unsafeOpen()
+    }
+    const noop = () => {}
+
+    /**
+     * The engine's fiber: moves what is due to the ready queue, ends what
+     * waited past its deadline (no slot needed), starts GETs within the
+     * concurrency, then sleeps until the next due time or deadline, or until it
+     * is woken.
+     */
     const loop = Effect.gen(function*() {
       while (true) {
         yield* wake.close
-        const now = yield* Clock.currentTimeMillis
+        const now = yield* clock.currentTimeMillis
+        for (let next = waiting.peek(); next !== undefined && next.due <= now; next = waiting.peek()) {
+          waiting.pop()
+          if (next.watch.open) ready.push(next)
+        }
+        for (let next = ready.peek(); next !== undefined && next.deadline <= now; next = ready.peek()) {
+          ready.pop()
+          if (next.watch.open) yield* launch(next, timeout(next), noop)
+        }
         while (polling < maxConcurrentPolls) {
-          const next = queue.peek()
-          if (next === undefined || next.due > now) break
-          queue.pop()
+          const next = ready.pop()
+          if (next === undefined) break
           if (!next.watch.open) continue
           polling += 1
-          yield* start(next)
+          yield* launch(next, poll(next), slotFreed)
         }
-        const next = queue.peek()
-        yield* polling >= maxConcurrentPolls || next === undefined
+        const wakeAt = Math.min(waiting.peek()?.due ?? Infinity, ready.peek()?.deadline ?? Infinity)
+        yield* wakeAt === Infinity
           ? wake.await
-          : Effect.raceFirst(wake.await, Effect.sleep(next.due - now))
+          : Effect.raceFirst(wake.await, clock.sleep(Duration.millis(wakeAt - now)))
       }
     })
-    yield* Effect.forkIn(loop, scope)
+    // Should the engine ever stop on a defect, its callers hear of it instead of waiting forever.
+    yield* loop.pipe(
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.void
+          : Effect.logError("poller: the polling engine stopped", cause).pipe(
+            Effect.zipRight(endAll(Exit.failCause(cause)))
+          )
+      ),
+      Effect.forkIn(scope)
+    )
 
     const watch: Scheduler["watch"] = (targets, options, sink) =>
       Effect.gen(function*() {
         const fiberRefs = yield* Effect.getFiberRefs
         const watch: Watch = { ...options, sink, fiberRefs, inFlight: new Set(), open: true }
         watches.add(watch)
-        const deadline = (yield* Clock.currentTimeMillis) + options.deadlineMillis
+        const deadline = (yield* clock.currentTimeMillis) + options.deadlineMillis
         yield* Effect.forEach(targets, (target, index) => {
           const entry: Entry = {
             watch,
