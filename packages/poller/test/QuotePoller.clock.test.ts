@@ -112,6 +112,35 @@ const run = (
 
 const noJitter = { jitter: 0 } as const
 
+/**
+ * A poller with one GET slot, taken from 0 ms by HANGS, whose GET never
+ * answers until its deadline; `other` (which completes on its first GET) is
+ * tracked beside it.
+ */
+const besideAHangingGet = (
+  hangsDeadline: Duration.DurationInput,
+  other: QuotePoller.TrackOptions & { readonly transactionId: string }
+) =>
+  Effect.gen(function*() {
+    const calls = yield* Ref.make<Array<Call>>([])
+    const layer = pollerOver((id) => id === "HANGS" ? ["hang"] : [status(100, true)], calls, {
+      maxConcurrentPolls: 1,
+      schedule: noJitter
+    })
+    const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
+      Effect.all([
+        Stream.runCollect(poller.track("HANGS", { deadline: hangsDeadline })),
+        Stream.runCollect(poller.track(other.transactionId, other))
+      ], { concurrency: "unbounded" })).pipe(Effect.provide(layer), Effect.fork)
+    yield* TestClock.adjust("2 minutes")
+    const [hangs, others] = yield* Fiber.join(fiber)
+    return {
+      calls: yield* Ref.get(calls),
+      hangs: Chunk.toReadonlyArray(hangs),
+      other: Chunk.toReadonlyArray(others)
+    }
+  })
+
 describe("QuotePoller timing (TestClock)", () => {
   it.effect("polls at the hint, then on the backoff, and stops at completion", () =>
     Effect.gen(function*() {
@@ -259,24 +288,11 @@ describe("QuotePoller timing (TestClock)", () => {
 
   it.effect("maxConcurrentPolls bounds the GETs in flight: a due poll waits for a free slot", () =>
     Effect.gen(function*() {
-      const calls = yield* Ref.make<Array<Call>>([])
-      const layer = pollerOver((id) => id === "HANGS" ? ["hang"] : [status(100, true)], calls, {
-        maxConcurrentPolls: 1,
-        schedule: noJitter
-      })
-      const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
-        Effect.all([
-          Stream.runCollect(poller.track("HANGS", { deadline: "5 seconds" })),
-          Stream.runCollect(poller.track("QUICK"))
-        ], { concurrency: "unbounded" })).pipe(Effect.provide(layer), Effect.fork)
-      yield* TestClock.adjust("1 minute")
-      const [hangs, quick] = yield* Fiber.join(fiber)
+      const { calls, hangs, other } = yield* besideAHangingGet("5 seconds", { transactionId: "QUICK" })
       // QUICK was due at 0, but its GET waited for the hanging one to end at its deadline.
-      expect(yield* Ref.get(calls)).toEqual([{ transactionId: "HANGS", at: 0 }, { transactionId: "QUICK", at: 5000 }])
-      expect(Chunk.toReadonlyArray(hangs).map((event) => event._tag === "Failed" && event.error._tag)).toEqual([
-        "PollTimeout"
-      ])
-      expect(Chunk.last(quick).pipe(Option.map((event) => event._tag))).toEqual(Option.some("Completed"))
+      expect(calls).toEqual([{ transactionId: "HANGS", at: 0 }, { transactionId: "QUICK", at: 5000 }])
+      expect(hangs.map((event) => event._tag === "Failed" && event.error._tag)).toEqual(["PollTimeout"])
+      expect(other.at(-1)?._tag).toBe("Completed")
     }))
 
   it.effect("a poller that shuts down ends its open streams as interrupted instead of leaving them waiting", () =>
@@ -294,24 +310,16 @@ describe("QuotePoller timing (TestClock)", () => {
 
   it.effect("deadlines hold while every GET slot is taken: a waiting quote times out without a GET", () =>
     Effect.gen(function*() {
-      const calls = yield* Ref.make<Array<Call>>([])
-      const layer = pollerOver((id) => id === "HANGS" ? ["hang"] : [status(100, true)], calls, {
-        maxConcurrentPolls: 1,
-        schedule: noJitter
+      // WAITS is due at 500 ms, when the only slot is taken.
+      const { calls, hangs, other } = yield* besideAHangingGet("1 minute", {
+        transactionId: "WAITS",
+        deadline: "1 second",
+        expectedCompletionTime: 0.5
       })
-      const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
-        Effect.all([
-          Stream.runCollect(poller.track("HANGS", { deadline: "1 minute" })),
-          // due at 500 ms, when the only slot is taken
-          Stream.runCollect(poller.track("WAITS", { deadline: "1 second", expectedCompletionTime: 0.5 }))
-        ], { concurrency: "unbounded" })).pipe(Effect.provide(layer), Effect.fork)
-      yield* TestClock.adjust("2 minutes")
-      const [hangs, waits] = yield* Fiber.join(fiber)
-      expect(yield* Ref.get(calls)).toEqual([{ transactionId: "HANGS", at: 0 }])
-      const ended = Chunk.toReadonlyArray(waits)
-      expect(ended.map((event) => event._tag === "Failed" && event.error._tag)).toEqual(["PollTimeout"])
-      expect(ended[0]!.timestamp.epochMillis).toBe(1000)
-      expect(Chunk.last(hangs).pipe(Option.map((event) => event.timestamp.epochMillis))).toEqual(Option.some(60_000))
+      expect(calls).toEqual([{ transactionId: "HANGS", at: 0 }])
+      expect(other.map((event) => event._tag === "Failed" && event.error._tag)).toEqual(["PollTimeout"])
+      expect(other[0]!.timestamp.epochMillis).toBe(1000)
+      expect(hangs.at(-1)?.timestamp.epochMillis).toBe(60_000)
     }))
 
   it.live("closing watches at any moment gives their GET slots back: the poller never stalls", () =>
