@@ -45,34 +45,35 @@ const card = {
   productLineId: TestData.defaultProductLineId
 }
 
-/** `getQuote` on every quote, `concurrency` at a time; the number of failures. */
+/** Makes `quotes` calls, `concurrency` at a time; the number that failed or did not `succeed`. */
+const failures = <A, E, R>(
+  quotes: number,
+  concurrency: number,
+  call: () => Effect.Effect<A, E, R>,
+  succeeded: (value: A) => boolean = () => true
+) =>
+  Effect.map(
+    Effect.forEach(Array.from({ length: quotes }), () => Effect.either(call()), { concurrency }),
+    (outcomes) => outcomes.filter((outcome) => outcome._tag === "Left" || !succeeded(outcome.right)).length
+  )
+
+/** `getQuote` on every quote. */
 const gcxSide = (
   endpoint: Endpoint,
   quotes: number,
   concurrency: number,
   http?: Layer.Layer<HttpClient.HttpClient>
 ) =>
-  Effect.gen(function*() {
-    const poller = yield* QuotePoller.QuotePoller
-    const outcomes = yield* Effect.forEach(
-      Array.from({ length: quotes }),
-      () => Effect.either(poller.getQuote(card)),
-      { concurrency }
-    )
-    return outcomes.filter((outcome) => outcome._tag === "Left").length
-  }).pipe(Effect.provide(pollerLayer(endpoint, { http })))
+  Effect.flatMap(QuotePoller.QuotePoller, (poller) => failures(quotes, concurrency, () => poller.getQuote(card))).pipe(
+    Effect.provide(pollerLayer(endpoint, { http }))
+  )
 
 /** The exchange client alone: the same POSTs without the poller (no events, no bus). */
 const clientSide = (endpoint: Endpoint, quotes: number, concurrency: number) =>
-  Effect.gen(function*() {
-    const client = yield* ExchangeClient.ExchangeClient
-    const outcomes = yield* Effect.forEach(
-      Array.from({ length: quotes }),
-      () => Effect.either(client.createQuote(card)),
-      { concurrency }
-    )
-    return outcomes.filter((outcome) => outcome._tag === "Left" || !outcome.right.quote.isCompleted).length
-  }).pipe(Effect.provide(clientLayer(endpoint)))
+  Effect.flatMap(
+    ExchangeClient.ExchangeClient,
+    (client) => failures(quotes, concurrency, () => client.createQuote(card), (created) => created.quote.isCompleted)
+  ).pipe(Effect.provide(clientLayer(endpoint)))
 
 const rawSide = async (endpoint: Endpoint, quotes: number, concurrency: number): Promise<number> => {
   const client = new RawClient(rawOptions(endpoint, 0))
