@@ -4,6 +4,9 @@
  * time of its next GET; one fiber sleeps until the earliest is due and starts
  * its GET in a fiber of its own, which lives only as long as the GET. So a
  * waiting transaction costs a few hundred bytes, not a fiber and a stream.
+ * GETs in flight are capped; what is due while the cap is reached waits in a
+ * second queue, earliest deadline first, and a deadline that passes there
+ * ends the quote without a GET.
  *
  * A watch is one caller's set of transactions (one for `track`, many for
  * `trackAll`), with the schedule, the deadline and the sink its events go
@@ -75,7 +78,8 @@ export interface Scheduler {
   /**
    * Starts polling `targets`; the returned effect closes the watch (stops its
    * polling, interrupting its GETs in flight). The GETs run with the caller's
-   * FiberRefs: under its span, with its tracer, logger and log annotations.
+   * FiberRefs (under its span, with its tracer, logger and log annotations)
+   * and the engine's clock.
    */
   readonly watch: (
     targets: ReadonlyArray<Target>,
