@@ -73,12 +73,12 @@ const isGarbledSuccess = (error: RetryableError): boolean =>
 /**
  * Whether the client retries `error` (with backoff) for this `operation`.
  * Unlike `Errors.isTransient`, which says whether a condition may pass by
- * itself, this is the client's decision for one operation: a 500 is transient
- * but a POST is not retried on it.
- * - POST quote: 503 (and 502, 504), 429, connection refused, reset or timed
- *   out, and a 2xx whose body did not decode (the answer was lost in effect).
- *   It is retried with the same requestId and `previousAttempts + 1`, so the
- *   service replays the original answer if an earlier attempt was processed.
+ * itself, this is the client's decision for one operation.
+ * - POST quote: 500, 503 (and 502, 504), 429, connection refused, reset or
+ *   timed out, and a 2xx whose body did not decode (the answer was lost in
+ *   effect). It is retried with the same requestId and `previousAttempts + 1`,
+ *   so the service replays the original answer if an earlier attempt was
+ *   processed: that is what makes a retry after a 500 safe.
  * - GET and heartbeat: every transient error (500 included).
  * - Token endpoint: 429, 5xx, or no answer.
  * - Never: card outcomes, MerchantUnavailable, request faults, other
@@ -90,7 +90,7 @@ const isGarbledSuccess = (error: RetryableError): boolean =>
  * exists is never given up.
  */
 export const shouldRetry = (operation: Operation, error: RetryableError, uncertain = false): boolean => {
-  // A POST whose earlier attempt may have been processed is retried on every transient failure, 500 included:
+  // A POST whose earlier attempt may have been processed is retried on every transient failure:
   // giving up would lose a transaction that exists, and the requestId makes the retry safe.
   const strictPost = operation === "createQuote" && !uncertain
   switch (error._tag) {
@@ -101,7 +101,7 @@ export const shouldRetry = (operation: Operation, error: RetryableError, uncerta
     case "TransportError":
       return strictPost ? postRetryReasons.includes(error.reason) : error.reason !== "Aborted"
     case "ServerError":
-      return !strictPost
+      return true
     case "UnexpectedResponse":
       return operation === "createQuote" && isGarbledSuccess(error)
     default:
