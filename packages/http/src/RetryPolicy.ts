@@ -11,6 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import * as Metrics from "./Metrics.js"
 import * as RetryBudget from "./RetryBudget.js"
 
 /** How many attempts a call makes and how long it waits between them. */
@@ -197,6 +198,7 @@ export const execute = <A, E extends RetryableError, R>(options: {
         delayMillis: Duration.toMillis(info.delay),
         ...logAnnotations(info.error)
       }),
+      Effect.zipRight(Metrics.recordRetry(operation, info.error)),
       Effect.zipRight(options.onRetry ? options.onRetry(info) : Effect.void),
       Effect.zipRight(Effect.sleep(info.delay))
     )
@@ -230,6 +232,7 @@ export const execute = <A, E extends RetryableError, R>(options: {
                   )
                   : Effect.logDebug(`retry budget exhausted; ${operation} fails`).pipe(
                     Effect.annotateLogs(logAnnotations(error)),
+                    Effect.zipRight(Metrics.recordBudgetExhausted(operation)),
                     Effect.zipRight(fail)
                   ))
           }))
