@@ -140,17 +140,19 @@ export const layer = (options: Options): Layer.Layer<Resource.Resource | Prometh
       const traces = guard(new OTLPTraceExporter({ url: `${base}/v1/traces`, timeoutMillis }), "traces", runtime)
       spanProcessors.push(new BatchSpanProcessor(traces, { exportTimeoutMillis: timeoutMillis }))
       const metrics = guard(new OTLPMetricExporter({ url: `${base}/v1/metrics`, timeoutMillis }), "metrics", runtime)
+      const intervalMillis = Duration.toMillis(options.metricExportInterval ?? "10 seconds")
       readers.push(
         new PeriodicExportingMetricReader({
           exporter: metrics,
-          exportIntervalMillis: Duration.toMillis(options.metricExportInterval ?? "10 seconds"),
-          exportTimeoutMillis: timeoutMillis
+          exportIntervalMillis: intervalMillis,
+          // the reader requires an export to end before the next one is due
+          exportTimeoutMillis: Math.min(timeoutMillis, intervalMillis)
         })
       )
     }
     let endpoint = Layer.succeed(PrometheusEndpoint, { url: Option.none() })
     if (options.prometheus !== undefined) {
-      const exporter = new PrometheusExporter({ preventServerStart: true })
+      const exporter = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true })
       readers.push(exporter)
       const host = options.prometheus.host ?? "127.0.0.1"
       const server = yield* servePrometheus(exporter, options.prometheus.port, host)
