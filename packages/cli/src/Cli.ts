@@ -5,13 +5,14 @@
  */
 import type * as CliApp from "@effect/cli/CliApp"
 import * as Command from "@effect/cli/Command"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Batch from "./commands/Batch.js"
 import * as Heartbeat from "./commands/Heartbeat.js"
 import * as Quote from "./commands/Quote.js"
 import * as SandboxCommand from "./commands/SandboxCommand.js"
 import * as Watch from "./commands/Watch.js"
 import * as ExitCode from "./ExitCode.js"
+import * as Telemetry from "./Telemetry.js"
 
 /** The version `gcx --version` prints. */
 export const version = "0.1.0"
@@ -31,6 +32,10 @@ export const command = Command.make("gcx").pipe(
 /** Runs `gcx` on the full command line (`process.argv`: runtime, script, arguments). */
 export const cli = Command.run(command, { name: "gcx", version })
 
-/** Runs `gcx` and returns its exit code; a failure is reported as one line on stderr (`ExitCode.report`). */
+/**
+ * Runs `gcx` and returns its exit code; a failure is reported as one line on
+ * stderr (`ExitCode.report`). With `OTEL_EXPORTER_OTLP_ENDPOINT` set, its spans
+ * and metrics are exported, and flushed before it returns (`Telemetry`).
+ */
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<ExitCode.ExitCode, never, CliApp.CliApp.Environment> =>
-  ExitCode.report(cli(argv))
+  ExitCode.report(Effect.provide(cli(argv), Telemetry.layer))

@@ -1,5 +1,5 @@
 /**
- * `gcx batch <file> [--concurrency N] [--out results.jsonl] [--json]`: quotes
+ * `gcx batch <file> [--concurrency N] [--out results.jsonl] [--json] [--metrics-port P]`: quotes
  * every card of a CSV or JSON-lines file (`BatchFile`), `N` at a time, with
  * one progress display for the batch; writes one result line per card to
  * `--out` (`BatchResults`); prints a summary table: completed, and failures
@@ -33,6 +33,7 @@ import * as Connection from "../Connection.js"
 import * as ExitCode from "../ExitCode.js"
 import * as Polling from "../Polling.js"
 import * as Render from "../Render.js"
+import * as Telemetry from "../Telemetry.js"
 
 /** What to quote and how. */
 export interface Input extends Polling.Flags {
@@ -256,16 +257,23 @@ export const command = Command.make(
     json: Options.boolean("json").pipe(
       Options.withDescription("print each card's result line on stdout instead of the progress display")
     ),
+    metricsPort: Options.integer("metrics-port").pipe(
+      Options.withPseudoName("port"),
+      Options.withSchema(Schema.Int.pipe(Schema.between(1, 65_535))),
+      Options.withDescription("serve Prometheus metrics at http://127.0.0.1:<port>/metrics while the batch runs"),
+      Options.optional
+    ),
     ...Polling.options,
     connection: Connection.options
   },
-  ({ connection, ...input }) =>
+  ({ connection, metricsPort, ...input }) =>
     run(input).pipe(
       Effect.flatMap((summary) =>
         summary.code === ExitCode.ExitCode.Completed
           ? Effect.void
           : Effect.fail(new ExitCode.ExitWith({ code: summary.code }))
       ),
-      Effect.provide(Connection.pollerLayer(connection))
+      Effect.provide(Connection.pollerLayer(connection)),
+      Effect.provide(Telemetry.prometheus(metricsPort))
     )
 ).pipe(Command.withDescription("Quote every card of a CSV or JSON-lines file"))
