@@ -249,29 +249,40 @@ describe(`chaos: ${quotes} quotes under faults, tokens expiring every ${tokenLif
     sandbox = await SandboxProcess.start([{ partners: [partner], tokenLifetimeSeconds, seed: 7, faults }])
     const capture = Capture.make()
     const started = performance.now()
-    const { client, exported, metrics, seconds } = await Effect.runPromise(Effect.gen(function*() {
-      const receiver = yield* OtlpReceiver.make()
-      const scrape = Effect.flatMap(Telemetry.PrometheusEndpoint, ({ url }) =>
-        Effect.promise(() => fetch(Option.getOrThrow(url)).then((response) => response.text())))
-      const [client, scraped] = yield* Effect.zip(quoteAll(capture), scrape).pipe(
-        Effect.provide(pollerLayer(sandbox!.endpoint, {
-          client: {
-            clientId: partner.clientId,
-            clientSecret: partner.clientSecret,
-            apiKey: partner.apiKey,
-            ...clientSettings
-          },
-          journal: QuoteJournal.layerMemory,
-          bus: { capacity: 1_000_000 },
-          http: Capture.httpClient(capture)
-        })),
-        Effect.provide(Capture.layer(capture)),
-        // outermost, so that the capture's tracer wraps the exporting one; closing it flushes the export
-        Effect.provide(Telemetry.layer({ endpoint: receiver.url, metricExportInterval: "2 seconds", prometheus: { port: 0 } }))
-      )
-      const seconds = (performance.now() - started) / 1000
-      return { client, seconds, exported: `${JSON.stringify(receiver.bodies)}\n${scraped}`, metrics: receiver.metrics() }
-    }).pipe(Effect.scoped))
+    const { client, exported, metrics, seconds } = await Effect.runPromise(
+      Effect.gen(function*() {
+        const receiver = yield* OtlpReceiver.make()
+        const scrape = Effect.flatMap(
+          Telemetry.PrometheusEndpoint,
+          ({ url }) => Effect.promise(() => fetch(Option.getOrThrow(url)).then((response) => response.text()))
+        )
+        const [client, scraped] = yield* Effect.zip(quoteAll(capture), scrape).pipe(
+          Effect.provide(pollerLayer(sandbox!.endpoint, {
+            client: {
+              clientId: partner.clientId,
+              clientSecret: partner.clientSecret,
+              apiKey: partner.apiKey,
+              ...clientSettings
+            },
+            journal: QuoteJournal.layerMemory,
+            bus: { capacity: 1_000_000 },
+            http: Capture.httpClient(capture)
+          })),
+          Effect.provide(Capture.layer(capture)),
+          // outermost, so that the capture's tracer wraps the exporting one; closing it flushes the export
+          Effect.provide(
+            Telemetry.layer({ endpoint: receiver.url, metricExportInterval: "2 seconds", prometheus: { port: 0 } })
+          )
+        )
+        const seconds = (performance.now() - started) / 1000
+        return {
+          client,
+          seconds,
+          exported: `${JSON.stringify(receiver.bodies)}\n${scraped}`,
+          metrics: receiver.metrics()
+        }
+      }).pipe(Effect.scoped)
+    )
     run = {
       ...client,
       seconds,

@@ -31,7 +31,9 @@ const freePort = Effect.async<number>((resume) => {
  * returns the scrape and the process's output.
  */
 const scrapeWhileRunning = (args: ReadonlyArray<string>, env: Record<string, string>, url: string) =>
-  Effect.async<{ readonly scrape: string; readonly code: number | null; readonly stdout: string; readonly stderr: string }>(
+  Effect.async<
+    { readonly scrape: string; readonly code: number | null; readonly stdout: string; readonly stderr: string }
+  >(
     (resume) => {
       const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], {
         cwd: root,
@@ -50,7 +52,9 @@ const scrapeWhileRunning = (args: ReadonlyArray<string>, env: Record<string, str
       const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
       child.on("close", (code) => {
         clearTimeout(timer)
-        void (scrape ?? Promise.resolve("")).then((text) => resume(Effect.succeed({ scrape: text, code, stdout, stderr })))
+        void (scrape ?? Promise.resolve("")).then((text) =>
+          resume(Effect.succeed({ scrape: text, code, stdout, stderr }))
+        )
       })
       return Effect.sync(() => child.kill("SIGKILL"))
     }
@@ -67,7 +71,9 @@ describe("gcx telemetry", () => {
         })
         expect(output.code).toBe(0)
         expect(receiver.spans().map((span) => span.name)).toContain("ExchangeClient.heartbeat")
-        expect(OtlpReceiver.valueOf(receiver.metrics(), "http.client.request.duration", { "gcx.operation": "heartbeat" }))
+        expect(
+          OtlpReceiver.valueOf(receiver.metrics(), "http.client.request.duration", { "gcx.operation": "heartbeat" })
+        )
           .toBe(1)
         expect(JSON.stringify(receiver.bodies)).toContain("gcx-cli-test")
       }).pipe(Effect.scoped))
@@ -81,7 +87,10 @@ describe("gcx telemetry", () => {
         // the slow card (30 s, 1.5 s at this time scale) keeps the batch running past the first outcome
         Fs.writeFileSync(
           input,
-          ["cardNumber,pinNumber,productLineId", ...[Cards.instant, Cards.success, Cards.slow].map((n) => `${n},${pin},1000`)]
+          [
+            "cardNumber,pinNumber,productLineId",
+            ...[Cards.instant, Cards.success, Cards.slow].map((n) => `${n},${pin},1000`)
+          ]
             .join("\n")
         )
         const run = yield* scrapeWhileRunning(

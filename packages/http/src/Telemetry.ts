@@ -186,8 +186,7 @@ export const config: Config.Config<Options> = Config.all({
 })))
 
 /** Whether the variables ask for any export (`OTEL_EXPORTER_OTLP_ENDPOINT` set). */
-export const enabled = (options: Options): boolean =>
-  options.endpoint !== undefined || options.prometheus !== undefined
+export const enabled = (options: Options): boolean => options.endpoint !== undefined || options.prometheus !== undefined
 
 /** `layer` configured by the `OTEL_*` variables, plus `extra` (e.g. `{ prometheus: { port: 9464 } }`). */
 export const layerConfig = (

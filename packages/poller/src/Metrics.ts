@@ -109,8 +109,7 @@ const endOnExit = (meter: Meter, exit: Exit.Exit<unknown, { readonly _tag: strin
 /** Measures a quote run as one effect (`getQuote`): it ends `Completed`, with its error's tag, or `Interrupted`. */
 export const meterQuote = <A, E extends Errors.QuoteFailure, R>(
   self: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> =>
-  Effect.flatMap(start, (meter) => Effect.onExit(self, (exit) => endOnExit(meter, exit)))
+): Effect.Effect<A, E, R> => Effect.flatMap(start, (meter) => Effect.onExit(self, (exit) => endOnExit(meter, exit)))
 
 /**
  * Measures a quote run as a stream of its events (`quote`): it ends at its

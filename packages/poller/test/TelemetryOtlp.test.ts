@@ -20,12 +20,15 @@ describe("Telemetry over OTLP/HTTP JSON", () => {
       Effect.gen(function*() {
         const receiver = yield* OtlpReceiver.make()
         const cards = [Cards.success, Cards.success, Cards.instant, Cards.invalid, Cards.success]
-        const results = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
-          Effect.forEach(cards, (number) => Effect.either(poller.getQuote(card(number))), { concurrency: 5 })).pipe(
-            withPoller(),
-            // closing the layer flushes spans and metrics
-            Effect.provide(Telemetry.layer({ endpoint: receiver.url, metricExportInterval: "1 hour" }))
-          )
+        const results = yield* Effect.flatMap(
+          QuotePoller.QuotePoller,
+          (poller) =>
+            Effect.forEach(cards, (number) => Effect.either(poller.getQuote(card(number))), { concurrency: 5 })
+        ).pipe(
+          withPoller(),
+          // closing the layer flushes spans and metrics
+          Effect.provide(Telemetry.layer({ endpoint: receiver.url, metricExportInterval: "1 hour" }))
+        )
         const journal = yield* Effect.flatMap(Sandbox.SandboxServer, (server) => server.journal)
         expect(results.map((result) => result._tag)).toEqual(["Right", "Right", "Right", "Left", "Right"])
 
@@ -56,9 +59,13 @@ describe("Telemetry over OTLP/HTTP JSON", () => {
         expect(value("gcx.polls")).toBe(journal.requests.getTransaction)
         expect(value("gcx.token.fetches", { result: "success" })).toBe(journal.requests.token)
         for (const operation of ["token", "createQuote", "getTransaction"] as const) {
-          expect(value("http.client.request.duration", { "gcx.operation": operation })).toBe(journal.requests[operation])
+          expect(value("http.client.request.duration", { "gcx.operation": operation })).toBe(
+            journal.requests[operation]
+          )
         }
-        expect(value("http.client.request.duration", { "gcx.operation": "createQuote", "http.response.status_code": "201" }))
+        expect(
+          value("http.client.request.duration", { "gcx.operation": "createQuote", "http.response.status_code": "201" })
+        )
           .toBe(journal.requests.createQuote)
         // labels: small closed sets, never an id
         const labels = points.flatMap((point) => Object.values(point.attributes).map(String))

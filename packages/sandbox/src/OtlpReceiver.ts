@@ -95,7 +95,9 @@ const pointsOf = (body: unknown): Array<Point> =>
     list(resource, "scopeMetrics").flatMap((scope) =>
       list(scope, "metrics").flatMap((metric) => {
         const name: string = metric.name
-        const numbers = [...list(metric.sum, "dataPoints"), ...list(metric.gauge, "dataPoints")].map((point): Point => ({
+        const numbers = [...list(metric.sum, "dataPoints"), ...list(metric.gauge, "dataPoints")].map((
+          point
+        ): Point => ({
           name,
           attributes: attributesOf(point.attributes),
           value: Number(point.asDouble ?? point.asInt ?? 0)
