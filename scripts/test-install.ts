@@ -91,8 +91,8 @@ const main = async () => {
   })
   if (!(await check("pnpm build", true, () => passedIf(App.build())))) return
   if (
-    !await check("pnpm pack of every package", true, () => {
-      packed = App.packAll(Path.join(work, "packs"))
+    !await check("pnpm pack of every package", true, async () => {
+      packed = await App.packAll(Path.join(work, "packs"))
       return packed.map((pkg) => Path.basename(pkg.tarball)).join(", ")
     })
   ) return

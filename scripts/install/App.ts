@@ -106,23 +106,27 @@ export const manifestOf = (tarball: string): Packed["manifest"] => {
   return JSON.parse(result.stdout)
 }
 
-/** `pnpm pack` of every package under packages/ into `destination` (needs `build` first). */
-export const packAll = (destination: string): ReadonlyArray<Packed> => {
+/** `pnpm pack` of every package under packages/ into `destination`, side by side (needs `build` first). */
+export const packAll = (destination: string): Promise<ReadonlyArray<Packed>> => {
   Fs.mkdirSync(destination, { recursive: true })
-  return packageDirectories().map((directory) => {
-    const name = JSON.parse(Fs.readFileSync(Path.join(root, directory, "package.json"), "utf8")).name as string
-    const result = run("pnpm", ["pack", "--pack-destination", destination], {
-      cwd: Path.join(root, directory),
-      env: process.env as Record<string, string>
+  return Promise.all(
+    packageDirectories().map(async (directory) => {
+      const name = JSON.parse(Fs.readFileSync(Path.join(root, directory, "package.json"), "utf8")).name as string
+      const result = await start("pnpm", ["pack", "--pack-destination", destination], {
+        cwd: Path.join(root, directory),
+        env: process.env as Record<string, string>
+      })
+      const tarball = result.stdout.trim().split("\n").map((line) => line.trim()).filter((line) =>
+        line.endsWith(".tgz")
+      )
+        .at(-1)
+      if (result.code !== 0 || tarball === undefined) {
+        throw new Error(`pnpm pack failed in ${directory}: ${result.stderr || result.stdout}`)
+      }
+      const path = Path.isAbsolute(tarball) ? tarball : Path.join(destination, Path.basename(tarball))
+      return { name, directory, tarball: path, manifest: manifestOf(path) }
     })
-    const tarball = result.stdout.trim().split("\n").map((line) => line.trim()).filter((line) => line.endsWith(".tgz"))
-      .at(-1)
-    if (result.code !== 0 || tarball === undefined) {
-      throw new Error(`pnpm pack failed in ${directory}: ${result.stderr || result.stdout}`)
-    }
-    const path = Path.isAbsolute(tarball) ? tarball : Path.join(destination, Path.basename(tarball))
-    return { name, directory, tarball: path, manifest: manifestOf(path) }
-  })
+  )
 }
 
 /**
@@ -170,11 +174,11 @@ export const temporaryDirectory = (prefix: string): string => Fs.mkdtempSync(Pat
  * The installed `gcx` of the current build: built, packed and installed once per distinct
  * set of tarballs (kept under the system's temporary directory), for the start-up bench.
  */
-export const installedGcx = (): { readonly bin: string; readonly app: string } => {
+export const installedGcx = async (): Promise<{ readonly bin: string; readonly app: string }> => {
   const built = build()
   if (built.code !== 0) throw new Error(`pnpm build failed:\n${built.stdout}${built.stderr}`)
   const packs = temporaryDirectory("gcx-packs-")
-  const packed = packAll(packs)
+  const packed = await packAll(packs)
   const hash = Crypto.createHash("sha256")
   for (const pkg of packed) hash.update(Fs.readFileSync(pkg.tarball))
   const app = Path.join(Os.tmpdir(), `gcx-app-${hash.digest("hex").slice(0, 16)}`)
