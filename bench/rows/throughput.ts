@@ -4,10 +4,11 @@
  * doing the same protocol, side by side on one sandbox process. Each side runs
  * in a process of its own (`throughput-side.ts`), warmed up first (the JIT
  * needs thousands of requests), then measured in alternating rounds with the
- * sandbox reset between; the medians of the rounds are reported. Two more
- * sides: the same `getQuote` over `NodeHttpClient.layerUndici`, and the
- * exchange client alone (`ExchangeClient.createQuote`, no poller), which tells
- * how the cost splits between the client and the poller.
+ * sandbox reset between; the medians of the rounds are reported. The headline
+ * and the goal: `getQuote` over `NodeHttpClient.layerUndici`, what gcx's Node
+ * entry points provide. For information: the same over `FetchHttpClient` (the
+ * portable choice), and the exchange client alone (`ExchangeClient.createQuote`,
+ * no poller), which tells how the cost splits between the client and the poller.
  */
 import * as Effect from "effect/Effect"
 import * as ChildProcess from "node:child_process"
