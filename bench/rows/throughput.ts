@@ -4,12 +4,13 @@
  * doing the same protocol, side by side on one sandbox process. Each side runs
  * in a process of its own (`throughput-side.ts`), warmed up first (the JIT
  * needs thousands of requests), then measured in alternating rounds with the
- * sandbox reset between; the medians of the rounds are reported. Two more
- * sides: the same `getQuote` over `NodeHttpClient.layerUndici`, and the
- * exchange client alone (`ExchangeClient.createQuote`, no poller), which tells
- * how the cost splits between the client and the poller; and `getQuote` with
- * metrics and tracing exported (`@gcx/http/Telemetry`, OTLP to a no-op
- * receiver in the side's process), compared with the same run without.
+ * sandbox reset between; the medians of the rounds are reported. The headline
+ * and the goal: `getQuote` over `NodeHttpClient.layerUndici`, what gcx's Node
+ * entry points provide. For information: the same over `FetchHttpClient` (the
+ * portable choice), and the exchange client alone (`ExchangeClient.createQuote`,
+ * no poller), which tells how the cost splits between the client and the poller.
+ * And `getQuote` with metrics and tracing exported (`@gcx/http/Telemetry`, OTLP
+ * to a no-op receiver in the side's process), compared with the same run without.
  */
 import * as Effect from "effect/Effect"
 import * as ChildProcess from "node:child_process"
@@ -210,30 +211,31 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       },
       lines: [
         {
-          measure: `quotes/s (${fmt(quotes)} quotes, concurrency ${concurrency}, instant card)`,
-          gcx: fmt(measured.gcx.quotesPerSecond),
-          baseline: fmt(measured.raw.quotesPerSecond),
-          ratio: fmt(ratio, 2),
-          goal: "throughput.ratio"
-        },
-        {
-          measure: "client CPU ms per quote",
-          gcx: fmt(measured.gcx.clientCpuMillisPerQuote, 2),
-          baseline: fmt(measured.raw.clientCpuMillisPerQuote, 2),
-          ratio: fmt(cpuRatio, 2)
-        },
-        {
-          measure: "quotes/s, getQuote over NodeHttpClient.layerUndici",
+          measure: `quotes/s, getQuote over NodeHttpClient.layerUndici (${
+            fmt(quotes)
+          } quotes, concurrency ${concurrency}, instant card)`,
           gcx: fmt(measured.undici.quotesPerSecond),
           baseline: fmt(measured.raw.quotesPerSecond),
           ratio: fmt(measured.undiciRatio, 2),
-          goal: "throughput.ratio.undici"
+          goal: "throughput.ratio"
         },
         {
           measure: "client CPU ms per quote, getQuote over NodeHttpClient.layerUndici",
           gcx: fmt(measured.undici.clientCpuMillisPerQuote, 2),
           baseline: fmt(measured.raw.clientCpuMillisPerQuote, 2),
           ratio: fmt(measured.undici.clientCpuMillisPerQuote / measured.raw.clientCpuMillisPerQuote, 2)
+        },
+        {
+          measure: "quotes/s, getQuote over FetchHttpClient (the portable choice; for information)",
+          gcx: fmt(measured.gcx.quotesPerSecond),
+          baseline: fmt(measured.raw.quotesPerSecond),
+          ratio: fmt(ratio, 2)
+        },
+        {
+          measure: "client CPU ms per quote, getQuote over FetchHttpClient",
+          gcx: fmt(measured.gcx.clientCpuMillisPerQuote, 2),
+          baseline: fmt(measured.raw.clientCpuMillisPerQuote, 2),
+          ratio: fmt(cpuRatio, 2)
         },
         {
           measure: "quotes/s, ExchangeClient.createQuote alone (no poller, no events)",
@@ -268,11 +270,11 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           ratio: fmt(measured.gcx.serverCpuMillisPerQuote / measured.raw.serverCpuMillisPerQuote, 2)
         }
       ],
+      // The headline is Node's client, what every Node entry point of gcx provides; FetchHttpClient has no goal.
       goals: [
-        goal("throughput.ratio", "gcx quotes/s ÷ raw quotes/s, median of the per-round ratios", ">=", 0.9, ratio),
         goal(
-          "throughput.ratio.undici",
-          "gcx over NodeHttpClient.layerUndici quotes/s ÷ raw quotes/s",
+          "throughput.ratio",
+          "gcx over NodeHttpClient.layerUndici quotes/s ÷ raw quotes/s, median of the per-round ratios",
           ">=",
           0.9,
           measured.undiciRatio
