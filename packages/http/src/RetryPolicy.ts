@@ -173,7 +173,9 @@ const logAnnotations = (error: RetryableError): Record<string, unknown> => {
  *   attempts only.
  * - A 401 (`Unauthorized`) is retried once, at once and without drawing from the
  *   budget: `attempt` is expected to have invalidated the refused token. It
- *   counts as an attempt. A second 401 fails the call.
+ *   counts as an attempt. A second 401 in a row fails the call; a 401 after
+ *   another failure gets its own recovery (the fresh token may have expired
+ *   since, and giving up could lose a POST that was processed).
  * - `attempts` (on the result, on service errors and in `RetryInfo`) counts
  *   every attempt of the request: the `previousAttempts` given plus those of
  *   this call. So `previousAttempts: error.attempts` resumes a failed call.
@@ -228,7 +230,8 @@ export const execute = <A, E extends RetryableError, R>(options: {
               Effect.flatMap(budget.take, (granted) =>
                 granted
                   ? retry({ ...next, delay }).pipe(
-                    Effect.zipRight(loop(attempt + 1, Duration.sum(retryDelay, delay), reauthorized, stillUncertain))
+                    // a failure other than 401: a later 401 is not "in a row" and gets its recovery
+                    Effect.zipRight(loop(attempt + 1, Duration.sum(retryDelay, delay), false, stillUncertain))
                   )
                   : Effect.logDebug(`retry budget exhausted; ${operation} fails`).pipe(
                     Effect.annotateLogs(logAnnotations(error)),

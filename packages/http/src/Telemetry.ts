@@ -185,9 +185,6 @@ export const config: Config.Config<Options> = Config.all({
   metricExportInterval: Option.getOrUndefined(Option.map(metricExportInterval, Duration.millis))
 })))
 
-/** Whether the variables ask for any export (`OTEL_EXPORTER_OTLP_ENDPOINT` set). */
-export const enabled = (options: Options): boolean => options.endpoint !== undefined || options.prometheus !== undefined
-
 /** `layer` configured by the `OTEL_*` variables, plus `extra` (e.g. `{ prometheus: { port: 9464 } }`). */
 export const layerConfig = (
   extra: Partial<Options> = {}

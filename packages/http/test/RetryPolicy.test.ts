@@ -281,6 +281,16 @@ describe("RetryPolicy.execute", () => {
       expect(refused._tag === "Left" && refused.left).toMatchObject({ _tag: "Unauthorized", attempts: 2 })
     }))
 
+  it.effect("a 401 after another failure gets its own recovery: only two 401s in a row fail", () =>
+    Effect.gen(function*() {
+      // the chaos run's loss: a POST processed but unanswered, then a fresh token expired again under load
+      const { fiber, sent } = yield* scripted([unauthorized, reset, unauthorized], { operation: "createQuote" })
+      yield* TestClock.adjust("10 seconds")
+      const result = yield* Fiber.join(fiber)
+      expect(yield* Ref.get(sent)).toEqual([0, 1, 2, 3])
+      expect(result._tag === "Right" && result.right).toMatchObject({ value: "ok", attempts: 4 })
+    }))
+
   it.effect("tells the retry hook about every retry", () =>
     Effect.gen(function*() {
       const seen = yield* Ref.make<ReadonlyArray<RetryPolicy.RetryInfo>>([])
