@@ -5,32 +5,50 @@
  */
 import type * as CliApp from "@effect/cli/CliApp"
 import * as Command from "@effect/cli/Command"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Batch from "./commands/Batch.js"
 import * as Heartbeat from "./commands/Heartbeat.js"
 import * as Quote from "./commands/Quote.js"
 import * as SandboxCommand from "./commands/SandboxCommand.js"
 import * as Watch from "./commands/Watch.js"
 import * as ExitCode from "./ExitCode.js"
+import * as Help from "./Help.js"
+import * as Output from "./Output.js"
 
 /** The version `gcx --version` prints. */
 export const version = "0.1.0"
 
 /** The `gcx` command and its subcommands. */
 export const command = Command.make("gcx").pipe(
-  Command.withDescription("Quote gift cards with the Gift Card Exchange Partner Service"),
+  Command.withDescription(
+    Help.describe("Quote gift cards with the Gift Card Exchange Partner Service", [
+      ...Help.connectionVariables,
+      ["GCX_BATCH_KEY", "key of gcx batch's results file (see gcx batch --help)"]
+    ])
+  ),
   Command.withSubcommands([
-    Heartbeat.command,
-    Quote.command,
-    Watch.command,
-    Batch.command,
-    SandboxCommand.command
+    Command.transformHandler(Heartbeat.command, started),
+    Command.transformHandler(Quote.command, started),
+    Command.transformHandler(Watch.command, started),
+    Command.transformHandler(Batch.command, started),
+    Command.transformHandler(SandboxCommand.command, started)
   ])
 )
 
 /** Runs `gcx` on the full command line (`process.argv`: runtime, script, arguments). */
 export const cli = Command.run(command, { name: "gcx", version })
 
-/** Runs `gcx` and returns its exit code; a failure is reported as one line on stderr (`ExitCode.report`). */
+/** A handler, once the command line is parsed (`Output.parsed`). */
+function started<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+  return Effect.zipRight(Output.parsed, effect)
+}
+
+/**
+ * Runs `gcx` and returns its exit code; a failure is reported as one line on
+ * stderr (`ExitCode.report`). Output follows `Output`: logs on stderr,
+ * colours only on a terminal without `NO_COLOR`, `--log-level` anywhere.
+ */
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<ExitCode.ExitCode, never, CliApp.CliApp.Environment> =>
-  ExitCode.report(cli(argv))
+  Output.provide(
+    ExitCode.report(Effect.ensuring(cli(Output.hoistLogLevel(argv)), Output.parsed), Help.commandOf(argv))
+  )
