@@ -49,6 +49,6 @@ function started<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R
  * colours only on a terminal without `NO_COLOR`, `--log-level` anywhere.
  */
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<ExitCode.ExitCode, never, CliApp.CliApp.Environment> =>
-  Output.provide(
-    ExitCode.report(Effect.ensuring(cli(Output.hoistLogLevel(argv)), Output.parsed), Help.commandOf(argv))
+  ExitCode.report(Effect.ensuring(cli(Output.hoistLogLevel(argv)), Output.parsed), Help.commandOf(argv)).pipe(
+    Output.provide(argv)
   )

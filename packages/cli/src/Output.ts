@@ -17,7 +17,10 @@
 import type * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Text from "./Text.js"
@@ -65,10 +68,11 @@ export const console = (base: Console.Console, settings: Settings): Console.Cons
 }
 
 /** The logger of `gcx`: logfmt lines on stderr, control characters escaped. */
-export const logger = Logger.replace(
-  Logger.defaultLogger,
-  Logger.withConsoleError(Logger.map(Logger.logfmtLogger, Text.safe))
-)
+export const logger: Logger.Logger<unknown, void> = Logger.withConsoleError(Logger.map(Logger.logfmtLogger, Text.safe))
+
+/** Runs `effect` with `logger` as its only logger (no default or pretty logger writing to stdout). */
+export const withLogger = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(effect, FiberRef.currentLoggers, HashSet.make(logger))
 
 /** Whether the command line is still being parsed (`Settings.parsing`), for the handlers to end. */
 export class Parsing extends Context.Tag("@gcx/cli/Output/Parsing")<Parsing, Ref.Ref<boolean>>() {}
@@ -87,18 +91,24 @@ export const settings: Effect.Effect<Settings> = Effect.map(Ref.make(true), (par
 }))
 
 /**
- * Runs `effect` with the console and the logger of `gcx` (see the module
- * notes), and `Parsing` for the handlers to end.
+ * Runs `effect`, for the command line `argv`, with the console, the logger
+ * and the log level of `gcx` (see the module notes), and `Parsing` for the
+ * handlers to end.
  */
-export const provide = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Parsing>> =>
-  Effect.flatMap(settings, (settings) =>
-    Effect.consoleWith((base) =>
-      effect.pipe(
-        Effect.provideService(Parsing, settings.parsing),
-        Effect.withConsole(console(base, settings)),
-        Effect.provide(logger)
-      )
-    ))
+export const provide =
+  (argv: ReadonlyArray<string>) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Parsing>> =>
+    Effect.flatMap(settings, (settings) =>
+      Effect.consoleWith((base) =>
+        Option.match(logLevelOf(argv), {
+          onNone: () => effect,
+          onSome: (level) => Logger.withMinimumLogLevel(effect, level)
+        }).pipe(
+          Effect.provideService(Parsing, settings.parsing),
+          Effect.withConsole(console(base, settings)),
+          withLogger
+        )
+      ))
 
 /**
  * The command line with `--log-level X` (or `--log-level=X`) moved before the
@@ -117,6 +127,32 @@ export const hoistLogLevel = (argv: ReadonlyArray<string>): ReadonlyArray<string
     else rest.push(arg)
   }
   return [runtime ?? "", script ?? "", ...hoisted, ...rest, ...(end < 0 ? [] : args.slice(end))]
+}
+
+const levels: Readonly<Record<string, LogLevel.LogLevel>> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+}
+
+/**
+ * The level `--log-level` asks for, anywhere on the command line: it applies
+ * to the whole run, the report of a failure included (@effect/cli applies it
+ * to the command's handler only).
+ */
+export const logLevelOf = (argv: ReadonlyArray<string>): Option.Option<LogLevel.LogLevel> => {
+  const args = argv.slice(2)
+  const end = args.indexOf("--")
+  const options = end < 0 ? args : args.slice(0, end)
+  const index = options.findIndex((arg) => arg === "--log-level" || arg.startsWith("--log-level="))
+  if (index < 0) return Option.none()
+  const value = options[index]!.startsWith("--log-level=") ? options[index]!.slice(12) : options[index + 1]
+  return Option.fromNullable(value === undefined ? undefined : levels[value])
 }
 
 /**

@@ -15,5 +15,5 @@ Output.survivePipeClose()
 
 Cli.main(process.argv).pipe(
   Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({ disableErrorReporting: true, teardown: ExitCode.teardown })
+  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true, teardown: ExitCode.teardown })
 )
