@@ -23,3 +23,21 @@ export * as BatchResults from "./BatchResults.js"
 
 /** The `--poll-interval` and `--deadline` flags. */
 export * as Polling from "./Polling.js"
+
+/** The keyed fingerprints of a batch's cards, and where their key comes from. */
+export * as BatchKey from "./BatchKey.js"
+
+/** What gcx prints of text it did not write: control characters escaped. */
+export * as Text from "./Text.js"
+
+/** Where and how gcx writes: colours, logs on stderr, `--log-level` anywhere, a closed stdout. */
+export * as Output from "./Output.js"
+
+/** The help of each command: the `GCX_*` variables, the exit codes, the usage hint. */
+export * as Help from "./Help.js"
+
+/** Flags whose errors name the flag. */
+export * as Flag from "./Flag.js"
+
+/** The host and the cause when the service could not be reached. */
+export * as Reachability from "./Reachability.js"
