@@ -12,7 +12,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as BatchResults from "../src/BatchResults.js"
-import { envFor, gcxInProcess, lines, sandbox } from "./helpers.js"
+import { envFor, expectOneErrorLine, gcxInProcess, lines, sandbox } from "./helpers.js"
 
 const decodeHeader = Schema.decodeUnknownSync(Schema.parseJson(BatchResults.Header))
 const decodeResult = Schema.decodeUnknownSync(Schema.parseJson(BatchResults.Result))
@@ -36,10 +36,7 @@ const readResults = (path: string) => {
 /** The one `error:` line of a usage error, with its hint. */
 const expectUsageError = (output: { code: number; stderr: string }, ...fragments: ReadonlyArray<string>) => {
   expect(output.code).toBe(2)
-  const reported = lines(output.stderr).filter((line) => !line.startsWith("gcx: "))
-  expect(reported).toHaveLength(1)
-  expect(reported[0]).toMatch(/^error: .*\(see gcx batch --help\)$/)
-  for (const fragment of fragments) expect(reported[0]).toContain(fragment)
+  expect(expectOneErrorLine(output.stderr, ...fragments)).toMatch(/\(see gcx batch --help\)$/)
 }
 
 describe.concurrent("gcx batch --out", () => {

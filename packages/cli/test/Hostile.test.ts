@@ -1,6 +1,6 @@
 /**
  * A hostile service cannot write to the terminal: every text of its answers
- * (user messages, messages, step tags) carries `ESC]0;…BEL` (set the window
+ * (user messages, messages, step tags, transaction ids) carries `ESC]0;…BEL` (set the window
  * title), `ESC[2J` (clear the screen) and a C1 CSI, and nothing gcx prints,
  * on stdout or stderr, in any mode, holds a raw control character; the
  * planted texts are shown escaped (`\x1b]0;`).
@@ -35,13 +35,21 @@ describe.concurrent("a hostile service", () => {
           file,
           `cardNumber,pinNumber,productLineId\n${TestData.Cards.invalid},${pin},1000\n${TestData.Cards.success},${pin},1000\n`
         )
-        const [lines, steps, json, batch] = yield* Effect.all([
+        // a second proxy plants the sequences in the transaction ids
+        const idProxy = yield* hostileProxy(
+          new URL(server.baseUrl).origin,
+          ["transactionId"],
+          (value) => `${value}${payload}`
+        )
+        const idEnv = { ...env, GCX_BASE_URL: server.baseUrl.replace(new URL(server.baseUrl).origin, idProxy) }
+        const [lines, steps, json, batch, ids] = yield* Effect.all([
           gcx(["quote", ...cardArgs(TestData.Cards.invalid), "--poll-interval", "20"], { env }),
           gcx(["quote", ...cardArgs(TestData.Cards.success), "--poll-interval", "20"], { env }),
           gcx(["quote", ...cardArgs(TestData.Cards.invalid), "--json", "--poll-interval", "20"], { env }),
-          gcx(["batch", file, "--out", Path.join(directory, "results.jsonl")], { env })
+          gcx(["batch", file, "--out", Path.join(directory, "results.jsonl")], { env }),
+          gcx(["quote", ...cardArgs(TestData.Cards.success), "--poll-interval", "20"], { env: idEnv })
         ], { concurrency: "unbounded" })
-        for (const output of [lines, steps, json, batch]) {
+        for (const output of [lines, steps, json, batch, ids]) {
           expect(output.stdout).not.toMatch(rawControl)
           expect(output.stderr).not.toMatch(rawControl)
         }
@@ -54,6 +62,9 @@ describe.concurrent("a hostile service", () => {
         expect(json.stdout).toContain("\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m")
         expect(batch.code).toBe(3)
         expect(batch.stdout).toContain("\\x1b]0;pwned")
+        // a transaction id the client cannot use fails the quote; what is said of it is escaped
+        expect(ids.code).not.toBe(0)
+        expect(ids.stderr).toMatch(/^error: /m)
         const results = Fs.readFileSync(Path.join(directory, "results.jsonl"), "utf8")
         expect(results).not.toMatch(rawControl)
       }).pipe(Effect.scoped))

@@ -41,11 +41,19 @@ export const environment = (env: Record<string, string> = {}): Record<string, st
   return { ...out, ...env }
 }
 
-/** Runs a command line to its end (killed after `timeout` ms). */
+/**
+ * Runs a command line to its end (killed after `timeout` ms). With
+ * `closeStdoutAfter`, its stdout is closed once that many lines have come,
+ * as `| head -n` does, and `stdout` holds those lines.
+ */
 export const spawn = (
   command: string,
   args: ReadonlyArray<string>,
-  options: { readonly env?: Record<string, string>; readonly timeout?: number } = {}
+  options: {
+    readonly env?: Record<string, string>
+    readonly timeout?: number
+    readonly closeStdoutAfter?: number
+  } = {}
 ): Effect.Effect<Output> =>
   Effect.async<Output>((resume) => {
     const child = ChildProcess.spawn(command, args, {
@@ -55,7 +63,15 @@ export const spawn = (
     })
     let stdout = ""
     let stderr = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
+    const keep = options.closeStdoutAfter
+    child.stdout.on("data", (chunk) => {
+      if (child.stdout.destroyed) return
+      stdout += chunk
+      if (keep !== undefined && stdout.split("\n").length > keep) {
+        stdout = stdout.split("\n").slice(0, keep).join("\n") + "\n"
+        child.stdout.destroy()
+      }
+    })
     child.stderr.on("data", (chunk) => (stderr += chunk))
     const timer = setTimeout(() => child.kill("SIGKILL"), options.timeout ?? 60_000)
     child.on("close", (code, signal) => {
@@ -166,33 +182,20 @@ export const gcxClosingStdout = (
   args: ReadonlyArray<string>,
   options: { readonly env?: Record<string, string>; readonly lines: number; readonly timeout?: number }
 ): Effect.Effect<Output> =>
-  Effect.async<Output>((resume) => {
-    const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], {
-      cwd: root,
-      env: environment(options.env),
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk) => {
-      if (child.stdout.destroyed) return
-      stdout += chunk
-      if (stdout.split("\n").length > options.lines) {
-        stdout = stdout.split("\n").slice(0, options.lines).join("\n") + "\n"
-        child.stdout.destroy()
-      }
-    })
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeout ?? 90_000)
-    child.on("close", (code, signal) => {
-      clearTimeout(timer)
-      resume(Effect.succeed({ code, signal, stdout, stderr }))
-    })
-    return Effect.sync(() => {
-      clearTimeout(timer)
-      child.kill("SIGKILL")
-    })
+  spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], {
+    ...options,
+    timeout: options.timeout ?? 90_000,
+    closeStdoutAfter: options.lines
   })
+
+/** Checks that a failure was reported as one `error:` line on stderr (besides `gcx:` notes) holding `fragments`. */
+export const expectOneErrorLine = (stderr: string, ...fragments: ReadonlyArray<string>): string => {
+  const reported = lines(stderr).filter((line) => !line.startsWith("gcx: "))
+  expect(reported).toHaveLength(1)
+  expect(reported[0]).toMatch(/^error: /)
+  for (const fragment of fragments) expect(reported[0]).toContain(fragment)
+  return reported[0]!
+}
 
 /**
  * A hostile service on loopback: a proxy in front of `target` (a sandbox)
