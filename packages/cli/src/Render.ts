@@ -1,5 +1,5 @@
 /**
- * How `gcx` shows a quote and a batch:
+ * How `gcx` shows a quote (a batch: `BatchDisplay`, built on the same live line):
  * - `bar`, on a terminal: a live progress bar redrawn in place (carriage
  *   return and erase-line), with the percentage and the steps;
  * - `lines`, on a pipe or a file: one plain line per event;
@@ -268,55 +268,6 @@ const quoteBar = Effect.gen(function*() {
     }
   }
 })
-
-/** What a batch display is told as each card finishes. */
-export interface BatchDisplay {
-  /** A card finished: `ok` when it completed; `line` describes its outcome. */
-  readonly finished: (line: string, ok: boolean) => Effect.Effect<void>
-}
-
-/**
- * One display for a whole batch of `total` cards: a bar with the count of
- * finished, completed and failed cards, or one line per finished card.
- */
-export const batch = (
-  mode: Exclude<Mode, "json">,
-  total: number
-): Effect.Effect<BatchDisplay, never, Terminal.Terminal | Scope.Scope> =>
-  Effect.gen(function*() {
-    const counts = yield* Ref.make({ done: 0, completed: 0, failed: 0 })
-    if (mode === "lines") {
-      return {
-        finished: (line) =>
-          Ref.updateAndGet(counts, (c) => ({ ...c, done: c.done + 1 })).pipe(
-            Effect.flatMap(({ done }) =>
-              Console.log(`[${String(done).padStart(String(total).length)}/${total}] ${line}`)
-            )
-          )
-      }
-    }
-    const live = yield* liveLine
-    const draw = ({ completed, done, failed }: { done: number; completed: number; failed: number }) =>
-      live.draw(() => [
-        ["batch "],
-        ...bar(total === 0 ? 100 : (done / total) * 100),
-        [` ${String(total === 0 ? 100 : Math.floor((done / total) * 100)).padStart(3)}%`, Ansi.bold],
-        [`  ${done}/${total} cards  `],
-        ["✔", Ansi.green],
-        [` ${completed}  `],
-        ["✗", Ansi.red],
-        [` ${failed}`]
-      ])
-    yield* draw({ done: 0, completed: 0, failed: 0 })
-    return {
-      finished: (_line, ok) =>
-        Ref.updateAndGet(counts, (c) => ({
-          done: c.done + 1,
-          completed: c.completed + (ok ? 1 : 0),
-          failed: c.failed + (ok ? 0 : 1)
-        })).pipe(Effect.flatMap(draw))
-    }
-  })
 
 /** A table of two columns, the numbers aligned right. */
 export const table = (rows: ReadonlyArray<readonly [label: string, count: number]>): string => {

@@ -15,6 +15,9 @@ export * as ExitCode from "./ExitCode.js"
 /** The progress bar, plain and JSON renderers. */
 export * as Render from "./Render.js"
 
+/** The display of `gcx batch`: a bar for the batch, or one line per card. */
+export * as BatchDisplay from "./BatchDisplay.js"
+
 /** The input files of `gcx batch`: CSV or JSON lines. */
 export * as BatchFile from "./BatchFile.js"
 

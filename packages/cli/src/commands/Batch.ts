@@ -1,10 +1,14 @@
 /**
  * `gcx batch <file> [--concurrency N] [--out results.jsonl] [--json]`: quotes
  * every card of a CSV or JSON-lines file (`BatchFile`), `N` at a time, with
- * one progress display for the batch; writes one result line per card to
- * `--out` (`BatchResults`); prints a summary table: completed, and failures
- * by error code. Re-run with the same `--out`, it skips the cards already
- * finished (completed, or refused as a card outcome) and retries the others.
+ * one progress display for the batch (`BatchDisplay`); writes one result
+ * line per card to `--out` (`BatchResults`: refused when it is the batch file
+ * or not a results file; written whole each time); prints a summary table:
+ * completed, failures by error code, skipped, duplicates. A card is known by
+ * its keyed fingerprint (`BatchKey`), not its row: re-run with the same
+ * `--out`, it skips the cards already finished (completed, or refused as a
+ * card outcome) wherever their rows moved, and quotes the others; a
+ * duplicate row is quoted once.
  *
  * Its exit code is the most serious outcome among the cards it quoted:
  * usage (2), then service failure (5), then merchant (4), then card (3);
@@ -26,6 +30,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as BatchDisplay from "../BatchDisplay.js"
 import * as BatchFile from "../BatchFile.js"
 import * as BatchKey from "../BatchKey.js"
 import * as BatchResults from "../BatchResults.js"
@@ -170,26 +175,6 @@ const count = (summary: Summary, { error, result }: Outcome): Summary =>
     }
   })
 
-/** A row whose card appeared on an earlier row: quoted once, reported. */
-interface Duplicate {
-  readonly line: number
-  readonly firstLine: number
-}
-
-/** The cards of the rows, each once, by fingerprint; and the rows that repeat an earlier card. */
-export const distinct = <C extends { readonly row: BatchFile.Row; readonly key: string }>(
-  cards: ReadonlyArray<C>
-): { readonly unique: ReadonlyArray<C>; readonly duplicates: ReadonlyArray<Duplicate> } => {
-  const first = new Map<string, C>()
-  const duplicates: Array<Duplicate> = []
-  for (const card of cards) {
-    const seen = first.get(card.key)
-    if (seen === undefined) first.set(card.key, card)
-    else duplicates.push({ line: card.row.line, firstLine: seen.row.line })
-  }
-  return { unique: Array.from(first.values()), duplicates }
-}
-
 /**
  * Quotes a batch file: skips the cards `--out` says are finished (found by
  * content, wherever their row is now), quotes each other card once, records
@@ -212,7 +197,9 @@ export const run = (
       onNone: () => BatchKey.ephemeral,
       onSome: (target) => BatchKey.resolve(target.path, Option.map(loaded, ({ header }) => header.keyId))
     })
-    const { duplicates, unique } = distinct(rows.map((row): Pending => ({ row, key: BatchKey.fingerprint(key, row) })))
+    const { duplicates, unique } = BatchFile.distinct(
+      rows.map((row): Pending => ({ row, key: BatchKey.fingerprint(key, row) }))
+    )
     const mode = yield* Render.mode(input.json)
     // with --json, stdout holds only the result lines
     const say = mode === "json" ? Console.error : Console.log
@@ -250,7 +237,7 @@ export const run = (
       code: ExitCode.ExitCode.Completed
     }
     const summary = yield* Effect.scoped(Effect.gen(function*() {
-      const display = mode === "json" ? undefined : yield* Render.batch(mode, pending.length)
+      const display = mode === "json" ? undefined : yield* BatchDisplay.make(mode, pending.length)
       const record = ({ error, result }: Outcome) =>
         Effect.zipRight(
           Option.match(writer, { onNone: () => Effect.void, onSome: (writer) => writer.record(result) }),
