@@ -63,6 +63,15 @@ export default tseslint.config(
     languageOptions: { globals: { process: "readonly", console: "readonly" } }
   },
   {
+    // the install test's CommonJS consumer: gcx through require(esm)
+    files: ["**/*.cjs"],
+    languageOptions: {
+      sourceType: "commonjs",
+      globals: { require: "readonly", process: "readonly", console: "readonly" }
+    },
+    rules: { "@typescript-eslint/no-require-imports": "off" }
+  },
+  {
     files: ["packages/*/src/**/*"],
     rules: {
       "no-console": "error",

@@ -18,6 +18,7 @@ import { round } from "./internal/stats.js"
 import * as Memory from "./rows/memory.js"
 import * as Polling from "./rows/polling.js"
 import * as Sandbox from "./rows/sandbox.js"
+import * as Startup from "./rows/startup.js"
 import * as Throughput from "./rows/throughput.js"
 import * as Token from "./rows/token.js"
 
@@ -26,7 +27,8 @@ const rows: ReadonlyArray<readonly [string, (context: RowContext) => Effect.Effe
   ["token", Token.run],
   ["polling", Polling.run],
   ["memory", Memory.run],
-  ["sandbox", Sandbox.run]
+  ["sandbox", Sandbox.run],
+  ["startup", Startup.run]
 ]
 
 const args = process.argv.slice(2).filter((arg) => arg !== "--")

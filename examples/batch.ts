@@ -6,8 +6,7 @@
  * `quoteAll` tags every event with the index of its card. One card's failure is data in the
  * stream (a Failed event, or Rejected when no transaction was created), never the end of the batch.
  */
-import { FetchHttpClient } from "@effect/platform"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { Errors } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
@@ -16,7 +15,7 @@ import { BigDecimal, Console, Effect, Layer, Option, Stream } from "effect"
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
   Layer.provide(ExchangeClient.layerConfig()),
-  Layer.provide(FetchHttpClient.layer)
+  Layer.provide(NodeHttpClient.layerUndici)
 )
 
 const cards = [

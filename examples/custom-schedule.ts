@@ -7,8 +7,7 @@
  * `Observation` (polls so far, percentComplete, the service's expectedCompletionTime hint).
  * The default waits for the hint once, then backs off exponentially with jitter.
  */
-import { FetchHttpClient } from "@effect/platform"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
 import { Console, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
@@ -16,7 +15,7 @@ import { Console, Duration, Effect, Layer, Option, Schedule, Stream } from "effe
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
   Layer.provide(ExchangeClient.layerConfig()),
-  Layer.provide(FetchHttpClient.layer)
+  Layer.provide(NodeHttpClient.layerUndici)
 )
 
 const schedules: ReadonlyArray<readonly [string, PollSchedule.PollSchedule]> = [

@@ -7,8 +7,7 @@
  * meant for the customer; retrying gives the same answer. A merchant outcome is transient: the
  * customer should try later. Service failures were already retried by the SDK within its budget.
  */
-import { FetchHttpClient } from "@effect/platform"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import type { Errors } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
@@ -17,7 +16,7 @@ import { BigDecimal, Console, Effect, Layer } from "effect"
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
   Layer.provide(ExchangeClient.layerConfig()),
-  Layer.provide(FetchHttpClient.layer)
+  Layer.provide(NodeHttpClient.layerUndici)
 )
 
 /** The service's userMessage, or our own words when it sent none. */

@@ -4,10 +4,9 @@
  *   pnpm example heartbeat
  *
  * The client reads its configuration from the GCX_* variables (`pnpm example` points them at an
- * embedded sandbox when none is set) and leaves HTTP to the caller: here, `fetch`.
+ * embedded sandbox when none is set) and leaves HTTP to the caller: here, Node's undici client (`NodeHttpClient.layerUndici`).
  */
-import { FetchHttpClient } from "@effect/platform"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
 import { Console, Duration, Effect, Option } from "effect"
 
@@ -23,6 +22,6 @@ const program = Effect.gen(function*() {
 
 program.pipe(
   Effect.provide(ExchangeClient.layerConfig()),
-  Effect.provide(FetchHttpClient.layer),
+  Effect.provide(NodeHttpClient.layerUndici),
   NodeRuntime.runMain
 )

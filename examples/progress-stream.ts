@@ -7,8 +7,7 @@
  * (exchange.vault.credit.card, exchange.svc.fraud.check) advance, Retrying when a transient failure
  * is retried, and exactly one terminal event, Completed or Failed. Every event encodes to JSON.
  */
-import { FetchHttpClient } from "@effect/platform"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { QuoteEvent } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
@@ -17,7 +16,7 @@ import { BigDecimal, Console, Effect, Layer, Stream } from "effect"
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
   Layer.provide(ExchangeClient.layerConfig()),
-  Layer.provide(FetchHttpClient.layer)
+  Layer.provide(NodeHttpClient.layerUndici)
 )
 
 /** What a customer-facing screen could show for each event. */

@@ -6,17 +6,16 @@
  * `getQuote` validates the card before any I/O, POSTs it, polls the transaction on a schedule
  * (the service's hint, then backoff) and returns the completed quote, or fails with a typed error.
  */
-import { FetchHttpClient } from "@effect/platform"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
 import { BigDecimal, Console, Effect, Layer } from "effect"
 
-// The poller over a client configured by the GCX_* variables; fetch does the HTTP.
+// The poller over a client configured by the GCX_* variables; Node's undici client does the HTTP.
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
   Layer.provide(ExchangeClient.layerConfig()),
-  Layer.provide(FetchHttpClient.layer)
+  Layer.provide(NodeHttpClient.layerUndici)
 )
 
 const program = Effect.gen(function*() {

@@ -7,8 +7,7 @@
  * stops right after the POST (as a crash would); a second one, built from scratch over the same
  * journal directory, resumes every unfinished transaction with `resumeAll` and sees it complete.
  */
-import { FetchHttpClient } from "@effect/platform"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
 import { Console, Effect, Layer, Stream } from "effect"
@@ -21,7 +20,7 @@ const gcxLive = (directory: string) =>
   QuotePoller.layer().pipe(
     Layer.provideMerge(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerFileSystem(directory))),
     Layer.provide(ExchangeClient.layerConfig()),
-    Layer.provide(FetchHttpClient.layer)
+    Layer.provide(NodeHttpClient.layerUndici)
   )
 
 const card = { cardNumber: "6006000000000001", pinNumber: "1234", productLineId: "1000" }

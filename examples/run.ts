@@ -23,7 +23,8 @@ const examples = [
   "batch",
   "resume",
   "custom-schedule",
-  "error-handling"
+  "error-handling",
+  "observability"
 ] as const
 
 const root = fileURLToPath(new URL("..", import.meta.url))

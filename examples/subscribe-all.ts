@@ -7,8 +7,7 @@
  * long as its scope lasts. A slow subscriber never slows quoting (the oldest unread events are
  * dropped for it past the bus's capacity).
  */
-import { FetchHttpClient } from "@effect/platform"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { QuoteEvent } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
@@ -18,7 +17,7 @@ import { Console, Effect, Fiber, Layer, Stream } from "effect"
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provideMerge(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
   Layer.provide(ExchangeClient.layerConfig()),
-  Layer.provide(FetchHttpClient.layer)
+  Layer.provide(NodeHttpClient.layerUndici)
 )
 
 const program = Effect.gen(function*() {

@@ -10,7 +10,10 @@
  * every span, every event of the quote streams and of the bus, every error in
  * several renderings) and scanned for the partner's client secret and API
  * key, every access token the client sent, every PIN and every full card
- * number: none may appear.
+ * number: none may appear. The run also exports its telemetry
+ * (`@gcx/http/Telemetry`) to a receiver on loopback and serves a Prometheus
+ * scrape: everything exported (span attributes, metric labels, the scrape
+ * text) is scanned too.
  *
  * Size: 1,000 quotes; 200 when CI=true.
  */
@@ -18,11 +21,13 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type { Errors } from "@gcx/core"
 import { QuoteEvent } from "@gcx/core"
 import { TokenProvider } from "@gcx/http"
+import * as Telemetry from "@gcx/http/Telemetry"
 import type { QuotePoller as QuotePollerNs } from "@gcx/poller"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
 import type { Faults, Journal, Lifecycle } from "@gcx/sandbox"
 import { TestData } from "@gcx/sandbox"
-import { Effect, Stream } from "effect"
+import * as OtlpReceiver from "@gcx/sandbox/OtlpReceiver"
+import { Effect, Option, Stream } from "effect"
 import { randomBytes, randomInt } from "node:crypto"
 import * as Admin from "../internal/Admin.js"
 import { pollerLayer } from "../internal/gcx.js"
@@ -96,6 +101,10 @@ interface Run {
   readonly transactions: ReadonlyArray<Lifecycle.Summary>
   readonly journal: Journal.Journal
   readonly capture: Capture.Capture
+  /** Everything the telemetry exported: the OTLP bodies the receiver got, and a Prometheus scrape. */
+  readonly exported: string
+  /** The metric series the receiver got last. */
+  readonly metrics: ReadonlyArray<OtlpReceiver.Point>
 }
 
 const quoteAll = (capture: Capture.Capture) =>
@@ -240,27 +249,46 @@ describe(`chaos: ${quotes} quotes under faults, tokens expiring every ${tokenLif
     sandbox = await SandboxProcess.start([{ partners: [partner], tokenLifetimeSeconds, seed: 7, faults }])
     const capture = Capture.make()
     const started = performance.now()
-    const client = await Effect.runPromise(
-      quoteAll(capture).pipe(
-        Effect.provide(pollerLayer(sandbox.endpoint, {
-          client: {
-            clientId: partner.clientId,
-            clientSecret: partner.clientSecret,
-            apiKey: partner.apiKey,
-            ...clientSettings
-          },
-          journal: QuoteJournal.layerMemory,
-          bus: { capacity: 1_000_000 },
-          http: Capture.httpClient(capture)
-        })),
-        Effect.provide(Capture.layer(capture))
-      )
+    const { client, exported, metrics, seconds } = await Effect.runPromise(
+      Effect.gen(function*() {
+        const receiver = yield* OtlpReceiver.make()
+        const scrape = Effect.flatMap(
+          Telemetry.PrometheusEndpoint,
+          ({ url }) => Effect.promise(() => fetch(Option.getOrThrow(url)).then((response) => response.text()))
+        )
+        const [client, scraped] = yield* Effect.zip(quoteAll(capture), scrape).pipe(
+          Effect.provide(pollerLayer(sandbox!.endpoint, {
+            client: {
+              clientId: partner.clientId,
+              clientSecret: partner.clientSecret,
+              apiKey: partner.apiKey,
+              ...clientSettings
+            },
+            journal: QuoteJournal.layerMemory,
+            bus: { capacity: 1_000_000 },
+            http: Capture.httpClient(capture)
+          })),
+          Effect.provide(Capture.layer(capture)),
+          // outermost, so that the capture's tracer wraps the exporting one; closing it flushes the export
+          Effect.provide(
+            Telemetry.layer({ endpoint: receiver.url, metricExportInterval: "2 seconds", prometheus: { port: 0 } })
+          )
+        )
+        const seconds = (performance.now() - started) / 1000
+        return {
+          client,
+          seconds,
+          exported: `${JSON.stringify(receiver.bodies)}\n${scraped}`,
+          metrics: receiver.metrics()
+        }
+      }).pipe(Effect.scoped)
     )
-    const seconds = (performance.now() - started) / 1000
     run = {
       ...client,
       seconds,
       capture,
+      exported,
+      metrics,
       transactions: await Admin.transactions(sandbox.endpoint),
       journal: await Admin.journal(sandbox.endpoint)
     }
@@ -307,6 +335,19 @@ describe(`chaos: ${quotes} quotes under faults, tokens expiring every ${tokenLif
     expect(tokens.requests).toBeLessThanOrEqual(tokens.onePerRefreshIntervalPlusRetries)
   })
 
+  it("metric labels carry no requestId or transaction id; the exported counts match the run", () => {
+    const { metrics, transactions } = run!
+    const ids = new Set(transactions.flatMap((transaction) => [transaction.requestId, transaction.transactionId]))
+    const labels = metrics.flatMap((point) => Object.values(point.attributes).map(String))
+    expect(labels.filter((label) => ids.has(label))).toEqual([])
+    const { accepted, outcomes } = figures(run!)
+    expect(OtlpReceiver.valueOf(metrics, "gcx.quotes.submitted")).toBe(quotes)
+    expect(OtlpReceiver.valueOf(metrics, "gcx.quotes.outcomes", { outcome: "Completed" })).toBe(outcomes.Completed ?? 0)
+    expect(OtlpReceiver.valueOf(metrics, "gcx.quotes.in_flight")).toBe(0)
+    expect(OtlpReceiver.valueOf(metrics, "http.client.request.duration", { "gcx.operation": "createQuote" }))
+      .toBeGreaterThanOrEqual(accepted)
+  })
+
   it("no client secret, API key, access token, PIN or full card number in any log, event, error or span", () => {
     const { capture } = run!
     const text = Capture.text(capture)
@@ -326,10 +367,19 @@ describe(`chaos: ${quotes} quotes under faults, tokens expiring every ${tokenLif
     const found = Capture.scan(text, sentinels)
     expect(found.map((sentinel) => `${sentinel.slice(0, 6)}…`)).toEqual([])
     expect(Capture.jwtShape.test(text)).toBe(false)
+    // everything exported: span attributes and metric labels over OTLP, and the scrape text
+    const { exported } = run!
+    expect(exported).toContain("ExchangeClient.createQuote")
+    expect(exported).toContain("gcx_quotes_outcomes_total{outcome=\"Completed\"}")
+    expect(exported).toContain("gcx.retries")
+    const foundExported = Capture.scan(exported, sentinels)
+    expect(foundExported.map((sentinel) => `${sentinel.slice(0, 6)}…`)).toEqual([])
+    expect(Capture.jwtShape.test(exported)).toBe(false)
     console.log(
       `secrets scan: ${sentinels.length} sentinels (${capture.tokens.size} access tokens), ` +
-        `${capture.lines.length} log lines/renderings, ${capture.spans.length} spans, ${text.length} characters: ` +
-        `${found.length} found`
+        `${capture.lines.length} log lines/renderings, ${capture.spans.length} spans, ${text.length} characters, ` +
+        `and ${exported.length} characters exported (OTLP and the Prometheus scrape): ` +
+        `${found.length + foundExported.length} found`
     )
   })
 })

@@ -10,15 +10,19 @@
  * this process's CPU time. Exits when stdin closes.
  *
  * Usage: node --import tsx bench/rows/throughput-side.ts <endpoint json> <side> <quotes> <concurrency>
- * with side one of raw, gcx, undici, client.
+ * with side one of raw, gcx, undici, client, telemetry (gcx with metrics and tracing exported over
+ * OTLP to a no-op receiver in this process, as `@gcx/http/Telemetry` sets them up).
  */
 import type { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
+import * as Telemetry from "@gcx/http/Telemetry"
 import { QuotePoller } from "@gcx/poller"
 import { TestData } from "@gcx/sandbox"
+import * as OtlpReceiver from "@gcx/sandbox/OtlpReceiver"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Readline from "node:readline"
 import { RawClient } from "../baseline/RawClient.js"
 import * as Cpu from "../internal/cpu.js"
@@ -27,7 +31,7 @@ import { pool } from "../internal/pool.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
 
 /** The sides of row 1. */
-export const sides = ["gcx", "raw", "client", "undici"] as const
+export const sides = ["gcx", "raw", "client", "undici", "telemetry"] as const
 
 /** One side of row 1. */
 export type Side = typeof sides[number]
@@ -95,6 +99,15 @@ const runner = (side: Side, endpoint: Endpoint, quotes: number, concurrency: num
       return () => Effect.runPromise(gcxSide(endpoint, quotes, concurrency, NodeHttpClient.layerUndici))
     case "client":
       return () => Effect.runPromise(clientSide(endpoint, quotes, concurrency))
+    case "telemetry": {
+      // Set up once for the process, as an application does: spans and metrics exported over OTLP/HTTP JSON
+      // (metrics every second) to a receiver in this process that reads each export and keeps nothing.
+      const runtime = ManagedRuntime.make(Layer.unwrapScoped(Effect.map(
+        OtlpReceiver.make({ discard: true }),
+        (receiver) => Telemetry.layer({ endpoint: receiver.url, metricExportInterval: "1 second" })
+      )))
+      return () => runtime.runPromise(gcxSide(endpoint, quotes, concurrency))
+    }
   }
 }
 

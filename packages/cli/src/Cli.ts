@@ -14,6 +14,7 @@ import * as Watch from "./commands/Watch.js"
 import * as ExitCode from "./ExitCode.js"
 import * as Help from "./Help.js"
 import * as Output from "./Output.js"
+import * as Telemetry from "./Telemetry.js"
 
 /** The version `gcx --version` prints. */
 export const version = "0.1.0"
@@ -47,8 +48,11 @@ function started<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R
  * Runs `gcx` and returns its exit code; a failure is reported as one line on
  * stderr (`ExitCode.report`). Output follows `Output`: logs on stderr,
  * colours only on a terminal without `NO_COLOR`, `--log-level` anywhere.
+ * With `OTEL_EXPORTER_OTLP_ENDPOINT` set, its spans and metrics are exported,
+ * and flushed before it returns (`Telemetry`).
  */
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<ExitCode.ExitCode, never, CliApp.CliApp.Environment> =>
-  ExitCode.report(Effect.ensuring(cli(Output.hoistLogLevel(argv)), Output.parsed), Help.commandOf(argv)).pipe(
-    Output.provide(argv)
-  )
+  ExitCode.report(
+    Effect.ensuring(Effect.provide(cli(Output.hoistLogLevel(argv)), Telemetry.layer), Output.parsed),
+    Help.commandOf(argv)
+  ).pipe(Output.provide(argv))

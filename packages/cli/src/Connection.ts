@@ -16,7 +16,7 @@
  */
 import type * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as ExchangeClient from "@gcx/http/ExchangeClient"
 import * as ExchangeConfig from "@gcx/http/ExchangeConfig"
@@ -33,6 +33,16 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Embedded from "./Embedded.js"
 import * as Flag from "./Flag.js"
+
+/**
+ * Node's fast HTTP client (`NodeHttpClient.layerUndici`), loaded when a command first builds a
+ * client: `gcx --help` and `gcx --version` never load undici.
+ */
+export const httpClient: Layer.Layer<HttpClient.HttpClient> = Layer.unwrapEffect(
+  Effect.promise(() => import("@effect/platform-node/NodeHttpClient")).pipe(
+    Effect.map((NodeHttpClient) => NodeHttpClient.layerUndici)
+  )
+)
 
 /** The variables that configure a connection; setting any of them turns the embedded default off. */
 export const variables = ExchangeConfig.variables
@@ -120,7 +130,7 @@ export const layer = (
     }
     const config = Layer.effect(ExchangeConfig.ExchangeConfig, withFlags(flags)(ExchangeConfig.config()))
     return ExchangeClient.layer.pipe(Layer.provideMerge(TokenProvider.layer), Layer.provideMerge(config))
-  })).pipe(Layer.provide(FetchHttpClient.layer))
+  })).pipe(Layer.provide(httpClient))
 
 /**
  * The poller over a client, with its event bus and a journal that records

@@ -8,7 +8,6 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Errors from "@gcx/core/Errors"
 import * as Redaction from "@gcx/core/Redaction"
@@ -154,7 +153,7 @@ const demo = Effect.gen(function*() {
 
 const program = Effect.gen(function*() {
   const timeScale = yield* Config.number("GCX_SANDBOX_TIME_SCALE").pipe(Config.withDefault(defaultTimeScale))
-  const client = Embedded.layer({ timeScale, announce: "pnpm demo" }).pipe(Layer.provide(FetchHttpClient.layer))
+  const client = Embedded.layer({ timeScale, announce: "pnpm demo" }).pipe(Layer.provide(Connection.httpClient))
   const [elapsed] = yield* Effect.timed(Effect.scoped(demo).pipe(Effect.provide(Connection.withPoller(client))))
   yield* Console.log(`\nDemo finished in ${seconds(elapsed)}.`)
   yield* Console.log("Next: pnpm gcx --help, pnpm example --all, pnpm gcx sandbox (it lists the test cards)")

@@ -181,7 +181,10 @@ describe.concurrent("gcx", () => {
 
     it.live("the package's bin runs the same CLI; a missing flag exits 2", () =>
       Effect.gen(function*() {
-        const output = yield* spawn(entries.executable, ["quote", "--card", "1", "--pin", "2"])
+        // the bin runs the build in dist/; with the source condition and tsx, the sources (no build needed)
+        const output = yield* spawn(entries.executable, ["quote", "--card", "1", "--pin", "2"], {
+          env: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import tsx` }
+        })
         expect(output.code).toBe(2)
         expect(output.stderr).toContain("--product")
       }))

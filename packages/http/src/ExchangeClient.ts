@@ -39,6 +39,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as ExchangeConfig from "./ExchangeConfig.js"
 import * as Transport from "./internal/transport.js"
+import * as Metrics from "./Metrics.js"
 import * as RetryBudget from "./RetryBudget.js"
 import * as RetryPolicy from "./RetryPolicy.js"
 import * as TokenProvider from "./TokenProvider.js"
@@ -284,6 +285,7 @@ export const make = (): Effect.Effect<
      * token on a 401) and a 2xx answer is read with `read`.
      */
     const attempt = <A>(
+      operation: RetryPolicy.Operation,
       request: HttpClientRequest.HttpClientRequest,
       context: { readonly requestId: string; readonly transactionId?: string | undefined },
       read: (answer: Transport.Answer, context: Errors.UnexpectedContext) => Either.Either<A, Errors.ServiceError>,
@@ -298,7 +300,7 @@ export const make = (): Effect.Effect<
             [Routes.Headers.previousAttempts]: String(previousAttempts)
           })
           return Effect.flatMap(
-            Transport.send(client, authorized, config.requestTimeout, context),
+            Transport.send(client, authorized, config.requestTimeout, context).pipe(Metrics.timeRequest(operation)),
             (answer): Effect.Effect<Answered<A>, ClientError> => {
               const finishedAt = clock.unsafeCurrentTimeMillis()
               if (!Transport.isSuccess(answer.status)) {
@@ -334,7 +336,7 @@ export const make = (): Effect.Effect<
         budget,
         onRetry: options.onRetry,
         previousAttempts: options.previousAttempts,
-        attempt: (previousAttempts) => attempt(request, context, read, previousAttempts)
+        attempt: (previousAttempts) => attempt(operation, request, context, read, previousAttempts)
       }).pipe(
         Effect.map(({ attempts, retryDelay, value }) => ({
           ...value,

@@ -11,6 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import * as Metrics from "./Metrics.js"
 import * as RetryBudget from "./RetryBudget.js"
 
 /** How many attempts a call makes and how long it waits between them. */
@@ -73,12 +74,12 @@ const isGarbledSuccess = (error: RetryableError): boolean =>
 /**
  * Whether the client retries `error` (with backoff) for this `operation`.
  * Unlike `Errors.isTransient`, which says whether a condition may pass by
- * itself, this is the client's decision for one operation: a 500 is transient
- * but a POST is not retried on it.
- * - POST quote: 503 (and 502, 504), 429, connection refused, reset or timed
- *   out, and a 2xx whose body did not decode (the answer was lost in effect).
- *   It is retried with the same requestId and `previousAttempts + 1`, so the
- *   service replays the original answer if an earlier attempt was processed.
+ * itself, this is the client's decision for one operation.
+ * - POST quote: 500, 503 (and 502, 504), 429, connection refused, reset or
+ *   timed out, and a 2xx whose body did not decode (the answer was lost in
+ *   effect). It is retried with the same requestId and `previousAttempts + 1`,
+ *   so the service replays the original answer if an earlier attempt was
+ *   processed: that is what makes a retry after a 500 safe.
  * - GET and heartbeat: every transient error (500 included).
  * - Token endpoint: 429, 5xx, or no answer.
  * - Never: card outcomes, MerchantUnavailable, request faults, other
@@ -90,7 +91,7 @@ const isGarbledSuccess = (error: RetryableError): boolean =>
  * exists is never given up.
  */
 export const shouldRetry = (operation: Operation, error: RetryableError, uncertain = false): boolean => {
-  // A POST whose earlier attempt may have been processed is retried on every transient failure, 500 included:
+  // A POST whose earlier attempt may have been processed is retried on every transient failure:
   // giving up would lose a transaction that exists, and the requestId makes the retry safe.
   const strictPost = operation === "createQuote" && !uncertain
   switch (error._tag) {
@@ -101,7 +102,7 @@ export const shouldRetry = (operation: Operation, error: RetryableError, uncerta
     case "TransportError":
       return strictPost ? postRetryReasons.includes(error.reason) : error.reason !== "Aborted"
     case "ServerError":
-      return !strictPost
+      return true
     case "UnexpectedResponse":
       return operation === "createQuote" && isGarbledSuccess(error)
     default:
@@ -197,6 +198,7 @@ export const execute = <A, E extends RetryableError, R>(options: {
         delayMillis: Duration.toMillis(info.delay),
         ...logAnnotations(info.error)
       }),
+      Effect.zipRight(Metrics.recordRetry(operation, info.error)),
       Effect.zipRight(options.onRetry ? options.onRetry(info) : Effect.void),
       Effect.zipRight(Effect.sleep(info.delay))
     )
@@ -230,6 +232,7 @@ export const execute = <A, E extends RetryableError, R>(options: {
                   )
                   : Effect.logDebug(`retry budget exhausted; ${operation} fails`).pipe(
                     Effect.annotateLogs(logAnnotations(error)),
+                    Effect.zipRight(Metrics.recordBudgetExhausted(operation)),
                     Effect.zipRight(fail)
                   ))
           }))

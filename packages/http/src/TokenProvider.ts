@@ -25,6 +25,7 @@ import type * as Scope from "effect/Scope"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 import * as ExchangeConfig from "./ExchangeConfig.js"
 import * as Transport from "./internal/transport.js"
+import * as Metrics from "./Metrics.js"
 
 /** The token provider. */
 export interface Service {
@@ -110,6 +111,7 @@ export const fetchToken = (
     HttpClientRequest.bodyUrlParams(form)
   )
   return Transport.send(client, request, config.requestTimeout, {}).pipe(
+    Metrics.timeRequest("token"),
     Effect.mapError((error) => tokenError(`the token endpoint gave no answer: ${error.message}`)),
     Effect.flatMap((answer) => {
       const traceId = Errors.headerValue(answer.headers, Routes.Headers.traceId)
@@ -136,6 +138,7 @@ export const fetchToken = (
           )
       })
     }),
+    Effect.tapBoth({ onSuccess: () => Metrics.recordTokenFetch(undefined), onFailure: Metrics.recordTokenFetch }),
     Effect.tap((response) => Effect.annotateCurrentSpan("expiresIn", response.expires_in)),
     Effect.tapError((error) => Effect.annotateCurrentSpan("httpStatus", error.httpStatus ?? 0)),
     Effect.withSpan("TokenProvider.fetchToken", { attributes: { authStyle: config.authStyle } })

@@ -14,3 +14,6 @@ export * as RetryPolicy from "./RetryPolicy.js"
 
 /** Bearer tokens: cached, refreshed ahead of expiry, one request in flight. */
 export * as TokenProvider from "./TokenProvider.js"
+
+/** The client's metrics (Effect `Metric`s); export them with `@gcx/http/Telemetry`. */
+export * as Metrics from "./Metrics.js"

@@ -241,7 +241,7 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("ExchangeClie
         }).pipe(withClient({ authStyle, clientSecret: "not-the-secret" }))
     )
 
-    it.effect("a 500 on the POST is ServerError, not retried", () =>
+    it.effect("a 500 on the POST that persists is ServerError after the capped attempts, one requestId", () =>
       Effect.gen(function*() {
         yield* reset
         const server = yield* Sandbox.SandboxServer
@@ -252,9 +252,12 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("ExchangeClie
         expect(error).toMatchObject({
           httpStatus: 500,
           errorCode: "Error",
-          attempts: 1,
+          attempts: 4,
           traceId: expect.stringMatching(hex32)
         })
+        const posts = entriesOf(yield* journal, "createQuote")
+        expect(posts.map((entry) => entry.previousAttempts)).toEqual([0, 1, 2, 3])
+        expect(new Set(posts.map((entry) => entry.requestId)).size).toBe(1)
       }).pipe(withClient()))
 
     it.effect("a 500 on the GET is retried up to the cap, then ServerError with the attempts", () =>

@@ -142,6 +142,7 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("reliability"
     it.effect.each(
       [
         { name: "an injected 503", kind: "status503", status: 503 },
+        { name: "an injected 500", kind: "status500", status: 500 },
         { name: "a connection reset", kind: "reset", status: undefined },
         { name: "a processed but dropped answer", kind: "dropAnswer", status: 201 },
         { name: "a processed but garbled 201", kind: "malformed", status: 201 }
@@ -179,16 +180,6 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("reliability"
         expect(posts.map((entry) => [entry.status, entry.previousAttempts])).toEqual([[201, 0], [500, 1], [201, 2]])
         const recorded = yield* journal
         expect(recorded.transactionsByRequestId).toEqual({ [created.requestId]: [created.transactionId] })
-      }).pipe(withClient()))
-
-    it.effect("a POST that met a 500 with nothing uncertain before is not retried", () =>
-      Effect.gen(function*() {
-        yield* reset
-        yield* setFaults([{ route: "createQuote", kind: "status500", times: 1 }])
-        const exchange = yield* client
-        const error = yield* Effect.flip(exchange.createQuote(card(TestData.Cards.success)))
-        expect(error._tag).toBe("ServerError")
-        expect(error._tag === "ServerError" && error.attempts).toBe(1)
       }).pipe(withClient()))
 
     it.effect("a GET retried after a reset and a 503 keeps its requestId and counts previousAttempts", () =>

@@ -83,7 +83,7 @@ describe("RetryBudget", () => {
 })
 
 describe("RetryPolicy.shouldRetry", () => {
-  it("POST quote retries 503, 429 and connection failures, not 500", () => {
+  it("POST quote retries 500, 503, 429 and connection failures", () => {
     expect(RetryPolicy.shouldRetry("createQuote", unavailable())).toBe(true)
     expect(RetryPolicy.shouldRetry("createQuote", new Errors.RateLimited({ message: "429" }))).toBe(true)
     for (const reason of ["Connect", "Reset", "Timeout"] as const) {
@@ -91,7 +91,7 @@ describe("RetryPolicy.shouldRetry", () => {
     }
     expect(RetryPolicy.shouldRetry("createQuote", new Errors.TransportError({ message: "x", reason: "Other" })))
       .toBe(false)
-    expect(RetryPolicy.shouldRetry("createQuote", serverError)).toBe(false)
+    expect(RetryPolicy.shouldRetry("createQuote", serverError)).toBe(true)
     // once an earlier attempt may have been processed, a POST is retried like a GET
     expect(RetryPolicy.shouldRetry("createQuote", serverError, true)).toBe(true)
     expect(RetryPolicy.shouldRetry("createQuote", new Errors.TransportError({ message: "x", reason: "Other" }), true))
@@ -217,6 +217,23 @@ describe("RetryPolicy.execute", () => {
         expect(result.left).toMatchObject({ attempts: 3 })
         expect((result.left as Errors.TransportError).retryDelayMillis).toBeGreaterThanOrEqual(150)
       }
+    }))
+
+  it.effect("a POST is retried on a 500 with previousAttempts + 1; a 500 that persists is ServerError with its attempts", () =>
+    Effect.gen(function*() {
+      const passing = yield* scripted([serverError], { operation: "createQuote" })
+      yield* TestClock.adjust("10 seconds")
+      const passed = yield* Fiber.join(passing.fiber)
+      expect(yield* Ref.get(passing.sent)).toEqual([0, 1])
+      expect(passed._tag === "Right" && passed.right).toMatchObject({ value: "ok", attempts: 2 })
+      const persisting = yield* scripted(Array.from({ length: 10 }, () => serverError), {
+        operation: "createQuote",
+        settings: settings({ maxAttempts: 3, baseDelay: "100 millis" })
+      })
+      yield* TestClock.adjust("10 seconds")
+      const persisted = yield* Fiber.join(persisting.fiber)
+      expect(yield* Ref.get(persisting.sent)).toEqual([0, 1, 2])
+      expect(persisted._tag === "Left" && persisted.left).toMatchObject({ _tag: "ServerError", attempts: 3 })
     }))
 
   it.effect("an empty budget fails fast with the last error", () =>

@@ -23,6 +23,7 @@ import * as Stream from "effect/Stream"
 import * as Take from "effect/Take"
 import * as Scheduler from "./internal/scheduler.js"
 import * as Tracking from "./internal/tracking.js"
+import * as Metrics from "./Metrics.js"
 import * as PollSchedule from "./PollSchedule.js"
 import * as QuoteEvents from "./QuoteEvents.js"
 import * as QuoteJournal from "./QuoteJournal.js"
@@ -278,12 +279,16 @@ export const make = (
         })
       )
 
+    // One span per quote, parent of its POST and of every GET (which run with the caller's FiberRefs).
     const quote: Service["quote"] = (request, options = {}) =>
       Stream.unwrapScoped(Effect.gen(function*() {
         const { finished, submitted, target } = yield* submit(request, options)
         if (finished !== undefined) return Stream.make(submitted, finished)
         return Stream.concat(Stream.succeed(submitted), yield* watchStream([target], options))
-      }))
+      })).pipe(
+        (events) => Metrics.meterQuoteStream(events, QuoteEvent.isTerminal),
+        Stream.withSpan("QuotePoller.quote", { captureStackTrace: false })
+      )
 
     const getQuote: Service["getQuote"] = (request, options = {}) =>
       submit(request, options).pipe(
@@ -292,7 +297,9 @@ export const make = (
         ),
         Effect.flatMap((terminal): Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure> =>
           terminal._tag === "Completed" ? Effect.succeed(terminal.quote) : Effect.fail(terminal.error)
-        )
+        ),
+        Metrics.meterQuote,
+        Effect.withSpan("QuotePoller.getQuote", { captureStackTrace: false })
       )
 
     const quoteAll: Service["quoteAll"] = (requests, { concurrency, ...options }) =>

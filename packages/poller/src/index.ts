@@ -11,3 +11,6 @@ export * as QuoteJournal from "./QuoteJournal.js"
 
 /** Submits quotes and polls them as a typed stream of events. */
 export * as QuotePoller from "./QuotePoller.js"
+
+/** The poller's metrics (Effect `Metric`s): quotes submitted, outcomes, duration, in flight, polls. */
+export * as Metrics from "./Metrics.js"

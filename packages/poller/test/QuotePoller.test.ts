@@ -163,7 +163,7 @@ describe("QuotePoller over real HTTP", () => {
         expect(gets.every((count) => count >= 1)).toBe(true)
       }).pipe(withPoller()))
 
-    it.effect("the GETs of a quote run with the caller's tracer, as spans under the caller's span", () => {
+    it.effect("the GETs of a quote run with the caller's tracer, under the quote's span, under the caller's", () => {
       // The tracer is the caller's alone: the poller was built without it.
       const capture = Capture.make()
       return Effect.gen(function*() {
@@ -174,10 +174,12 @@ describe("QuotePoller over real HTTP", () => {
           Effect.provide(Capture.spans(capture))
         )
         const caller = capture.spans.find((span) => span.name === "caller")!
+        const quote = capture.spans.find((span) => span.name === "QuotePoller.quote")!
+        expect(Option.map(quote.parent, (parent) => parent.spanId)).toEqual(Option.some(caller.spanId))
         const gets = capture.spans.filter((span) => span.name === "ExchangeClient.getTransaction")
         expect(gets.length).toBeGreaterThanOrEqual(1)
         expect(gets.map((span) => Option.map(span.parent, (parent) => parent.spanId))).toEqual(
-          gets.map(() => Option.some(caller.spanId))
+          gets.map(() => Option.some(quote.spanId))
         )
       }).pipe(withPoller())
     })

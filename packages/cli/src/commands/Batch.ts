@@ -1,5 +1,5 @@
 /**
- * `gcx batch <file> [--concurrency N] [--out results.jsonl] [--json]`: quotes
+ * `gcx batch <file> [--concurrency N] [--out results.jsonl] [--json] [--metrics-port P]`: quotes
  * every card of a CSV or JSON-lines file (`BatchFile`), `N` at a time, with
  * one progress display for the batch (`BatchDisplay`); writes one result
  * line per card to `--out` (`BatchResults`: refused when it is the batch file
@@ -40,6 +40,7 @@ import * as Flag from "../Flag.js"
 import * as Help from "../Help.js"
 import * as Polling from "../Polling.js"
 import * as Render from "../Render.js"
+import * as Telemetry from "../Telemetry.js"
 import * as Text from "../Text.js"
 
 /** What to quote and how. */
@@ -282,17 +283,22 @@ export const command = Command.make(
     json: Options.boolean("json").pipe(
       Options.withDescription("print each card's result line on stdout instead of the progress display")
     ),
+    metricsPort: Flag.number("metrics-port", "port", { integer: true, min: 1, max: 65_535 }).pipe(
+      Options.withDescription("serve Prometheus metrics at http://127.0.0.1:<port>/metrics while the batch runs"),
+      Options.optional
+    ),
     ...Polling.options,
     connection: Connection.options
   },
-  ({ connection, ...input }) =>
+  ({ connection, metricsPort, ...input }) =>
     run(input).pipe(
       Effect.flatMap((summary) =>
         summary.code === ExitCode.ExitCode.Completed
           ? Effect.void
           : Effect.fail(new ExitCode.ExitWith({ code: summary.code }))
       ),
-      Effect.provide(Connection.pollerLayer(connection))
+      Effect.provide(Connection.pollerLayer(connection)),
+      Effect.provide(Telemetry.prometheus(metricsPort))
     )
 ).pipe(
   Command.withDescription(

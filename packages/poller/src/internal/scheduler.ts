@@ -29,6 +29,7 @@ import * as Fiber from "effect/Fiber"
 import type * as FiberRefs from "effect/FiberRefs"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import * as Metrics from "../Metrics.js"
 import type * as PollSchedule from "../PollSchedule.js"
 import { step } from "../PollSchedule.js"
 import * as DueQueue from "./dueQueue.js"
@@ -236,6 +237,7 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
         const remaining = entry.deadline - (yield* clock.currentTimeMillis)
         if (remaining <= 0) return yield* timeout(entry)
         entry.polls += 1
+        yield* Metrics.recordPoll
         const answer = yield* client.getTransaction(transactionId, {
           onRetry: (info: RetryPolicy.RetryInfo) => retrying(entry, info.attempt, info.delay, info.error)
         }).pipe(Effect.either, Effect.timeoutOption(remaining))

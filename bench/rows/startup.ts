@@ -1,0 +1,116 @@
+/**
+ * Row 6, start-up: `gcx --version` of the installed bin (built, packed and installed with npm
+ * into an application outside the workspace, as a user gets it), beside `node -e 0`, the floor
+ * any Node program pays. Starts alternate between the two, after one warm-up start of each (the
+ * file cache); the medians are reported. The installed application is reused while the
+ * tarballs are the same (`scripts/install/App.ts`).
+ */
+import * as Effect from "effect/Effect"
+import * as Fs from "node:fs"
+import * as App from "../../scripts/install/App.js"
+import type { RowContext, RowResult } from "../internal/report.js"
+import { fmt, goal } from "../internal/report.js"
+import { median, round } from "../internal/stats.js"
+
+/** The goal: the installed `gcx --version` in at most this many milliseconds. */
+const goalMillis = 300
+
+/** GNU time, when the machine has it: the CPU a start costs, which a busy machine inflates less than the wall clock. */
+const gnuTime = "/usr/bin/time"
+const hasGnuTime = Fs.existsSync(gnuTime)
+
+/** One process start, to its exit (which must be 0): wall-clock ms, and CPU ms (user + system) when measurable. */
+const timeStart = (
+  command: string,
+  args: ReadonlyArray<string>,
+  cwd: string
+): { readonly wall: number; readonly cpu: number | undefined } => {
+  const result = hasGnuTime ?
+    App.run(gnuTime, ["-f", "cpu %U %S", command, ...args], { cwd, timeout: 30_000 }) :
+    App.run(command, args, { cwd, timeout: 30_000 })
+  if (result.code !== 0) throw new Error(`${command} ${args.join(" ")} exited ${result.code}: ${result.stderr}`)
+  const cpu = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(result.stderr)
+  return { wall: result.millis, cpu: cpu === null ? undefined : (Number(cpu[1]) + Number(cpu[2])) * 1000 }
+}
+
+/** Runs row 6. */
+export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
+  Effect.tryPromise({
+    try: async () => {
+      const started = performance.now()
+      const starts = 10
+      context.log("startup: build, pack and npm install of gcx (reused while the tarballs are unchanged)")
+      const { app, bin } = await App.installedGcx()
+      const sides = {
+        gcx: () => timeStart(bin, ["--version"], app),
+        help: () => timeStart(bin, ["--help"], app),
+        node: () => timeStart(process.execPath, ["-e", "0"], app)
+      }
+      for (const side of Object.values(sides)) side()
+      const runs = {
+        gcx: [] as Array<ReturnType<typeof timeStart>>,
+        help: [] as Array<ReturnType<typeof timeStart>>,
+        node: [] as Array<ReturnType<typeof timeStart>>
+      }
+      for (let i = 0; i < starts; i++) {
+        runs.gcx.push(sides.gcx())
+        runs.node.push(sides.node())
+        runs.help.push(sides.help())
+      }
+      const wall = (side: keyof typeof runs) => round(median(runs[side].map((run) => run.wall)), 1)
+      const cpu = (side: keyof typeof runs) => {
+        const values = runs[side].flatMap((run) => run.cpu === undefined ? [] : [run.cpu])
+        return values.length === 0 ? undefined : round(median(values), 1)
+      }
+      const gcx = wall("gcx")
+      const help = wall("help")
+      const node = wall("node")
+      context.log(`startup: gcx --version ${fmt(gcx)} ms, gcx --help ${fmt(help)} ms, node -e 0 ${fmt(node)} ms`)
+      const cpuLines = cpu("gcx") === undefined ? [] : [{
+        measure: "CPU ms (user + system) of the installed gcx --version, median",
+        gcx: fmt(cpu("gcx")),
+        baseline: fmt(cpu("node")),
+        ratio: fmt(cpu("gcx")! / cpu("node")!, 2)
+      }]
+      return {
+        number: 6,
+        id: "startup",
+        title: "Start-up",
+        baseline: "node -e 0",
+        params: { starts, statistic: "median", bin: "node_modules/.bin/gcx of an npm-installed app", app },
+        figures: {
+          gcxVersionMillis: gcx,
+          gcxHelpMillis: help,
+          nodeMillis: node,
+          gcxVersionCpuMillis: cpu("gcx") ?? null,
+          nodeCpuMillis: cpu("node") ?? null,
+          runs: Object.fromEntries(
+            Object.entries(runs).map(([side, values]) => [side, values.map((run) => round(run.wall, 1))])
+          )
+        },
+        lines: [
+          {
+            measure: `ms to run the installed gcx --version (median of ${starts} starts)`,
+            gcx: fmt(gcx),
+            baseline: fmt(node),
+            ratio: fmt(gcx / node, 2),
+            goal: "startup.version"
+          },
+          {
+            measure: `ms to run the installed gcx --help (median of ${starts} starts)`,
+            gcx: fmt(help),
+            baseline: fmt(node),
+            ratio: fmt(help / node, 2)
+          },
+          ...cpuLines
+        ],
+        goals: [goal("startup.version", "installed gcx --version, median ms", "<=", goalMillis, gcx)],
+        notes: [
+          "the bin runs the bundled CLI (dist/gcx/bin.js, one module and lazily loaded chunks) on plain node; " +
+          "wall-clock times grow with the machine's load (see node -e 0 and the load average), CPU less so"
+        ],
+        seconds: round((performance.now() - started) / 1000, 1)
+      }
+    },
+    catch: (error) => error instanceof Error ? error : new Error(String(error))
+  })

@@ -1,0 +1,195 @@
+/**
+ * Exports gcx's spans and metrics with OpenTelemetry: `@effect/opentelemetry`'s
+ * `NodeSdk`, with OTLP/HTTP exporters (JSON) for traces and metrics, and
+ * optionally a Prometheus scrape endpoint. Imported as `@gcx/http/Telemetry`,
+ * apart from `@gcx/http`, so that an application without the OpenTelemetry
+ * packages can use the client.
+ *
+ * - `layerConfig` reads the standard variables: `OTEL_EXPORTER_OTLP_ENDPOINT`
+ *   (the collector's base address; traces go to `/v1/traces`, metrics to
+ *   `/v1/metrics`; unset: no OTLP export), `OTEL_SERVICE_NAME` (default
+ *   `gcx`), `OTEL_RESOURCE_ATTRIBUTES` (`key=value,...`) and
+ *   `OTEL_METRIC_EXPORT_INTERVAL` (milliseconds, default 10,000).
+ * - A collector that is down or slow never slows or fails a quote: exports run
+ *   in the background with a timeout; a failed export is dropped, counted in
+ *   `gcx.telemetry.exports.failed{signal}`, and logged once per signal.
+ * - Spans and metrics are flushed when the layer's scope closes (bounded by
+ *   `shutdownTimeout`), so a command exports everything before it exits.
+ */
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
+import type * as Resource from "@effect/opentelemetry/Resource"
+import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http"
+import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
+import type { MetricReader } from "@opentelemetry/sdk-metrics"
+import { PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
+import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+
+/** Where and how to export. */
+export interface Options {
+  /** The OTLP/HTTP collector's base address (`http://127.0.0.1:4318`); none: no OTLP export. */
+  readonly endpoint?: string | undefined
+  /** `service.name` of the resource. Default `gcx`. */
+  readonly serviceName?: string | undefined
+  /** More resource attributes (`OTEL_RESOURCE_ATTRIBUTES` is read as well). */
+  readonly resourceAttributes?: Record<string, string> | undefined
+  /** How often metrics are pushed to the collector. Default 10 seconds. */
+  readonly metricExportInterval?: Duration.DurationInput | undefined
+  /** How long one export may take before it is dropped. Default 5 seconds. */
+  readonly exportTimeout?: Duration.DurationInput | undefined
+  /** How long the final flush may take when the scope closes. Default 3 seconds. */
+  readonly shutdownTimeout?: Duration.DurationInput | undefined
+  /** Serve the metrics as Prometheus text at `/metrics` on this port (0: any free port). */
+  readonly prometheus?: { readonly port: number; readonly host?: string | undefined } | undefined
+}
+
+/** The signals exported. */
+export type Signal = "traces" | "metrics"
+
+/** Exports that failed (the collector was down, slow or refused them): their data is dropped. */
+export const exportsFailed = Metric.counter("gcx.telemetry.exports.failed", {
+  description: "OTLP exports that failed; their data was dropped",
+  incremental: true
+})
+
+/** The address of the Prometheus scrape endpoint, when one is served. */
+export class PrometheusEndpoint extends Context.Tag("@gcx/http/Telemetry/PrometheusEndpoint")<
+  PrometheusEndpoint,
+  { readonly url: Option.Option<string> }
+>() {}
+
+/** What an OTLP exporter reports of one export (`@opentelemetry/core`'s `ExportResult`; code 0 is success). */
+interface ExportResult {
+  readonly code: number
+  readonly error?: Error | undefined
+}
+
+interface Exporter<Items> {
+  export(items: Items, resultCallback: (result: ExportResult) => void): void
+}
+
+/**
+ * Makes an exporter count and log its failures: each failed export adds one
+ * to `gcx.telemetry.exports.failed{signal}`; the first one of each signal is
+ * logged as a warning (through the application's logger).
+ */
+const guard = <E extends Exporter<any>>(exporter: E, signal: Signal, runtime: Runtime.Runtime<never>): E => {
+  const failed = Metric.tagged(exportsFailed, "signal", signal)
+  const original = exporter.export.bind(exporter)
+  let logged = false
+  exporter.export = (items, resultCallback) =>
+    original(items, (result) => {
+      if (result.code !== 0) {
+        const warn = logged ? Effect.void : Effect.logWarning(
+          `telemetry: a ${signal} export failed; failed exports are dropped and counted in gcx.telemetry.exports.failed`
+        ).pipe(Effect.annotateLogs({ signal, reason: result.error?.message ?? "unknown" }))
+        logged = true
+        Runtime.runFork(runtime)(Effect.zipRight(Metric.increment(failed), warn))
+      }
+      resultCallback(result)
+    })
+  return exporter
+}
+
+/** Serves `exporter`'s scrape at `/metrics` on loopback (or `host`) until the scope closes. */
+const servePrometheus = (exporter: PrometheusExporter, port: number, host: string) =>
+  Effect.acquireRelease(
+    Effect.async<http.Server>((resume) => {
+      const server = http.createServer((request, response) => {
+        if (request.url === "/metrics" || request.url?.startsWith("/metrics?")) {
+          exporter.getMetricsRequestHandler(request, response)
+        } else {
+          response.statusCode = 404
+          response.end()
+        }
+      })
+      server.once("error", (error) => resume(Effect.die(error)))
+      server.listen(port, host, () => resume(Effect.succeed(server)))
+    }),
+    (server) =>
+      Effect.async<void>((resume) => {
+        server.close(() => resume(Effect.void))
+        server.closeAllConnections()
+      })
+  )
+
+/**
+ * The OpenTelemetry SDK wired as `options` say: Effect's tracer and metrics
+ * exported over OTLP/HTTP JSON, and a Prometheus endpoint if asked for. With
+ * neither, nothing is exported (the resource is still provided).
+ */
+export const layer = (options: Options): Layer.Layer<Resource.Resource | PrometheusEndpoint> =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<never>()
+    const timeoutMillis = Duration.toMillis(options.exportTimeout ?? "5 seconds")
+    const base = options.endpoint?.replace(/\/+$/, "")
+    const readers: Array<MetricReader> = []
+    const spanProcessors: Array<BatchSpanProcessor> = []
+    if (base !== undefined) {
+      const traces = guard(new OTLPTraceExporter({ url: `${base}/v1/traces`, timeoutMillis }), "traces", runtime)
+      spanProcessors.push(new BatchSpanProcessor(traces, { exportTimeoutMillis: timeoutMillis }))
+      const metrics = guard(new OTLPMetricExporter({ url: `${base}/v1/metrics`, timeoutMillis }), "metrics", runtime)
+      const intervalMillis = Duration.toMillis(options.metricExportInterval ?? "10 seconds")
+      readers.push(
+        new PeriodicExportingMetricReader({
+          exporter: metrics,
+          exportIntervalMillis: intervalMillis,
+          // the reader requires an export to end before the next one is due
+          exportTimeoutMillis: Math.min(timeoutMillis, intervalMillis)
+        })
+      )
+    }
+    let endpoint = Layer.succeed(PrometheusEndpoint, { url: Option.none() })
+    if (options.prometheus !== undefined) {
+      const exporter = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true })
+      readers.push(exporter)
+      const host = options.prometheus.host ?? "127.0.0.1"
+      const server = yield* servePrometheus(exporter, options.prometheus.port, host)
+      const { port } = server.address() as AddressInfo
+      endpoint = Layer.succeed(PrometheusEndpoint, {
+        url: Option.some(`http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics`)
+      })
+    }
+    const sdk = NodeSdk.layer(() => ({
+      spanProcessor: spanProcessors,
+      metricReader: readers,
+      resource: { serviceName: options.serviceName ?? "gcx", attributes: options.resourceAttributes ?? {} },
+      shutdownTimeout: options.shutdownTimeout ?? "3 seconds"
+    }))
+    return Layer.merge(sdk, endpoint)
+  }))
+
+/**
+ * The standard OpenTelemetry variables: `OTEL_EXPORTER_OTLP_ENDPOINT`,
+ * `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` (read by the SDK) and
+ * `OTEL_METRIC_EXPORT_INTERVAL`. `prometheus` adds a scrape endpoint.
+ */
+export const config: Config.Config<Options> = Config.all({
+  endpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  serviceName: Config.withDefault(Config.string("OTEL_SERVICE_NAME"), "gcx"),
+  metricExportInterval: Config.option(Config.integer("OTEL_METRIC_EXPORT_INTERVAL"))
+}).pipe(Config.map(({ endpoint, metricExportInterval, serviceName }) => ({
+  endpoint: Option.getOrUndefined(Option.filter(endpoint, (endpoint) => endpoint.trim() !== "")),
+  serviceName,
+  metricExportInterval: Option.getOrUndefined(Option.map(metricExportInterval, Duration.millis))
+})))
+
+/** Whether the variables ask for any export (`OTEL_EXPORTER_OTLP_ENDPOINT` set). */
+export const enabled = (options: Options): boolean => options.endpoint !== undefined || options.prometheus !== undefined
+
+/** `layer` configured by the `OTEL_*` variables, plus `extra` (e.g. `{ prometheus: { port: 9464 } }`). */
+export const layerConfig = (
+  extra: Partial<Options> = {}
+): Layer.Layer<Resource.Resource | PrometheusEndpoint, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(config, (options) => layer({ ...options, ...extra })))
