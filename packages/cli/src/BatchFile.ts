@@ -123,3 +123,23 @@ const parseJsonLines = (text: string): Either.Either<ReadonlyArray<Row>, CliErro
 /** Reads the cards of a batch file, CSV or JSON lines. */
 export const parse = (text: string): Either.Either<ReadonlyArray<Row>, CliError> =>
   text.trimStart().replace(/^\uFEFF/, "").startsWith("{") ? parseJsonLines(text) : parseCsv(text)
+
+/** A row whose card appeared on an earlier row: quoted once, reported. */
+export interface Duplicate {
+  readonly line: number
+  readonly firstLine: number
+}
+
+/** The cards of the rows, each once, by fingerprint; and the rows that repeat an earlier card. */
+export const distinct = <C extends { readonly row: Row; readonly key: string }>(
+  cards: ReadonlyArray<C>
+): { readonly unique: ReadonlyArray<C>; readonly duplicates: ReadonlyArray<Duplicate> } => {
+  const first = new Map<string, C>()
+  const duplicates: Array<Duplicate> = []
+  for (const card of cards) {
+    const seen = first.get(card.key)
+    if (seen === undefined) first.set(card.key, card)
+    else duplicates.push({ line: card.row.line, firstLine: seen.row.line })
+  }
+  return { unique: Array.from(first.values()), duplicates }
+}

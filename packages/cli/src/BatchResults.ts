@@ -1,37 +1,45 @@
 /**
- * The results file of `gcx batch --out <file>`: one JSON line per card, with
- * its index, a key, the masked card, the outcome and the transaction id.
- * It never holds a PIN or a full card number.
+ * The results file of `gcx batch --out <file>`: a header line, then one JSON
+ * line per card with its fingerprint, the masked card, the outcome and the
+ * transaction id. It never holds a PIN, a full card number, or the key that
+ * made the fingerprints (`BatchKey`).
  *
- * The key recognises a card on a later run of the same file: an HMAC-SHA-256
- * of the card's index, number, PIN and product line, keyed with the partner's
- * client secret. Unlike a plain hash, it cannot be turned back into a card
- * number by trying the few numbers that match the masked digits.
- *
- * Resuming: a card whose line says `completed`, or a card outcome (group
- * `card`: the card was refused, trying again gives the same answer), is
- * finished and skipped. Any other failure (merchant, service, transport,
- * timeout, request) is tried again, and its old line is replaced.
+ * - The header, `{"format":"gcx-batch-results","version":2,"keyId":...}`,
+ *   tells a results file from any other file: `--out` refuses an existing
+ *   file without it (a CSV, an older results file), and refuses the batch
+ *   file itself (same real path or same inode: `./x`, a symlink, a hard link).
+ * - Every write replaces the whole file through a temporary file and a
+ *   rename: a crash leaves the old file or the new one, whole.
+ * - Resuming: a card whose line says `completed`, or a card outcome (group
+ *   `card`: trying again gives the same answer), is finished and skipped. Any
+ *   other failure is tried again, and its line replaced.
  */
 import type * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Wire from "@gcx/core/Wire"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { createHmac } from "node:crypto"
-import type * as BatchFile from "./BatchFile.js"
+import * as Path from "node:path"
+import { CliError, ExitCode } from "./ExitCode.js"
+import * as Text from "./Text.js"
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
+/** The first line of a results file. */
+export class Header extends Schema.Class<Header>("@gcx/cli/BatchResults/Header")({
+  format: Schema.Literal("gcx-batch-results"),
+  version: Schema.Literal(2),
+  /** The id of the key of the fingerprints (`BatchKey.id`). */
+  keyId: Schema.String
+}) {}
+
 /** The outcome of one card, as one line of the results file. */
 export class Result extends Schema.Class<Result>("@gcx/cli/BatchResults/Result")({
-  /** The card's position among the cards of the batch file, from 0. */
-  index: Schema.Int,
-  /** The line of the batch file it was read from, from 1. */
-  line: Schema.Int,
+  /** The card's fingerprint (`BatchKey.fingerprint`): what recognises it on a later run, wherever its row is. */
   key: Schema.String,
+  /** The line of the batch file it was read from, from 1, on the run that wrote it. */
+  line: Schema.Int,
   /** The masked card number. */
   card: Schema.String,
   productLineId: Schema.String,
@@ -54,58 +62,116 @@ export class Result extends Schema.Class<Result>("@gcx/cli/BatchResults/Result")
 /** Whether a result is final: the card is skipped on a later run. */
 export const isFinal = (result: Result): boolean => result.status === "completed" || result.group === "card"
 
-/** The key of a card: an HMAC-SHA-256 of its index, number, PIN and product line, keyed with `secret`. */
-export const key = (secret: Redacted.Redacted<string>, index: number, row: BatchFile.Row): string =>
-  createHmac("sha256", Redacted.value(secret))
-    .update([
-      String(index),
-      Redacted.value(row.card.cardNumber),
-      Redacted.value(row.card.pinNumber),
-      row.card.productLineId
-    ].join("\n"))
-    .digest("hex")
-    .slice(0, 32)
-
+const HeaderLine = Schema.parseJson(Header)
 const ResultLine = Schema.parseJson(Result)
-const decodeLine = Schema.decodeUnknownOption(ResultLine)
+const decodeHeader = Schema.decodeUnknownOption(HeaderLine)
+const decodeResult = Schema.decodeUnknownOption(ResultLine)
 
 /** A result as its line, without the newline. */
-export const encode = (result: Result): string => Schema.encodeSync(ResultLine)(result)
+export const encode = (result: Result): string => Text.json(Schema.encodeSync(Result)(result))
 
-/** What a results file holds: the lines that decode, and how many did not (a line cut short by a crash). */
+/** What a results file holds. */
 export interface Loaded {
+  readonly header: Header
   readonly results: ReadonlyArray<Result>
-  readonly unreadable: number
 }
 
-/** Reads a results file; a missing file holds nothing. */
-export const load = (path: string): Effect.Effect<Loaded, PlatformError.PlatformError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    if (!(yield* fs.exists(path))) return { results: [], unreadable: 0 }
-    const lines = (yield* fs.readFileString(path)).split("\n").filter((line) => line.trim() !== "")
-    const decoded = lines.map((line) => decodeLine(line))
-    return { results: decoded.flatMap(Option.toArray), unreadable: decoded.filter(Option.isNone).length }
-  })
+/** Where results are written: the real path behind `--out`, and what it holds already. */
+export interface Target {
+  readonly path: string
+  readonly loaded: Option.Option<Loaded>
+}
+
+const refused = (out: string, why: string) =>
+  new CliError({ code: ExitCode.Usage, message: `--out ${Text.safe(out)} ${why}` })
 
 /**
- * Rewrites the results file with `results` (through a temporary file and a
- * rename, so that a crash leaves the old file or the new one, whole).
+ * The target of `--out` for the batch file `input`: refused (exit 2) when it
+ * is the batch file itself, a directory, or an existing file that is not a
+ * results file; an empty or missing file starts a new one.
  */
-export const rewrite = (
+export const target = (
+  input: string,
+  out: string
+): Effect.Effect<Target, CliError | PlatformError.PlatformError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const inputPath = yield* fs.realPath(input)
+    const inputInfo = yield* fs.stat(inputPath)
+    const exists = yield* fs.exists(out)
+    const path = exists ? yield* fs.realPath(out) : Path.join(yield* fs.realPath(Path.dirname(out)), Path.basename(out))
+    if (path === inputPath) return yield* refused(out, "is the batch file itself: choose another results file")
+    if (!exists) return { path, loaded: Option.none() }
+    const info = yield* fs.stat(path)
+    if (info.type !== "File") return yield* refused(out, "is not a file")
+    if (
+      info.dev === inputInfo.dev && Option.isSome(info.ino) && Option.getOrUndefined(inputInfo.ino) === info.ino.value
+    ) {
+      return yield* refused(out, "is the batch file itself (a link to it): choose another results file")
+    }
+    const lines = (yield* fs.readFileString(path)).split("\n").filter((line) => line.trim() !== "")
+    if (lines.length === 0) return { path, loaded: Option.none() }
+    const header = decodeHeader(lines[0])
+    if (Option.isNone(header)) {
+      return yield* refused(out, "exists and is not a gcx results file: it is left alone; choose another path")
+    }
+    const results = lines.slice(1).map((line) => decodeResult(line))
+    if (results.some(Option.isNone)) {
+      return yield* refused(out, "has lines that are not results: it is left alone; choose another path")
+    }
+    return { path, loaded: Option.some({ header: header.value, results: results.flatMap(Option.toArray) }) }
+  })
+
+/** Writes a results file whole: a temporary file beside it, then a rename over it. */
+export const write = (
   path: string,
-  results: ReadonlyArray<Result>
+  header: Header,
+  results: Iterable<Result>
 ): Effect.Effect<void, PlatformError.PlatformError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const temporary = `${path}.tmp`
-    yield* fs.writeFileString(temporary, results.map((result) => `${encode(result)}\n`).join(""))
+    const temporary = `${path}.${process.pid}.tmp`
+    const text = [Text.json(Schema.encodeSync(Header)(header)), ...Array.from(results, encode)].join("\n") + "\n"
+    yield* fs.writeFileString(temporary, text, { mode: 0o600 })
     yield* fs.rename(temporary, path)
   })
 
-/** Appends one result to the results file. */
-export const append = (
+/** Records results in a results file, each write whole (see `write`). */
+export interface Writer {
+  /** Records a card's result (replacing an earlier one of the same card) and writes the file. */
+  readonly record: (result: Result) => Effect.Effect<void, PlatformError.PlatformError>
+}
+
+/**
+ * A writer of the results file at `path`, starting with `results`, written
+ * at once. Results recorded at the same time share one write.
+ */
+export const writer = (
   path: string,
-  result: Result
-): Effect.Effect<void, PlatformError.PlatformError, FileSystem.FileSystem> =>
-  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.writeFileString(path, `${encode(result)}\n`, { flag: "a" }))
+  header: Header,
+  results: ReadonlyArray<Result>
+): Effect.Effect<Writer, PlatformError.PlatformError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const byKey = new Map(results.map((result) => [result.key, result]))
+    let version = 0
+    let written = -1
+    const lock = yield* Effect.makeSemaphore(1)
+    const flush = lock.withPermits(1)(Effect.suspend(() => {
+      if (written >= version) return Effect.void
+      const writing = version
+      return write(path, header, byKey.values()).pipe(
+        Effect.tap(() => (written = writing)),
+        Effect.provideService(FileSystem.FileSystem, fs)
+      )
+    }))
+    yield* flush
+    return {
+      record: (result) =>
+        Effect.suspend(() => {
+          byKey.set(result.key, result)
+          version += 1
+          return flush
+        })
+    }
+  })

@@ -12,6 +12,8 @@ import * as Quote from "./commands/Quote.js"
 import * as SandboxCommand from "./commands/SandboxCommand.js"
 import * as Watch from "./commands/Watch.js"
 import * as ExitCode from "./ExitCode.js"
+import * as Help from "./Help.js"
+import * as Output from "./Output.js"
 import * as Telemetry from "./Telemetry.js"
 
 /** The version `gcx --version` prints. */
@@ -19,23 +21,38 @@ export const version = "0.1.0"
 
 /** The `gcx` command and its subcommands. */
 export const command = Command.make("gcx").pipe(
-  Command.withDescription("Quote gift cards with the Gift Card Exchange Partner Service"),
+  Command.withDescription(
+    Help.describe("Quote gift cards with the Gift Card Exchange Partner Service", [
+      ...Help.connectionVariables,
+      ["GCX_BATCH_KEY", "key of gcx batch's results file (see gcx batch --help)"]
+    ])
+  ),
   Command.withSubcommands([
-    Heartbeat.command,
-    Quote.command,
-    Watch.command,
-    Batch.command,
-    SandboxCommand.command
+    Command.transformHandler(Heartbeat.command, started),
+    Command.transformHandler(Quote.command, started),
+    Command.transformHandler(Watch.command, started),
+    Command.transformHandler(Batch.command, started),
+    Command.transformHandler(SandboxCommand.command, started)
   ])
 )
 
 /** Runs `gcx` on the full command line (`process.argv`: runtime, script, arguments). */
 export const cli = Command.run(command, { name: "gcx", version })
 
+/** A handler, once the command line is parsed (`Output.parsed`). */
+function started<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+  return Effect.zipRight(Output.parsed, effect)
+}
+
 /**
  * Runs `gcx` and returns its exit code; a failure is reported as one line on
- * stderr (`ExitCode.report`). With `OTEL_EXPORTER_OTLP_ENDPOINT` set, its spans
- * and metrics are exported, and flushed before it returns (`Telemetry`).
+ * stderr (`ExitCode.report`). Output follows `Output`: logs on stderr,
+ * colours only on a terminal without `NO_COLOR`, `--log-level` anywhere.
+ * With `OTEL_EXPORTER_OTLP_ENDPOINT` set, its spans and metrics are exported,
+ * and flushed before it returns (`Telemetry`).
  */
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<ExitCode.ExitCode, never, CliApp.CliApp.Environment> =>
-  ExitCode.report(Effect.provide(cli(argv), Telemetry.layer))
+  ExitCode.report(
+    Effect.ensuring(Effect.provide(cli(Output.hoistLogLevel(argv)), Telemetry.layer), Output.parsed),
+    Help.commandOf(argv)
+  ).pipe(Output.provide(argv))

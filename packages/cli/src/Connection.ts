@@ -32,6 +32,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Embedded from "./Embedded.js"
+import * as Flag from "./Flag.js"
 
 /**
  * Node's fast HTTP client (`NodeHttpClient.layerUndici`), loaded when a command first builds a
@@ -55,7 +56,7 @@ const text = (name: string, pseudoName: string, variable: string, description: s
 
 /** The connection flags. */
 export const options = {
-  env: Options.choice("env", ["sandbox", "production", "custom"]).pipe(
+  env: Flag.choice("env", ["sandbox", "production", "custom"]).pipe(
     Options.withDescription("environment: picks the default stage segment (GCX_ENV, default custom)"),
     Options.optional
   ),
@@ -64,7 +65,7 @@ export const options = {
   stage: text("stage", "segment", "GCX_STAGE", "stage segment of the quote paths; empty for none"),
   clientId: text("client-id", "id", "GCX_CLIENT_ID", "partner client id"),
   scope: text("scope", "scope", "GCX_SCOPE", "OAuth scope of the token request"),
-  authStyle: Options.choice("auth-style", ["body", "basic"]).pipe(
+  authStyle: Flag.choice("auth-style", ["body", "basic"]).pipe(
     Options.withDescription("how the client secret is sent to the token endpoint (GCX_AUTH_STYLE, default body)"),
     Options.optional
   ),

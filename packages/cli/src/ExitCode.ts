@@ -5,15 +5,18 @@
  * |---|---|
  * | 0 | completed |
  * | 1 | unexpected failure inside gcx (a bug) |
- * | 2 | usage or configuration: bad flags or `GCX_*` variables, refused credentials, invalid card input, a request the service refused as malformed |
+ * | 2 | usage or configuration: bad flags or `GCX_*` variables, refused credentials, invalid card input, a request the service refused as malformed, a refused `--out`, a missing or wrong batch key |
  * | 3 | card outcome: the card was refused (show the user message to the customer) |
  * | 4 | merchant outcome: the merchant could not be reached (retry later) |
  * | 5 | service failure: the service or the network failed, or the quote did not complete in time |
  * | 130 | interrupted (Ctrl+C) |
  *
  * A report is one line on stderr: never a stack trace, a secret or a full
- * card number (the service's messages are scrubbed by @gcx/core).
+ * card number (the service's messages are scrubbed by @gcx/core), and no
+ * control character (`Text.safe`). A usage error names the flag or the
+ * variable and ends with `(see gcx <command> --help)`.
  */
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import type { ValidationError } from "@effect/cli/ValidationError"
 import * as CliValidationError from "@effect/cli/ValidationError"
 import type * as PlatformError from "@effect/platform/Error"
@@ -29,6 +32,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import type { BatchKeyError } from "./BatchKey.js"
+import * as Help from "./Help.js"
+import * as Text from "./Text.js"
 
 /** The exit codes of `gcx`. */
 export const ExitCode = {
@@ -66,6 +72,7 @@ export type Failure =
   | ExitWith
   | ServeError
   | JournalError
+  | BatchKeyError
 
 const isQuoteFailure = (error: unknown): error is Errors.QuoteFailure =>
   Predicate.hasProperty(error, "_tag") && typeof error._tag === "string" &&
@@ -169,26 +176,38 @@ export const describeConfigError = (error: ConfigError.ConfigError): string => {
 
 const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim()
 
-/** The code and the line to print (none when the failure was already reported) for a failure. */
-export const ofFailure = (error: Failure): { readonly code: ExitCode; readonly line: Option.Option<string> } => {
+/** The problem a command-line error describes, as one line: `--deadline must be a number above 0, got 'x'`. */
+export const describeValidationError = (error: ValidationError): string =>
+  oneLine(Text.stripAnsi(HelpDoc.toAnsiText(error.error))).replace(/\.$/, "")
+
+/**
+ * The code and the line to print (none when the failure was already
+ * reported) for a failure of `command` (the subcommand, for the usage hint).
+ */
+export const ofFailure = (
+  error: Failure,
+  command?: string
+): { readonly code: ExitCode; readonly line: Option.Option<string> } => {
+  const usage = (line: string) => ({ code: ExitCode.Usage, line: Option.some(`${line} ${Help.hint(command)}`) })
   if (isQuoteFailure(error)) {
-    return { code: ofQuoteFailure(error), line: Option.some(describeQuoteFailure(error)) }
+    const line = describeQuoteFailure(error)
+    return error._tag === "InvalidCardInput"
+      ? usage(line)
+      : { code: ofQuoteFailure(error), line: Option.some(line) }
   }
   if (ConfigError.isConfigError(error)) {
-    return {
-      code: ExitCode.Usage,
-      line: Option.some(`configuration: ${describeConfigError(error)} (or use --embedded for the sandbox)`)
-    }
+    return usage(`configuration: ${describeConfigError(error)} (or use --embedded for the sandbox)`)
   }
-  if (CliValidationError.isValidationError(error)) {
-    // @effect/cli has printed the problem and the usage already
-    return { code: ExitCode.Usage, line: Option.none() }
-  }
+  if (CliValidationError.isValidationError(error)) return usage(describeValidationError(error))
   switch (error._tag) {
     case "ExitWith":
       return { code: error.code, line: Option.none() }
     case "CliError":
-      return { code: error.code, line: Option.some(oneLine(error.message)) }
+      return error.code === ExitCode.Usage
+        ? usage(oneLine(error.message))
+        : { code: error.code, line: Option.some(oneLine(error.message)) }
+    case "BatchKeyError":
+      return usage(`batch key: ${oneLine(error.message)}`)
     case "ServeError":
       return { code: ExitCode.Usage, line: Option.some("the sandbox could not listen (is the port in use?)") }
     case "JournalError":
@@ -204,10 +223,11 @@ export const ofFailure = (error: Failure): { readonly code: ExitCode; readonly l
  * 130; a defect is reported generically (its message may carry anything).
  */
 export const ofCause = (
-  cause: Cause.Cause<Failure>
+  cause: Cause.Cause<Failure>,
+  command?: string
 ): { readonly code: ExitCode; readonly line: Option.Option<string> } =>
   Option.match(Cause.failureOption(cause), {
-    onSome: ofFailure,
+    onSome: (error) => ofFailure(error, command),
     onNone: () =>
       Cause.isInterruptedOnly(cause)
         ? { code: ExitCode.Interrupted, line: Option.some("interrupted") }
@@ -219,17 +239,24 @@ export const ofCause = (
 
 /**
  * Runs a command and returns its exit code. A failure is reported as
- * `error: <one line>` on stderr; its full cause is logged at debug level only
+ * `error: <one line>` on stderr (`command` names the subcommand in the usage
+ * hint); its full cause is logged at debug level only
  * (`--log-level debug`), since a defect's message may carry anything.
  */
-export const report = <R>(effect: Effect.Effect<unknown, Failure, R>): Effect.Effect<ExitCode, never, R> =>
+export const report = <R>(
+  effect: Effect.Effect<unknown, Failure, R>,
+  command?: string
+): Effect.Effect<ExitCode, never, R> =>
   Effect.matchCauseEffect(effect, {
     onSuccess: () => Effect.succeed(ExitCode.Completed),
     onFailure: (cause) => {
-      const { code, line } = ofCause(cause)
+      const { code, line } = ofCause(cause, command)
       return Effect.logDebug("gcx failed", Cause.pretty(cause)).pipe(
         Effect.zipRight(
-          Option.match(line, { onNone: () => Effect.void, onSome: (line) => Console.error(`error: ${line}`) })
+          Option.match(line, {
+            onNone: () => Effect.void,
+            onSome: (line) => Console.error(`error: ${Text.safe(line)}`)
+          })
         ),
         Effect.as(code)
       )

@@ -9,7 +9,7 @@ import * as PollSchedule from "@gcx/poller/PollSchedule"
 import type * as QuotePoller from "@gcx/poller/QuotePoller"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
+import * as Flag from "./Flag.js"
 import type * as Render from "./Render.js"
 
 /** The poll interval of the progress bar on a terminal. */
@@ -17,17 +17,13 @@ export const barInterval: Duration.Duration = Duration.millis(200)
 
 /** The polling flags. */
 export const options = {
-  pollInterval: Options.integer("poll-interval").pipe(
-    Options.withPseudoName("ms"),
-    Options.withSchema(Schema.Int.pipe(Schema.positive())),
+  pollInterval: Flag.number("poll-interval", "ms", { integer: true, min: 0, above: true }).pipe(
     Options.withDescription(
       "poll every N milliseconds (default: 200 on a terminal; elsewhere the service's hint, then backoff)"
     ),
     Options.optional
   ),
-  deadline: Options.float("deadline").pipe(
-    Options.withPseudoName("seconds"),
-    Options.withSchema(Schema.Number.pipe(Schema.positive())),
+  deadline: Flag.number("deadline", "seconds", { min: 0, above: true }).pipe(
     Options.withDescription("seconds to poll a quote before giving up with PollTimeout (default 120)"),
     Options.withDefault(120)
   )

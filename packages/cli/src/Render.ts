@@ -1,11 +1,15 @@
 /**
- * How `gcx` shows a quote and a batch:
+ * How `gcx` shows a quote (a batch: `BatchDisplay`, built on the same live line):
  * - `bar`, on a terminal: a live progress bar redrawn in place (carriage
  *   return and erase-line), with the percentage and the steps;
  * - `lines`, on a pipe or a file: one plain line per event;
  * - `json`, with `--json`: one JSON event per line (`QuoteEvent.encode`).
  *
- * Colours follow `NO_COLOR`. Card numbers appear only masked.
+ * Colours follow `NO_COLOR`. Card numbers appear only masked. Every text
+ * that comes from the service (ids, tags, codes, messages) goes through
+ * `Text.safe`: its control characters are shown escaped, never sent to the
+ * terminal. Durations read `229 ms` or `1.2 s`; every `Retrying` event is shown,
+ * with the attempt number it carries.
  */
 import * as Terminal from "@effect/platform/Terminal"
 import * as Ansi from "@effect/printer-ansi/Ansi"
@@ -22,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
+import * as Text from "./Text.js"
 
 /** How events are shown. */
 export type Mode = "bar" | "lines" | "json"
@@ -49,13 +54,28 @@ export const values = (event: QuoteEvent.Completed): string =>
 
 /** The tag and code of an error, as a short phrase: `InvalidCard exchange.invalid.card`. */
 export const errorTag = (error: Errors.QuoteFailure): string =>
-  "errorCode" in error && error.errorCode !== undefined ? `${error._tag} ${error.errorCode}` : error._tag
+  Text.safe("errorCode" in error && error.errorCode !== undefined ? `${error._tag} ${error.errorCode}` : error._tag)
+
+/** A duration as people read it: `229 ms` under a second, `1.2 s` from one second. */
+export const duration = (input: Duration.DurationInput): string => {
+  const millis = Duration.toMillis(Duration.decode(input))
+  if (!Number.isFinite(millis)) return "forever"
+  if (millis < 1000) return `${Math.round(millis)} ms`
+  const seconds = millis / 1000
+  return `${seconds < 10 ? seconds.toFixed(1).replace(/\.0$/, "") : Math.round(seconds)} s`
+}
+
+/** The line of a `Retrying` event's attempt: `attempt 2 in 229 ms: ServiceUnavailable`. */
+export const retryText = (event: QuoteEvent.Retrying): string =>
+  `attempt ${event.attempt} in ${duration(event.delay)}: ${Text.safe(event.reason)}`
 
 const stepState = (step: Transaction.Step): string =>
   step.isCompleted ? "done" : step.startTime !== undefined ? "running" : "waiting"
 
-/** One plain line for an event, as `lines` mode prints it. */
-export const eventLine = (event: QuoteEvent.QuoteEvent): string => {
+/** One plain line for an event, as `lines` mode prints it; no control character. */
+export const eventLine = (event: QuoteEvent.QuoteEvent): string => Text.safe(rawEventLine(event))
+
+const rawEventLine = (event: QuoteEvent.QuoteEvent): string => {
   const pad = (name: string) => `${name.padEnd(10)} ${event.transactionId}`
   switch (event._tag) {
     case "Submitted":
@@ -69,7 +89,7 @@ export const eventLine = (event: QuoteEvent.QuoteEvent): string => {
     case "StepCompleted":
       return `${pad("step")}  ${event.descriptionTag} completed`
     case "Retrying":
-      return `${pad("retrying")}  attempt ${event.attempt} in ${Duration.format(event.delay)}: ${event.reason}`
+      return `${pad("retrying")}  ${retryText(event)}`
     case "Completed":
       return `${pad("completed")}  ${values(event)}`
     case "Failed":
@@ -111,7 +131,10 @@ export const liveLine: Effect.Effect<LiveLine, never, Terminal.Terminal | Scope.
     Effect.gen(function*() {
       const columns = yield* terminal.columns
       const width = columns > 0 ? columns - 1 : Infinity
-      const fitted = fit(render(width), width)
+      const fitted = fit(
+        render(width).map(([text, style]) => style === undefined ? [Text.safe(text)] : [Text.safe(text), style]),
+        width
+      )
       const text = plain
         ? fitted.map(([text]) => text).join("")
         : AnsiDoc.render(
@@ -179,7 +202,7 @@ export const quote = (
 ): Effect.Effect<(event: QuoteEvent.QuoteEvent) => Effect.Effect<void>, never, Terminal.Terminal | Scope.Scope> => {
   switch (mode) {
     case "json":
-      return Effect.succeed((event) => Console.log(JSON.stringify(QuoteEvent.encode(event))))
+      return Effect.succeed((event) => Console.log(Text.json(QuoteEvent.encode(event))))
     case "lines":
       return Effect.succeed((event) => Console.log(eventLine(event)))
     case "bar":
@@ -198,9 +221,9 @@ const quoteBar = Effect.gen(function*() {
   return (event: QuoteEvent.QuoteEvent): Effect.Effect<void> => {
     switch (event._tag) {
       case "Submitted":
-        return Console.log(
+        return Console.log(Text.safe(
           `quote ${event.card ?? ""} on product ${event.productLineId ?? "?"}: transaction ${event.transactionId}`
-        ).pipe(
+        )).pipe(
           Effect.zipRight(Ref.update(state, (current) => ({ ...current, percent: event.percentComplete ?? 0 }))),
           Effect.zipRight(redraw)
         )
@@ -219,7 +242,12 @@ const quoteBar = Effect.gen(function*() {
           steps: current.steps.map((step) => step.tag === event.descriptionTag ? { ...step, state: "done" } : step)
         })).pipe(Effect.zipRight(redraw))
       case "Retrying":
-        return Ref.update(state, (current) => ({ ...current, note: `retrying: ${event.reason}` })).pipe(
+        // every retry stays on screen, one line each, above the bar
+        return line.end.pipe(
+          Effect.zipRight(Console.log(`retrying ${retryText(event)}`)),
+          Effect.zipRight(
+            Ref.update(state, (current) => ({ ...current, note: `retrying: ${Text.safe(event.reason)}` }))
+          ),
           Effect.zipRight(redraw)
         )
       case "Completed":
@@ -240,55 +268,6 @@ const quoteBar = Effect.gen(function*() {
     }
   }
 })
-
-/** What a batch display is told as each card finishes. */
-export interface BatchDisplay {
-  /** A card finished: `ok` when it completed; `line` describes its outcome. */
-  readonly finished: (line: string, ok: boolean) => Effect.Effect<void>
-}
-
-/**
- * One display for a whole batch of `total` cards: a bar with the count of
- * finished, completed and failed cards, or one line per finished card.
- */
-export const batch = (
-  mode: Exclude<Mode, "json">,
-  total: number
-): Effect.Effect<BatchDisplay, never, Terminal.Terminal | Scope.Scope> =>
-  Effect.gen(function*() {
-    const counts = yield* Ref.make({ done: 0, completed: 0, failed: 0 })
-    if (mode === "lines") {
-      return {
-        finished: (line) =>
-          Ref.updateAndGet(counts, (c) => ({ ...c, done: c.done + 1 })).pipe(
-            Effect.flatMap(({ done }) =>
-              Console.log(`[${String(done).padStart(String(total).length)}/${total}] ${line}`)
-            )
-          )
-      }
-    }
-    const live = yield* liveLine
-    const draw = ({ completed, done, failed }: { done: number; completed: number; failed: number }) =>
-      live.draw(() => [
-        ["batch "],
-        ...bar(total === 0 ? 100 : (done / total) * 100),
-        [` ${String(total === 0 ? 100 : Math.floor((done / total) * 100)).padStart(3)}%`, Ansi.bold],
-        [`  ${done}/${total} cards  `],
-        ["✔", Ansi.green],
-        [` ${completed}  `],
-        ["✗", Ansi.red],
-        [` ${failed}`]
-      ])
-    yield* draw({ done: 0, completed: 0, failed: 0 })
-    return {
-      finished: (_line, ok) =>
-        Ref.updateAndGet(counts, (c) => ({
-          done: c.done + 1,
-          completed: c.completed + (ok ? 1 : 0),
-          failed: c.failed + (ok ? 0 : 1)
-        })).pipe(Effect.flatMap(draw))
-    }
-  })
 
 /** A table of two columns, the numbers aligned right. */
 export const table = (rows: ReadonlyArray<readonly [label: string, count: number]>): string => {

@@ -1,14 +1,19 @@
 /**
  * The `gcx` executable: `pnpm gcx ...`, or the package's bin (`bin/gcx.mjs`).
- * The process exits with the code `Cli.main` returns (see `ExitCode`).
+ * The process exits with the code `Cli.main` returns (see `ExitCode`); a
+ * closed stdout does not change it (`Output.survivePipeClose`).
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import * as Cli from "./Cli.js"
 import * as ExitCode from "./ExitCode.js"
+import * as Output from "./Output.js"
+
+// a reader that goes away (`gcx ... | head -1`) ends the output, not the command
+Output.survivePipeClose()
 
 Cli.main(process.argv).pipe(
   Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({ disableErrorReporting: true, teardown: ExitCode.teardown })
+  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true, teardown: ExitCode.teardown })
 )

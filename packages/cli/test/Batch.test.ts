@@ -13,6 +13,14 @@ import * as BatchResults from "../src/BatchResults.js"
 import { envFor, gcx, lines, pin, sandbox } from "./helpers.js"
 
 const decodeResult = Schema.decodeUnknownSync(Schema.parseJson(BatchResults.Result))
+const decodeHeader = Schema.decodeUnknownSync(Schema.parseJson(BatchResults.Header))
+
+/** The results of a results file, after its header line. */
+const readResults = (path: string) => {
+  const [header, ...results] = lines(Fs.readFileSync(path, "utf8"))
+  decodeHeader(header)
+  return results.map((line) => decodeResult(line))
+}
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-batch-test-"))
 const file = (name: string, text: string) => {
@@ -56,17 +64,17 @@ describe.concurrent("gcx batch", () => {
 
         const text = Fs.readFileSync(out, "utf8")
         for (const secret of [pin, ...Object.values(Cards)]) expect(text).not.toContain(secret)
-        const results = lines(text).map((line) => decodeResult(line))
-        expect(results.map((result) => result.index).sort()).toEqual([0, 1, 2, 3, 4, 5])
+        const results = readResults(out)
+        expect(results.map((result) => result.line).sort()).toEqual([2, 3, 4, 5, 6, 7])
         expect(new Set(results.map((result) => result.key)).size).toBe(6)
-        const byIndex = new Map(results.map((result) => [result.index, result]))
-        expect(byIndex.get(0)).toMatchObject({ status: "completed", card: "****0001", line: 2 })
-        expect(byIndex.get(1)).toMatchObject({ status: "completed", card: "****0019", productLineId: "2000" })
-        expect(byIndex.get(2)).toMatchObject({ status: "failed", group: "card", errorCode: "exchange.invalid.card" })
-        expect(byIndex.get(4)).toMatchObject({ status: "failed", group: "merchant", error: "MerchantUnavailable" })
-        expect(byIndex.get(4)?.userMessage).toContain("try again later")
-        expect(byIndex.get(5)).toMatchObject({ status: "failed", group: "local", error: "InvalidCardInput" })
-        expect(byIndex.get(5)?.transactionId).toBeUndefined()
+        const byLine = new Map(results.map((result) => [result.line, result]))
+        expect(byLine.get(2)).toMatchObject({ status: "completed", card: "****0001" })
+        expect(byLine.get(3)).toMatchObject({ status: "completed", card: "****0019", productLineId: "2000" })
+        expect(byLine.get(4)).toMatchObject({ status: "failed", group: "card", errorCode: "exchange.invalid.card" })
+        expect(byLine.get(6)).toMatchObject({ status: "failed", group: "merchant", error: "MerchantUnavailable" })
+        expect(byLine.get(6)?.userMessage).toContain("try again later")
+        expect(byLine.get(7)).toMatchObject({ status: "failed", group: "local", error: "InvalidCardInput" })
+        expect(byLine.get(7)?.transactionId).toBeUndefined()
         const posts = (yield* server.journal).requests.createQuote
         expect(posts).toBe(5)
 
@@ -76,8 +84,7 @@ describe.concurrent("gcx batch", () => {
         expect(second.stdout).toMatch(/ {2}skipped \(finished earlier\) +4\n/)
         // only the merchant outcome is quoted again (the empty PIN fails before any I/O)
         expect((yield* server.journal).requests.createQuote).toBe(posts + 1)
-        const rewritten = lines(Fs.readFileSync(out, "utf8")).map((line) => decodeResult(line))
-        expect(rewritten.map((result) => result.index).sort()).toEqual([0, 1, 2, 3, 4, 5])
+        expect(readResults(out).map((result) => result.line).sort()).toEqual([2, 3, 4, 5, 6, 7])
       }))
   })
 

@@ -7,20 +7,12 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { QuoteEvent } from "@gcx/core"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { BigDecimal, Effect, Schema } from "effect"
-import { cardArgs, entries, envFor, gcx, lines, sandbox, spawn } from "./helpers.js"
+import { cardArgs, entries, envFor, expectOneErrorLine, gcx, lines, sandbox, spawn } from "./helpers.js"
 
 const decodeEvent = Schema.decodeUnknown(QuoteEvent.QuoteEvent)
 
 /** Every line of stdout decoded as a QuoteEvent (fails the test on a line that does not decode). */
 const events = (stdout: string) => Effect.forEach(lines(stdout), (line) => decodeEvent(JSON.parse(line)))
-
-/** A failure report: one line on stderr, starting with `error:`. */
-const expectOneErrorLine = (stderr: string, ...fragments: ReadonlyArray<string>) => {
-  const reported = lines(stderr).filter((line) => !line.startsWith("gcx: "))
-  expect(reported).toHaveLength(1)
-  expect(reported[0]).toMatch(/^error: /)
-  for (const fragment of fragments) expect(reported[0]).toContain(fragment)
-}
 
 describe.concurrent("gcx", () => {
   // 0.05: the 2 s card completes in 100 ms, the slow one in 1.5 s

@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Errors } from "@gcx/core"
 import { BigDecimal, ConfigProvider, Effect, Either, Option, Redacted } from "effect"
 import * as BatchFile from "../src/BatchFile.js"
-import * as BatchResults from "../src/BatchResults.js"
+import * as BatchKey from "../src/BatchKey.js"
 import * as Connection from "../src/Connection.js"
 import * as ExitCode from "../src/ExitCode.js"
 import * as Render from "../src/Render.js"
@@ -56,26 +56,29 @@ describe("BatchFile", () => {
   })
 })
 
-describe("BatchResults.key", () => {
-  const row = (cardNumber: string, pin = "1"): BatchFile.Row => ({
-    line: 2,
+describe("BatchKey.fingerprint", () => {
+  const row = (cardNumber: string, pin = "1", line = 2): BatchFile.Row => ({
+    line,
     card: { cardNumber: Redacted.make(cardNumber), pinNumber: Redacted.make(pin), productLineId: "1000" }
   })
-  const secret = Redacted.make("secret")
+  const key = (text: string): BatchKey.BatchKey => ({
+    secret: Redacted.make(new TextEncoder().encode(text)),
+    source: "test"
+  })
 
-  it("is stable, and differs by index, card, PIN and secret", () => {
-    const key = BatchResults.key(secret, 0, row("6006000000000001"))
-    expect(key).toMatch(/^[0-9a-f]{32}$/)
-    expect(BatchResults.key(secret, 0, row("6006000000000001"))).toBe(key)
+  it("is stable wherever the row is, and differs by card, PIN and key", () => {
+    const fingerprint = BatchKey.fingerprint(key("secret"), row("6006000000000001"))
+    expect(fingerprint).toMatch(/^[0-9a-f]{32}$/)
+    expect(BatchKey.fingerprint(key("secret"), row("6006000000000001", "1", 9))).toBe(fingerprint)
     expect(
       new Set([
-        key,
-        BatchResults.key(secret, 1, row("6006000000000001")),
-        BatchResults.key(secret, 0, row("6006000000000019")),
-        BatchResults.key(secret, 0, row("6006000000000001", "2")),
-        BatchResults.key(Redacted.make("other"), 0, row("6006000000000001"))
+        fingerprint,
+        BatchKey.fingerprint(key("secret"), row("6006000000000019")),
+        BatchKey.fingerprint(key("secret"), row("6006000000000001", "2")),
+        BatchKey.fingerprint(key("other"), row("6006000000000001"))
       ]).size
-    ).toBe(5)
+    ).toBe(4)
+    expect(BatchKey.id(key("secret"))).not.toBe(BatchKey.id(key("other")))
   })
 })
 

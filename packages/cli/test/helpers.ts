@@ -1,12 +1,18 @@
 /**
- * Runs `gcx` as a separate process, as a user would, and checks what it printed.
+ * Runs `gcx` as a separate process, as a user would, or in this process
+ * (`Cli.main`), and checks what it printed; a hostile service for the tests
+ * of what gcx prints of the service's texts.
  */
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { expect } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { Effect } from "effect"
+import type { Console, Scope } from "effect"
+import { ConfigProvider, Effect } from "effect"
 import * as ChildProcess from "node:child_process"
+import * as Http from "node:http"
 import * as Path from "node:path"
 import * as Url from "node:url"
+import * as Cli from "../src/Cli.js"
 
 /** The repository root: every process runs there, as `pnpm gcx` does. */
 export const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../../..")
@@ -35,11 +41,19 @@ export const environment = (env: Record<string, string> = {}): Record<string, st
   return { ...out, ...env }
 }
 
-/** Runs a command line to its end (killed after `timeout` ms). */
+/**
+ * Runs a command line to its end (killed after `timeout` ms). With
+ * `closeStdoutAfter`, its stdout is closed once that many lines have come,
+ * as `| head -n` does, and `stdout` holds those lines.
+ */
 export const spawn = (
   command: string,
   args: ReadonlyArray<string>,
-  options: { readonly env?: Record<string, string>; readonly timeout?: number } = {}
+  options: {
+    readonly env?: Record<string, string>
+    readonly timeout?: number
+    readonly closeStdoutAfter?: number
+  } = {}
 ): Effect.Effect<Output> =>
   Effect.async<Output>((resume) => {
     const child = ChildProcess.spawn(command, args, {
@@ -49,7 +63,15 @@ export const spawn = (
     })
     let stdout = ""
     let stderr = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
+    const keep = options.closeStdoutAfter
+    child.stdout.on("data", (chunk) => {
+      if (child.stdout.destroyed) return
+      stdout += chunk
+      if (keep !== undefined && stdout.split("\n").length > keep) {
+        stdout = stdout.split("\n").slice(0, keep).join("\n") + "\n"
+        child.stdout.destroy()
+      }
+    })
     child.stderr.on("data", (chunk) => (stderr += chunk))
     const timer = setTimeout(() => child.kill("SIGKILL"), options.timeout ?? 60_000)
     child.on("close", (code, signal) => {
@@ -105,3 +127,128 @@ export const cardArgs = (cardNumber: string, product: string = TestData.defaultP
   "--product",
   product
 ]
+
+/** What `gcx` printed in process, and its exit code. */
+export interface InProcess {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Runs `gcx <args>` in this process (`Cli.main`, as the bin does), with `env`
+ * as its only configuration source and a console that keeps what it prints.
+ */
+export const gcxInProcess = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {}
+): Effect.Effect<InProcess> =>
+  Effect.gen(function*() {
+    const base = yield* Effect.console
+    const out: Array<string> = []
+    const err: Array<string> = []
+    const push = (to: Array<string>) => (...values: ReadonlyArray<unknown>) => {
+      to.push(`${values.map(String).join(" ")}\n`)
+    }
+    const capture: Console.Console = {
+      ...base,
+      log: (...values) => Effect.sync(() => push(out)(...values)),
+      info: (...values) => Effect.sync(() => push(out)(...values)),
+      debug: (...values) => Effect.sync(() => push(out)(...values)),
+      error: (...values) => Effect.sync(() => push(err)(...values)),
+      warn: (...values) => Effect.sync(() => push(err)(...values)),
+      unsafe: { ...base.unsafe, log: push(out), error: push(err), info: push(out), warn: push(err), debug: push(out) }
+    }
+    const code = yield* Cli.main(["node", "gcx", ...args]).pipe(
+      Effect.provide(NodeContext.layer),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+      Effect.withConsole(capture)
+    )
+    const output = { code, stdout: out.join(""), stderr: err.join("") }
+    expectNoSecrets({ ...output, signal: null })
+    return output
+  })
+
+/** A raw control character (C0 but newline, DEL, C1): what no output of gcx may hold. */
+// eslint-disable-next-line no-control-regex
+export const rawControl = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/
+
+/**
+ * Runs `gcx <args>` as a process whose stdout reader goes away, as `| head -n`
+ * does: stdout is closed once `lines` lines have come. Returns what came before
+ * and stderr.
+ */
+export const gcxClosingStdout = (
+  args: ReadonlyArray<string>,
+  options: { readonly env?: Record<string, string>; readonly lines: number; readonly timeout?: number }
+): Effect.Effect<Output> =>
+  spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], {
+    ...options,
+    timeout: options.timeout ?? 90_000,
+    closeStdoutAfter: options.lines
+  })
+
+/** Checks that a failure was reported as one `error:` line on stderr (besides `gcx:` notes) holding `fragments`. */
+export const expectOneErrorLine = (stderr: string, ...fragments: ReadonlyArray<string>): string => {
+  const reported = lines(stderr).filter((line) => !line.startsWith("gcx: "))
+  expect(reported).toHaveLength(1)
+  expect(reported[0]).toMatch(/^error: /)
+  for (const fragment of fragments) expect(reported[0]).toContain(fragment)
+  return reported[0]!
+}
+
+/**
+ * A hostile service on loopback: a proxy in front of `target` (a sandbox)
+ * that rewrites every JSON string under one of `keys` in its answers with
+ * `rewrite`, so that the service's own texts carry what the test plants.
+ */
+export const hostileProxy = (
+  target: string,
+  keys: ReadonlyArray<string>,
+  rewrite: (value: string) => string
+): Effect.Effect<string, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.async<Http.Server & { url: string }>((resume) => {
+      const server = Http.createServer((request, response) => {
+        const chunks: Array<Buffer> = []
+        request.on("data", (chunk: Buffer) => chunks.push(chunk))
+        request.on("end", () => {
+          const upstream = Http.request(
+            new URL(request.url ?? "/", target),
+            { method: request.method, headers: { ...request.headers, host: new URL(target).host } },
+            (answer) => {
+              const body: Array<Buffer> = []
+              answer.on("data", (chunk: Buffer) => body.push(chunk))
+              answer.on("end", () => {
+                const text = Buffer.concat(body).toString("utf8")
+                let out = text
+                try {
+                  out = JSON.stringify(JSON.parse(text), (key, value) =>
+                    keys.includes(key) && typeof value === "string" ? rewrite(value) : value)
+                } catch {
+                  // not JSON: passed as it is
+                }
+                const headers = { ...answer.headers, "content-length": String(Buffer.byteLength(out)) }
+                delete headers["transfer-encoding"]
+                response.writeHead(answer.statusCode ?? 502, headers)
+                response.end(out)
+              })
+            }
+          )
+          upstream.on("error", () =>
+            response.destroy())
+          upstream.end(Buffer.concat(chunks))
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        const port = typeof address === "object" && address !== null ? address.port : 0
+        resume(Effect.succeed(Object.assign(server, { url: `http://127.0.0.1:${port}` })))
+      })
+    }),
+    (server) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  ).pipe(Effect.map((server) => server.url))

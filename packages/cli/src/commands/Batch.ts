@@ -1,10 +1,14 @@
 /**
  * `gcx batch <file> [--concurrency N] [--out results.jsonl] [--json] [--metrics-port P]`: quotes
  * every card of a CSV or JSON-lines file (`BatchFile`), `N` at a time, with
- * one progress display for the batch; writes one result line per card to
- * `--out` (`BatchResults`); prints a summary table: completed, and failures
- * by error code. Re-run with the same `--out`, it skips the cards already
- * finished (completed, or refused as a card outcome) and retries the others.
+ * one progress display for the batch (`BatchDisplay`); writes one result
+ * line per card to `--out` (`BatchResults`: refused when it is the batch file
+ * or not a results file; written whole each time); prints a summary table:
+ * completed, failures by error code, skipped, duplicates. A card is known by
+ * its keyed fingerprint (`BatchKey`), not its row: re-run with the same
+ * `--out`, it skips the cards already finished (completed, or refused as a
+ * card outcome) wherever their rows moved, and quotes the others; a
+ * duplicate row is quoted once.
  *
  * Its exit code is the most serious outcome among the cards it quoted:
  * usage (2), then service failure (5), then merchant (4), then card (3);
@@ -19,21 +23,25 @@ import type * as Terminal from "@effect/platform/Terminal"
 import * as Errors from "@gcx/core/Errors"
 import type * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as Redaction from "@gcx/core/Redaction"
-import * as ExchangeConfig from "@gcx/http/ExchangeConfig"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
+import type * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as BatchDisplay from "../BatchDisplay.js"
 import * as BatchFile from "../BatchFile.js"
+import * as BatchKey from "../BatchKey.js"
 import * as BatchResults from "../BatchResults.js"
 import * as Connection from "../Connection.js"
 import * as ExitCode from "../ExitCode.js"
+import * as Flag from "../Flag.js"
+import * as Help from "../Help.js"
 import * as Polling from "../Polling.js"
 import * as Render from "../Render.js"
 import * as Telemetry from "../Telemetry.js"
+import * as Text from "../Text.js"
 
 /** What to quote and how. */
 export interface Input extends Polling.Flags {
@@ -47,6 +55,8 @@ export interface Input extends Polling.Flags {
 export interface Summary {
   readonly total: number
   readonly skipped: number
+  /** Rows whose card appeared on an earlier row (quoted once). */
+  readonly duplicates: number
   readonly completed: number
   /** Failures by error code (the error's tag when it has no code). */
   readonly failures: ReadonlyMap<string, number>
@@ -56,7 +66,7 @@ export interface Summary {
 
 interface Pending {
   readonly row: BatchFile.Row
-  readonly index: number
+  /** The card's fingerprint (`BatchKey.fingerprint`). */
   readonly key: string
 }
 
@@ -89,30 +99,34 @@ const failedResult = (
   })
 
 /** The fields of a result that say which card it is. */
-const cardFields = ({ index, key, row }: Pending) => ({
-  index,
-  line: row.line,
+const cardFields = ({ key, row }: Pending) => ({
   key,
+  line: row.line,
   card: Redaction.maskCardNumber(row.card.cardNumber),
   productLineId: row.card.productLineId
 })
 
 /** One line describing a card's outcome, for the display. */
 const outcomeLine = (result: BatchResults.Result): string =>
-  result.status === "completed"
-    ? `${result.card}  completed  actual ${Render.money(result.actualCardValue!)}  exchange ${
-      Render.money(result.exchangeCardValue!)
-    }`
-    : `${result.card}  failed  ${result.error}${result.errorCode === undefined ? "" : ` ${result.errorCode}`}: ${
-      result.userMessage ?? result.message ?? ""
-    }`
+  Text.safe(
+    result.status === "completed"
+      ? `${result.card}  completed  actual ${Render.money(result.actualCardValue!)}  exchange ${
+        Render.money(result.exchangeCardValue!)
+      }`
+      : `${result.card}  failed  ${result.error}${result.errorCode === undefined ? "" : ` ${result.errorCode}`}: ${
+        result.userMessage ?? result.message ?? ""
+      }`
+  )
 
 /** The summary as a table: completed, each failure code, skipped, total. */
 export const summaryTable = (summary: Summary): string =>
   Render.table([
     ["completed", summary.completed],
-    ...[...summary.failures.entries()].sort(([a], [b]) => a.localeCompare(b)),
+    ...[...summary.failures.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, n]) =>
+      [Text.safe(name), n] as const
+    ),
     ...(summary.skipped > 0 ? [["skipped (finished earlier)", summary.skipped] as const] : []),
+    ...(summary.duplicates > 0 ? [["duplicate rows (quoted once)", summary.duplicates] as const] : []),
     ["total", summary.total]
   ])
 
@@ -163,58 +177,71 @@ const count = (summary: Summary, { error, result }: Outcome): Summary =>
   })
 
 /**
- * Quotes a batch file: skips the cards `--out` says are finished, quotes the
- * others, records each outcome as it comes, and prints the summary.
+ * Quotes a batch file: skips the cards `--out` says are finished (found by
+ * content, wherever their row is now), quotes each other card once, records
+ * each outcome as it comes, and prints the summary.
  */
 export const run = (
   input: Input
 ): Effect.Effect<
   Summary,
-  PlatformError.PlatformError | ExitCode.CliError,
-  QuotePoller.QuotePoller | ExchangeConfig.ExchangeConfig | FileSystem.FileSystem | Terminal.Terminal
+  PlatformError.PlatformError | ExitCode.CliError | BatchKey.BatchKeyError | ConfigError.ConfigError,
+  QuotePoller.QuotePoller | FileSystem.FileSystem | Terminal.Terminal
 > =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const poller = yield* QuotePoller.QuotePoller
-    const config = yield* ExchangeConfig.ExchangeConfig
     const rows = yield* BatchFile.parse(yield* fs.readFileString(input.file))
-    const cards = rows.map((row, index): Pending => ({
-      row,
-      index,
-      key: BatchResults.key(config.clientSecret, index, row)
-    }))
+    const target = yield* Effect.transposeMapOption(input.out, (out) => BatchResults.target(input.file, out))
+    const loaded = Option.flatMap(target, (target) => target.loaded)
+    const key = yield* Option.match(target, {
+      onNone: () => BatchKey.ephemeral,
+      onSome: (target) => BatchKey.resolve(target.path, Option.map(loaded, ({ header }) => header.keyId))
+    })
+    const { duplicates, unique } = BatchFile.distinct(
+      rows.map((row): Pending => ({ row, key: BatchKey.fingerprint(key, row) }))
+    )
     const mode = yield* Render.mode(input.json)
     // with --json, stdout holds only the result lines
     const say = mode === "json" ? Console.error : Console.log
 
-    let pending = cards
-    if (Option.isSome(input.out)) {
-      const loaded = yield* BatchResults.load(input.out.value)
-      if (loaded.unreadable > 0) {
-        yield* Console.error(`gcx: ${loaded.unreadable} unreadable line(s) of ${input.out.value} ignored`)
-      }
-      const finished = new Set(loaded.results.filter(BatchResults.isFinal).map((result) => result.key))
-      const retried = new Set(cards.map((card) => card.key))
-      // keep the final lines; drop the lines of the cards quoted again, which get a new one
-      yield* BatchResults.rewrite(
-        input.out.value,
-        loaded.results.filter((result) => BatchResults.isFinal(result) || !retried.has(result.key))
-      )
-      pending = cards.filter((card) => !finished.has(card.key))
-    }
-    const skipped = cards.length - pending.length
-    yield* say(
-      `batch: ${cards.length} card(s) from ${input.file}` +
-        (skipped > 0 ? `, ${skipped} finished earlier (skipped)` : "") +
-        `, ${input.concurrency} at a time` +
-        Option.match(input.out, { onNone: () => "", onSome: (out) => `, results in ${out}` })
+    const earlier = Option.match(loaded, { onNone: () => [], onSome: ({ results }) => results })
+    const finished = new Set(earlier.filter(BatchResults.isFinal).map((result) => result.key))
+    const pending = unique.filter((card) => !finished.has(card.key))
+    const writer = yield* Effect.transposeMapOption(
+      target,
+      (target) =>
+        BatchResults.writer(
+          target.path,
+          new BatchResults.Header({ format: "gcx-batch-results", version: 2, keyId: BatchKey.id(key) }),
+          earlier
+        )
     )
+    const skipped = unique.length - pending.length
+    yield* say(
+      `batch: ${rows.length} card(s) from ${Text.safe(input.file)}` +
+        (skipped > 0 ? `, ${skipped} finished earlier (skipped)` : "") +
+        (duplicates.length > 0 ? `, ${duplicates.length} duplicate row(s) (quoted once)` : "") +
+        `, ${input.concurrency} at a time` +
+        Option.match(input.out, { onNone: () => "", onSome: (out) => `, results in ${Text.safe(out)}` })
+    )
+    for (const { firstLine, line } of duplicates) {
+      yield* say(`line ${line}: the same card as line ${firstLine}, quoted once`)
+    }
 
+    const initial: Summary = {
+      total: rows.length,
+      skipped,
+      duplicates: duplicates.length,
+      completed: 0,
+      failures: new Map(),
+      code: ExitCode.ExitCode.Completed
+    }
     const summary = yield* Effect.scoped(Effect.gen(function*() {
-      const display = mode === "json" ? undefined : yield* Render.batch(mode, pending.length)
+      const display = mode === "json" ? undefined : yield* BatchDisplay.make(mode, pending.length)
       const record = ({ error, result }: Outcome) =>
         Effect.zipRight(
-          Option.match(input.out, { onNone: () => Effect.void, onSome: (out) => BatchResults.append(out, result) }),
+          Option.match(writer, { onNone: () => Effect.void, onSome: (writer) => writer.record(result) }),
           display === undefined
             ? Console.log(BatchResults.encode(result))
             : display.finished(outcomeLine(result), Option.isNone(error))
@@ -226,10 +253,7 @@ export const run = (
           Stream.mapEffect((item) => outcomeOf(pending, item)),
           Stream.filterMap((outcome) => outcome),
           Stream.tap(record),
-          Stream.runFold(
-            { total: cards.length, skipped, completed: 0, failures: new Map(), code: ExitCode.ExitCode.Completed },
-            count
-          )
+          Stream.runFold(initial, count)
         )
     }))
     yield* say(`summary\n${summaryTable(summary)}`)
@@ -243,23 +267,23 @@ export const command = Command.make(
     file: Args.file({ name: "file", exists: "yes" }).pipe(
       Args.withDescription("CSV (header cardNumber,pinNumber,productLineId) or JSON lines with those fields")
     ),
-    concurrency: Options.integer("concurrency").pipe(
-      Options.withPseudoName("n"),
-      Options.withSchema(Schema.Int.pipe(Schema.positive())),
+    concurrency: Flag.number("concurrency", "n", { integer: true, min: 1 }).pipe(
       Options.withDescription("how many cards are quoted at a time (default 4)"),
       Options.withDefault(4)
     ),
     out: Options.file("out").pipe(
       Options.withPseudoName("results.jsonl"),
-      Options.withDescription("results file, one JSON line per card; re-running with it skips finished cards"),
+      Options.withDescription(
+        "results file, one JSON line per card, written whole each time; re-running with it skips finished cards, " +
+          "wherever their rows are now. Its key file <out>.key (or GCX_BATCH_KEY) must stay with it. " +
+          "Refused: the batch file itself, or an existing file that is not a gcx results file"
+      ),
       Options.optional
     ),
     json: Options.boolean("json").pipe(
       Options.withDescription("print each card's result line on stdout instead of the progress display")
     ),
-    metricsPort: Options.integer("metrics-port").pipe(
-      Options.withPseudoName("port"),
-      Options.withSchema(Schema.Int.pipe(Schema.between(1, 65_535))),
+    metricsPort: Flag.number("metrics-port", "port", { integer: true, min: 1, max: 65_535 }).pipe(
       Options.withDescription("serve Prometheus metrics at http://127.0.0.1:<port>/metrics while the batch runs"),
       Options.optional
     ),
@@ -276,4 +300,11 @@ export const command = Command.make(
       Effect.provide(Connection.pollerLayer(connection)),
       Effect.provide(Telemetry.prometheus(metricsPort))
     )
-).pipe(Command.withDescription("Quote every card of a CSV or JSON-lines file"))
+).pipe(
+  Command.withDescription(
+    Help.describe("Quote every card of a CSV or JSON-lines file", [
+      ...Help.connectionVariables,
+      ["GCX_BATCH_KEY", "key of the results file's card fingerprints, 16 characters or more (default: <out>.key, 0600)"]
+    ])
+  )
+)

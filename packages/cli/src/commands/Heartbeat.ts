@@ -13,6 +13,9 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Connection from "../Connection.js"
+import * as Help from "../Help.js"
+import * as Reachability from "../Reachability.js"
+import * as Text from "../Text.js"
 
 /**
  * Calls the heartbeat and prints one line: the status, the round trip of the
@@ -35,7 +38,7 @@ export const run = (
     const roundTripMillis = Duration.toMillis(result.latency)
     const traceId = Option.getOrUndefined(result.traceId)
     if (options.json) {
-      return yield* Console.log(JSON.stringify({
+      return yield* Console.log(Text.json({
         ok: true,
         httpStatus: result.httpStatus,
         baseUrl: config.baseUrl,
@@ -46,11 +49,11 @@ export const run = (
         ...(traceId === undefined ? {} : { traceId })
       }))
     }
-    yield* Console.log(
+    yield* Console.log(Text.safe(
       `heartbeat OK: HTTP ${result.httpStatus} from ${config.baseUrl} in ${roundTripMillis} ms` +
         ` (${totalMillis} ms with the token request${result.attempts > 1 ? `, ${result.attempts} attempts` : ""})` +
         (traceId === undefined ? "" : `, trace ${traceId}`)
-    )
+    ))
   })
 
 /** The `heartbeat` command. */
@@ -60,5 +63,9 @@ export const command = Command.make(
     json: Options.boolean("json").pipe(Options.withDescription("print the answer as one JSON object")),
     connection: Connection.options
   },
-  ({ connection, json }) => run({ json }).pipe(Effect.provide(Connection.layer(connection)))
-).pipe(Command.withDescription("Check that the service can be reached with the configured credentials"))
+  ({ connection, json }) => run({ json }).pipe(Reachability.explain, Effect.provide(Connection.layer(connection)))
+).pipe(
+  Command.withDescription(
+    Help.describe("Check that the service can be reached with the configured credentials", Help.connectionVariables)
+  )
+)

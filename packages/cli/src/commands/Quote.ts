@@ -16,7 +16,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Connection from "../Connection.js"
+import * as Help from "../Help.js"
 import * as Polling from "../Polling.js"
+import * as Reachability from "../Reachability.js"
 import * as Render from "../Render.js"
 
 /** The outcome of a quote's event stream: the completed quote, or the quote's error. */
@@ -73,6 +75,7 @@ export const command = Command.make(
   },
   ({ card, connection, pin, product, ...options }) =>
     run({ cardNumber: card, pinNumber: pin, productLineId: product }, options).pipe(
+      Reachability.explain,
       Effect.provide(Connection.pollerLayer(connection))
     )
-).pipe(Command.withDescription("Quote one card and follow its progress"))
+).pipe(Command.withDescription(Help.describe("Quote one card and follow its progress", Help.connectionVariables)))

@@ -13,19 +13,16 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import { CliError, ExitCode } from "../ExitCode.js"
+import * as Flag from "../Flag.js"
+import * as Help from "../Help.js"
 
 /** The port `gcx sandbox` listens on by default, as `pnpm sandbox` does. */
 export const defaultPort = 4010
 
-const nonNegative = Schema.Number.pipe(Schema.nonNegative())
-
 /** The flags of `gcx sandbox`. */
 export const options = {
-  port: Options.integer("port").pipe(
-    Options.withPseudoName("n"),
-    Options.withSchema(Schema.Int.pipe(Schema.between(0, 65535))),
+  port: Flag.number("port", "n", { integer: true, min: 0, max: 65535 }).pipe(
     Options.withDescription(`port of the API (default ${defaultPort}; 0: a free port)`),
     Options.withDefault(defaultPort)
   ),
@@ -39,15 +36,11 @@ export const options = {
     Options.withDescription("stage segment of the quote paths (default sandbox)"),
     Options.optional
   ),
-  timeScale: Options.float("time-scale").pipe(
-    Options.withPseudoName("x"),
-    Options.withSchema(nonNegative),
+  timeScale: Flag.number("time-scale", "x", { min: 0 }).pipe(
     Options.withDescription("multiply scenario durations (default 1; 0.1 = ten times faster)"),
     Options.optional
   ),
-  tokenLifetime: Options.integer("token-lifetime").pipe(
-    Options.withPseudoName("seconds"),
-    Options.withSchema(nonNegative),
+  tokenLifetime: Flag.number("token-lifetime", "seconds", { integer: true, min: 0 }).pipe(
     Options.withDescription("access token lifetime in seconds (default 3600)"),
     Options.optional
   ),
@@ -111,4 +104,9 @@ export const command = Command.make(
   "sandbox",
   options,
   (flags) => Effect.flatMap(sandboxOptions(flags), run)
-).pipe(Command.withDescription("Run the sandbox: a simulated partner service with scenario cards and faults"))
+).pipe(Command.withDescription(
+  Help.describe(
+    "Run the sandbox: a simulated partner service with scenario cards and faults; it prints the GCX_* variables that point gcx at it",
+    []
+  )
+))

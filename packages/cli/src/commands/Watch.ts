@@ -12,7 +12,9 @@ import type * as Quote from "@gcx/core/Quote"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
 import * as Effect from "effect/Effect"
 import * as Connection from "../Connection.js"
+import * as Help from "../Help.js"
 import * as Polling from "../Polling.js"
+import * as Reachability from "../Reachability.js"
 import { follow } from "./Quote.js"
 
 /** Tracks a transaction to its end; fails with its error. */
@@ -37,5 +39,5 @@ export const command = Command.make(
     connection: Connection.options
   },
   ({ connection, transactionId, ...options }) =>
-    run(transactionId, options).pipe(Effect.provide(Connection.pollerLayer(connection)))
-).pipe(Command.withDescription("Resume tracking one transaction"))
+    run(transactionId, options).pipe(Reachability.explain, Effect.provide(Connection.pollerLayer(connection)))
+).pipe(Command.withDescription(Help.describe("Resume tracking one transaction", Help.connectionVariables)))

@@ -1,0 +1,131 @@
+/**
+ * The key of a batch's fingerprints. A card is recognised on a later run by
+ * its fingerprint, an HMAC-SHA-256 of its number, PIN and product line
+ * (`fingerprint`). The key is never written in the results file: without it,
+ * a fingerprint cannot be tested against candidate card numbers.
+ *
+ * Where the key comes from, first found:
+ * 1. `GCX_BATCH_KEY`: at least 16 characters (for a results file shared by
+ *    several machines, or kept in a secret store);
+ * 2. the key file beside the results file, `<results>.key`: 32 random bytes
+ *    in hex, created with mode 0600 when a new results file is started.
+ *
+ * The results file records the key's id (`keyId`, an HMAC of a fixed label:
+ * it tells a wrong key from the right one and reveals nothing of it). A
+ * results file with results and no key, a key whose id differs, or a key file
+ * that others may read is a `BatchKeyError` (exit code 2), before any quote.
+ * Without `--out`, a key is drawn for the run: it only finds duplicate rows.
+ */
+import type * as PlatformError from "@effect/platform/Error"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { createHmac, randomBytes } from "node:crypto"
+import type * as BatchFile from "./BatchFile.js"
+
+/** The key could not be used: missing, not the one the results file was written with, or unsafe. */
+export class BatchKeyError extends Data.TaggedError("BatchKeyError")<{
+  readonly reason: "Missing" | "Mismatch" | "Unsafe" | "Invalid"
+  readonly message: string
+}> {}
+
+/** A batch key (its bytes never leave this module but through HMACs). */
+export interface BatchKey {
+  readonly secret: Redacted.Redacted<Uint8Array>
+  /** Where it came from, for messages: `GCX_BATCH_KEY`, the key file's path, or `this run`. */
+  readonly source: string
+}
+
+/** `GCX_BATCH_KEY`: the batch key, when set. */
+export const variable: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.redacted("GCX_BATCH_KEY").pipe(
+  Config.option
+)
+
+const hmac = (key: BatchKey, text: string): string =>
+  createHmac("sha256", Redacted.value(key.secret)).update(text).digest("hex")
+
+/** The id of a key, stored in the results file: an HMAC of a fixed label, 16 hex digits. */
+export const id = (key: BatchKey): string => hmac(key, "gcx batch key id").slice(0, 16)
+
+/** The fingerprint of a card: an HMAC-SHA-256 of its number, PIN and product line, 32 hex digits. */
+export const fingerprint = (key: BatchKey, row: BatchFile.Row): string =>
+  hmac(
+    key,
+    ["gcx card v1", Redacted.value(row.card.cardNumber), Redacted.value(row.card.pinNumber), row.card.productLineId]
+      .join("\n")
+  ).slice(0, 32)
+
+/** A key drawn for one run (no results file). */
+export const ephemeral: Effect.Effect<BatchKey> = Effect.sync(() => ({
+  secret: Redacted.make(new Uint8Array(randomBytes(32))),
+  source: "this run"
+}))
+
+/** The key file of a results file. */
+export const keyFile = (results: string): string => `${results}.key`
+
+const fromText = (text: string, source: string): BatchKey => ({
+  secret: Redacted.make(new TextEncoder().encode(text.trim())),
+  source
+})
+
+/**
+ * The key of the results file at `results` (its real path): `GCX_BATCH_KEY`,
+ * or its key file, created when `keyId` is none (a new results file), and
+ * checked against `keyId` otherwise.
+ */
+export const resolve = (
+  results: string,
+  keyId: Option.Option<string>
+): Effect.Effect<
+  BatchKey,
+  BatchKeyError | ConfigError.ConfigError | PlatformError.PlatformError,
+  FileSystem.FileSystem
+> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = keyFile(results)
+    const fromVariable = yield* variable
+    const key = yield* Option.match(fromVariable, {
+      onSome: (value) =>
+        Redacted.value(value).trim().length < 16
+          ? Effect.fail(
+            new BatchKeyError({ reason: "Invalid", message: "GCX_BATCH_KEY must have at least 16 characters" })
+          )
+          : Effect.succeed(fromText(Redacted.value(value), "GCX_BATCH_KEY")),
+      onNone: () =>
+        Effect.gen(function*() {
+          if (yield* fs.exists(path)) {
+            const info = yield* fs.stat(path)
+            if ((info.mode & 0o077) !== 0) {
+              return yield* new BatchKeyError({
+                reason: "Unsafe",
+                message: `the batch key file ${path} may be read by others: chmod 600 it`
+              })
+            }
+            return fromText(yield* fs.readFileString(path), path)
+          }
+          if (Option.isSome(keyId)) {
+            return yield* new BatchKeyError({
+              reason: "Missing",
+              message: `the key of ${results} is missing: neither ${path} nor GCX_BATCH_KEY is there, ` +
+                `so its finished cards cannot be recognised (restore the key, or move ${results} away to start over)`
+            })
+          }
+          const text = randomBytes(32).toString("hex")
+          yield* fs.writeFileString(path, `${text}\n`, { flag: "wx", mode: 0o600 })
+          return fromText(text, path)
+        })
+    })
+    if (Option.isSome(keyId) && keyId.value !== id(key)) {
+      return yield* new BatchKeyError({
+        reason: "Mismatch",
+        message: `the batch key from ${key.source} is not the one ${results} was written with (key id ${keyId.value})`
+      })
+    }
+    return key
+  })
