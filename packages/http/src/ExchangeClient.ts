@@ -38,6 +38,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as ExchangeConfig from "./ExchangeConfig.js"
+import { refuseRedirects } from "./internal/redirects.js"
 import * as Transport from "./internal/transport.js"
 import * as RetryBudget from "./RetryBudget.js"
 import * as RetryPolicy from "./RetryPolicy.js"
@@ -264,8 +265,10 @@ export const make = (): Effect.Effect<
     // only from its own span, so `propagateTrace` sends the call's.
     const client = (yield* HttpClient.HttpClient).pipe(
       HttpClient.withTracerDisabledWhen(() => true),
-      HttpClient.mapRequestEffect(propagateTrace)
+      HttpClient.mapRequestEffect(propagateTrace),
+      refuseRedirects
     )
+    const limits: Transport.Limits = { timeout: config.requestTimeout, maxResponseBytes: config.maxResponseBytes }
     const budget = yield* RetryBudget.make(config.retry.budget)
     const stage = Option.getOrUndefined(config.stage)
 
@@ -298,7 +301,7 @@ export const make = (): Effect.Effect<
             [Routes.Headers.previousAttempts]: String(previousAttempts)
           })
           return Effect.flatMap(
-            Transport.send(client, authorized, config.requestTimeout, context),
+            Transport.send(client, authorized, limits, context),
             (answer): Effect.Effect<Answered<A>, ClientError> => {
               const finishedAt = clock.unsafeCurrentTimeMillis()
               if (!Transport.isSuccess(answer.status)) {

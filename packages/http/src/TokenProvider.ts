@@ -24,6 +24,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 import * as ExchangeConfig from "./ExchangeConfig.js"
+import { refuseRedirects } from "./internal/redirects.js"
 import * as Transport from "./internal/transport.js"
 
 /** The token provider. */
@@ -109,8 +110,20 @@ export const fetchToken = (
       : identity,
     HttpClientRequest.bodyUrlParams(form)
   )
-  return Transport.send(client, request, config.requestTimeout, {}).pipe(
-    Effect.mapError((error) => tokenError(`the token endpoint gave no answer: ${error.message}`)),
+  return Transport.send(
+    client,
+    request,
+    { timeout: config.requestTimeout, maxResponseBytes: config.maxResponseBytes },
+    {}
+  ).pipe(
+    Effect.mapError((error) =>
+      error._tag === "TransportError"
+        ? tokenError(`the token endpoint gave no answer: ${error.message}`)
+        : tokenError(`the token endpoint's answer was refused: ${error.message}`, {
+          ...(error.httpStatus !== undefined ? { httpStatus: error.httpStatus } : {}),
+          ...(error.traceId !== undefined ? { traceId: error.traceId } : {})
+        })
+    ),
     Effect.flatMap((answer) => {
       const traceId = Errors.headerValue(answer.headers, Routes.Headers.traceId)
       const known = { httpStatus: answer.status, ...(traceId !== undefined ? { traceId } : {}) }
@@ -153,7 +166,7 @@ export const make: Effect.Effect<
 > = Effect.gen(
   function*() {
     const config = yield* ExchangeConfig.ExchangeConfig
-    const client = yield* HttpClient.HttpClient
+    const client = refuseRedirects(yield* HttpClient.HttpClient)
     const scope = yield* Effect.scope
     const state = yield* SynchronizedRef.make<State>({ cached: Option.none(), inFlight: Option.none() })
 
