@@ -11,6 +11,7 @@ import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Errors from "@gcx/core/Errors"
 import { scrubDigits } from "@gcx/core/Redaction"
+import * as TolerantReader from "@gcx/core/TolerantReader"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
@@ -19,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import * as Body from "./body.js"
 import { isRedirect } from "./redirects.js"
 
@@ -268,16 +269,17 @@ export const isSuccess = (status: number): boolean => status >= 200 && status < 
 export type JsonDecoder<A> = (
   answer: Answer,
   context: Errors.UnexpectedContext
-) => Either.Either<A, Errors.UnexpectedResponse>
+) => Either.Either<TolerantReader.Read<A>, Errors.UnexpectedResponse>
 
 /**
- * A decoder of answers whose JSON body must decode with `schema`. A body that
- * is not JSON or does not decode is an `UnexpectedResponse` naming the failing
+ * A decoder of answers whose JSON body must decode with `schema`, dropping the
+ * optional hints of `shape` it cannot read (`TolerantReader`). A body that is
+ * not JSON or does not decode is an `UnexpectedResponse` naming the failing
  * paths (never the values) with what is known of the request; never a defect.
  * Build it once per schema: it runs synchronously, without an Effect per answer.
  */
-export const jsonDecoder = <A, I>(schema: Schema.Schema<A, I>): JsonDecoder<A> => {
-  const decode = Schema.decodeUnknownEither(schema)
+export const jsonDecoder = <A, I>(schema: Schema.Schema<A, I>, shape: TolerantReader.Shape): JsonDecoder<A> => {
+  const decode = TolerantReader.decoder(schema, shape)
   return (answer, context) => {
     let json: unknown
     try {
