@@ -237,19 +237,22 @@ export const send = (
   client.execute(request).pipe(
     Effect.catchAll((error) => Effect.fail(fromHttpClientError(request, context, error))),
     Effect.flatMap((response) =>
-      Effect.flatMap(
-        Effect.catchAll(
-          // A redirect's body is not wanted: reading none of it cancels it.
-          Body.read(response, isRedirect(response.status) ? 0 : limits.maxResponseBytes),
-          (error) => Effect.fail(fromHttpClientError(request, context, error))
-        ),
-        (body): Effect.Effect<Answer, Errors.UnexpectedResponse> =>
-          isRedirect(response.status)
-            ? Effect.fail(unexpected(request, context, response, "Redirect", limits.maxResponseBytes))
-            : body._tag === "TooLarge"
-            ? Effect.fail(unexpected(request, context, response, "TooLarge", limits.maxResponseBytes))
-            : Effect.succeed({ status: response.status, headers: response.headers, body: body.text })
-      )
+      isRedirect(response.status)
+        // A redirect's body is not wanted: reading none of it cancels it (a 304 may have none at all).
+        ? Effect.zipRight(
+          Effect.ignore(Body.read(response, 0)),
+          Effect.fail(unexpected(request, context, response, "Redirect", limits.maxResponseBytes))
+        )
+        : Effect.flatMap(
+          Effect.catchAll(
+            Body.read(response, limits.maxResponseBytes),
+            (error) => Effect.fail(fromHttpClientError(request, context, error))
+          ),
+          (body): Effect.Effect<Answer, Errors.UnexpectedResponse> =>
+            body._tag === "TooLarge"
+              ? Effect.fail(unexpected(request, context, response, "TooLarge", limits.maxResponseBytes))
+              : Effect.succeed({ status: response.status, headers: response.headers, body: body.text })
+        )
     ),
     (effect) => timeoutFail(effect, limits.timeout, () => transportError(request, context, "Timeout")),
     redactingSecrets
