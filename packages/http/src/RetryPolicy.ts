@@ -180,7 +180,10 @@ const logAnnotations = (error: RetryableError): Record<string, unknown> => {
  *   attempts only.
  * - A 401 (`Unauthorized`) is retried once, at once and without drawing from the
  *   budget: `attempt` is expected to have invalidated the refused token. It
- *   counts as an attempt. A second 401 fails the call.
+ *   counts as an attempt. A second 401 in a row fails the call; a 401 after
+ *   another failure (a lost answer, a 503) gets its own recovery, so that a POST
+ *   whose earlier attempt may have been processed is not given up on a token
+ *   that expired while it was retried.
  * - `attempts` (on the result, on service errors and in `RetryInfo`) counts
  *   every attempt of the request: the `previousAttempts` given plus those of
  *   this call. So `previousAttempts: error.attempts` resumes a failed call.
@@ -234,7 +237,7 @@ export const execute = <A, E extends RetryableError, R>(options: {
               Effect.flatMap(budget.take, (granted) =>
                 granted
                   ? retry({ ...next, delay }).pipe(
-                    Effect.zipRight(loop(attempt + 1, Duration.sum(retryDelay, delay), reauthorized, stillUncertain))
+                    Effect.zipRight(loop(attempt + 1, Duration.sum(retryDelay, delay), false, stillUncertain))
                   )
                   : Effect.logDebug(`retry budget exhausted; ${operation} fails`).pipe(
                     Effect.annotateLogs(logAnnotations(error)),

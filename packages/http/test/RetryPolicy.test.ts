@@ -264,6 +264,16 @@ describe("RetryPolicy.execute", () => {
       expect(refused._tag === "Left" && refused.left).toMatchObject({ _tag: "Unauthorized", attempts: 2 })
     }))
 
+  it.effect("a 401 after another failure gets its own recovery: a POST whose answer was lost is not given up", () =>
+    Effect.gen(function*() {
+      const lost = new Errors.TransportError({ message: "reset", reason: "Reset" })
+      const { fiber, sent } = yield* scripted([unauthorized, lost, unauthorized], { operation: "createQuote" })
+      yield* TestClock.adjust("1 minute")
+      const result = yield* Fiber.join(fiber)
+      expect(yield* Ref.get(sent)).toEqual([0, 1, 2, 3])
+      expect(result._tag === "Right" && result.right.attempts).toBe(4)
+    }))
+
   it.effect("tells the retry hook about every retry", () =>
     Effect.gen(function*() {
       const seen = yield* Ref.make<ReadonlyArray<RetryPolicy.RetryInfo>>([])
