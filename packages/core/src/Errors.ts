@@ -101,10 +101,16 @@ export class TransportError extends Schema.TaggedError<TransportError>()("Transp
   reason: Schema.Literal("Connect", "Reset", "Timeout", "Aborted", "Other")
 }) {}
 
-/** The answer's body did not decode as what the status promised. */
-export class UnexpectedResponse
-  extends Schema.TaggedError<UnexpectedResponse>()("UnexpectedResponse", ServiceErrorFields)
-{}
+/**
+ * The answer could not be used: its body did not decode as what the status
+ * promised (`reason` absent), it was a redirect, which gcx never follows
+ * (`Redirect`: the message names the status and the `Location`), or it was
+ * larger than the client's `maxResponseBytes` and was not read (`TooLarge`).
+ */
+export class UnexpectedResponse extends Schema.TaggedError<UnexpectedResponse>()("UnexpectedResponse", {
+  ...ServiceErrorFields,
+  reason: opt(Schema.Literal("Redirect", "TooLarge"))
+}) {}
 
 // Catch-all.
 

@@ -5,6 +5,7 @@
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Card } from "./Card.js"
+import type { Shape } from "./TolerantReader.js"
 import { Money, optional, Timestamp, WireNumber } from "./Wire.js"
 
 /** The body of the POST quote (spec 2.1). */
@@ -27,6 +28,14 @@ export class QuoteResponse extends Schema.Class<QuoteResponse>("@gcx/core/QuoteR
   responseTimestamp: optional(Timestamp),
   expectedCompletionTime: optional(WireNumber)
 }) {}
+
+/**
+ * The optional hints of a `QuoteResponse` that the SDK does without when it
+ * cannot read them (`TolerantReader`): the card values and the ids are not among them.
+ */
+export const responseHints: Shape = {
+  hints: { percentComplete: WireNumber, responseTimestamp: Timestamp, expectedCompletionTime: WireNumber }
+}
 
 /** A quote whose check is complete: the card's balance and the value offered for it. */
 export class CompletedQuote extends Schema.Class<CompletedQuote>("@gcx/core/CompletedQuote")({

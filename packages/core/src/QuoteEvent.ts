@@ -43,9 +43,17 @@ export class StepCompleted extends Schema.TaggedClass<StepCompleted>()("StepComp
   completionTime: optional(Timestamp)
 }) {}
 
-/** A transient failure is being retried after `delay`. */
+/**
+ * A transient failure is being retried after `delay`. `attempt` is the number
+ * of the request about to be sent, counted from the first request that failed
+ * in a row (the client's retries and the poller's polls alike), so it never
+ * restarts during an outage. A retry of the POST comes before `Submitted`,
+ * when no transaction exists yet: its `transactionId` is empty and its
+ * `requestId` names the request.
+ */
 export class Retrying extends Schema.TaggedClass<Retrying>()("Retrying", {
   ...base,
+  requestId: optional(Schema.String),
   attempt: Schema.Number,
   delay: Schema.DurationFromMillis,
   reason: Schema.String

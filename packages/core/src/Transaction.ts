@@ -3,7 +3,8 @@
  * spelled exactly as the service spells them (`createrid`, `updatedTimespamp`).
  */
 import * as Schema from "effect/Schema"
-import { QuoteRequest, QuoteResponse } from "./Quote.js"
+import { QuoteRequest, QuoteResponse, responseHints } from "./Quote.js"
+import type { Shape } from "./TolerantReader.js"
 import { optional, Timestamp, WireNumber } from "./Wire.js"
 
 /** The step tags the service is known to use, in the order they run. */
@@ -35,3 +36,22 @@ export class TransactionStatus extends Schema.Class<TransactionStatus>("@gcx/cor
   response: QuoteResponse,
   request: optional(QuoteRequest)
 }) {}
+
+/**
+ * The optional hints of a `TransactionStatus` that the SDK does without when
+ * it cannot read them (`TolerantReader`): everything but the quote's ids,
+ * `isCompleted` and card values. Steps only feed progress events.
+ */
+export const statusHints: Shape = {
+  hints: {
+    entityid: Schema.String,
+    createrid: WireNumber,
+    createdTimestamp: Timestamp,
+    updatedTimespamp: Timestamp,
+    steps: Schema.Array(Step),
+    percentComplete: WireNumber,
+    completionTime: Timestamp,
+    request: QuoteRequest
+  },
+  nested: { response: responseHints }
+}

@@ -24,6 +24,9 @@ export * as Redaction from "./Redaction.js"
 /** Paths and header names. */
 export * as Routes from "./Routes.js"
 
+/** Reading answers whose optional hints are unreadable. */
+export * as TolerantReader from "./TolerantReader.js"
+
 /** The token endpoint's answers. */
 export * as Token from "./Token.js"
 

@@ -63,8 +63,35 @@ describe("money is BigDecimal", () => {
   }, runs)
 
   it("keeps every digit of a decimal string", () => {
-    const amount = Schema.decodeUnknownSync(Wire.Money)("12345678901234.567")
-    expect(BigDecimal.format(amount)).toBe("12345678901234.567")
+    const amount = Schema.decodeUnknownSync(Wire.Money)("123456789012.5678")
+    expect(BigDecimal.format(amount)).toBe("123456789012.5678")
+  })
+
+  it("accepts only what a card can carry: at least 0, 12 integer digits, 4 decimal places", () => {
+    const decode = Schema.decodeUnknownEither(Wire.Money)
+    const accepted = [0, "0", 100.5, "100.50", "0.0001", 999_999_999_999.9999, "000123.4500", " 42 "]
+    for (const amount of accepted) expect([amount, decode(amount)._tag]).toEqual([amount, "Right"])
+    const refused = [
+      -12.5,
+      "-12.5",
+      "-0",
+      -0,
+      "1e-50000000",
+      "1e400",
+      1e-7,
+      "0.00001",
+      "1234567890123",
+      1e13,
+      0.1 + 0.2,
+      "+5",
+      ".5",
+      "5.",
+      "0x10",
+      "",
+      "NaN",
+      "1".repeat(100_000)
+    ]
+    for (const amount of refused) expect([amount, decode(amount)._tag]).toEqual([amount, "Left"])
   })
 })
 

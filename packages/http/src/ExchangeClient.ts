@@ -8,6 +8,12 @@
  *   redacted header names, so Effect's request logging and tracing hide them.
  * - Answers decode with @gcx/core's schemas; non-2xx answers go through
  *   `Errors.fromResponse`; a body that does not decode is `UnexpectedResponse`.
+ *   An optional hint that cannot be read (`expectedCompletionTime`,
+ *   `percentComplete`, a timestamp: `TolerantReader`) is dropped and the
+ *   answer used without it; each client logs a warning naming the field (never
+ *   its value) the first time it drops it.
+ * - A redirect is never followed (`UnexpectedResponse`, reason `Redirect`), and
+ *   no more than `maxResponseBytes` of an answer is read (reason `TooLarge`).
  * - Retries follow `RetryPolicy`: a retried request keeps its requestId and
  *   counts `previousAttempts` up, so a retried POST creates no second
  *   transaction (service-notes.md). A POST whose outcome stays unknown fails
@@ -38,6 +44,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as ExchangeConfig from "./ExchangeConfig.js"
+import { refuseRedirects } from "./internal/redirects.js"
 import * as Transport from "./internal/transport.js"
 import * as Metrics from "./Metrics.js"
 import * as RetryBudget from "./RetryBudget.js"
@@ -180,8 +187,9 @@ const quoteBody = (card: Card.Card): HttpBody.HttpBody => {
 }
 
 // Compiled once: decoding an answer is then a plain function call.
-const decodeQuote = Transport.jsonDecoder(Quote.QuoteResponse)
-const decodeTransaction = Transport.jsonDecoder(Transaction.TransactionStatus)
+const decodeQuote = Transport.jsonDecoder(Quote.QuoteResponse, Quote.responseHints)
+const decodeTransaction = Transport.jsonDecoder(Transaction.TransactionStatus, Transaction.statusHints)
+const readNothing: Transport.JsonDecoder<void> = () => Either.right({ value: undefined, dropped: [] })
 
 const failureAttributes = (error: ClientError | Errors.InvalidCardInput): Record<string, unknown> => {
   const attributes: Record<string, unknown> = { error: error._tag }
@@ -265,8 +273,10 @@ export const make = (): Effect.Effect<
     // only from its own span, so `propagateTrace` sends the call's.
     const client = (yield* HttpClient.HttpClient).pipe(
       HttpClient.withTracerDisabledWhen(() => true),
-      HttpClient.mapRequestEffect(propagateTrace)
+      HttpClient.mapRequestEffect(propagateTrace),
+      refuseRedirects
     )
+    const limits: Transport.Limits = { timeout: config.requestTimeout, maxResponseBytes: config.maxResponseBytes }
     const budget = yield* RetryBudget.make(config.retry.budget)
     const stage = Option.getOrUndefined(config.stage)
 
@@ -277,6 +287,17 @@ export const make = (): Effect.Effect<
         headers: { [Routes.Headers.apiKey]: Redacted.value(config.apiKey) }
       })
     const heartbeatRequest = request("GET", Routes.heartbeatPath)
+
+    // The hints this client has already said it dropped: each is logged once, however often it comes.
+    const droppedHints = new Set<string>()
+    const logDropped = (paths: ReadonlyArray<string>) =>
+      Effect.forEach(paths, (field) => {
+        if (droppedHints.has(field)) return Effect.void
+        droppedHints.add(field)
+        return Effect.logWarning("the service sent an optional field that cannot be read; it is ignored").pipe(
+          Effect.annotateLogs({ field })
+        )
+      }, { discard: true })
     const quoteRequest = request("POST", Routes.quotePath(stage))
 
     /**
@@ -288,7 +309,7 @@ export const make = (): Effect.Effect<
       operation: RetryPolicy.Operation,
       request: HttpClientRequest.HttpClientRequest,
       context: { readonly requestId: string; readonly transactionId?: string | undefined },
-      read: (answer: Transport.Answer, context: Errors.UnexpectedContext) => Either.Either<A, Errors.ServiceError>,
+      read: Transport.JsonDecoder<A>,
       previousAttempts: number
     ): Effect.Effect<Answered<A>, ClientError> =>
       Effect.flatMap(tokens.get, (token) =>
@@ -300,7 +321,7 @@ export const make = (): Effect.Effect<
             [Routes.Headers.previousAttempts]: String(previousAttempts)
           })
           return Effect.flatMap(
-            Transport.send(client, authorized, config.requestTimeout, context).pipe(Metrics.timeRequest(operation)),
+            Transport.send(client, authorized, limits, context).pipe(Metrics.timeRequest(operation)),
             (answer): Effect.Effect<Answered<A>, ClientError> => {
               const finishedAt = clock.unsafeCurrentTimeMillis()
               if (!Transport.isSuccess(answer.status)) {
@@ -310,14 +331,18 @@ export const make = (): Effect.Effect<
                   : Effect.fail(error)
               }
               const traceId = Transport.header(answer, Routes.Headers.traceId)
-              const value = read(answer, { ...context, httpStatus: answer.status, traceId })
-              return Either.isLeft(value) ? Effect.fail(value.left) : Effect.succeed({
-                value: value.right,
+              const decoded = read(answer, { ...context, httpStatus: answer.status, traceId })
+              if (Either.isLeft(decoded)) return Effect.fail(decoded.left)
+              const answered = Effect.succeed({
+                value: decoded.right.value,
                 httpStatus: answer.status,
                 headers: answer.headers,
                 traceId: Option.fromNullable(traceId),
                 latency: Duration.millis(finishedAt - startedAt)
               })
+              return decoded.right.dropped.length === 0
+                ? answered
+                : Effect.zipRight(logDropped(decoded.right.dropped), answered)
             }
           )
         }))
@@ -327,7 +352,7 @@ export const make = (): Effect.Effect<
       operation: RetryPolicy.Operation,
       request: HttpClientRequest.HttpClientRequest,
       context: { readonly requestId: string; readonly transactionId?: string | undefined },
-      read: (answer: Transport.Answer, context: Errors.UnexpectedContext) => Either.Either<A, Errors.ServiceError>,
+      read: Transport.JsonDecoder<A>,
       options: { readonly onRetry?: CallOptions["onRetry"]; readonly previousAttempts?: number }
     ) =>
       RetryPolicy.execute({
@@ -357,7 +382,7 @@ export const make = (): Effect.Effect<
     const heartbeat = Effect.gen(function*() {
       const requestId = Ids.makeRequestId()
       yield* annotate({ requestId })
-      const result = yield* call("heartbeat", heartbeatRequest, { requestId }, () => Either.void, {})
+      const result = yield* call("heartbeat", heartbeatRequest, { requestId }, readNothing, {})
       yield* annotate(successAttributes(result))
       return { ...callInfo(result), httpStatus: result.httpStatus, latency: result.latency } satisfies HeartbeatResult
     }).pipe(traced("ExchangeClient.heartbeat"))

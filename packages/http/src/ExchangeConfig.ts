@@ -44,6 +44,10 @@ export interface Service {
   readonly apiKey: Redacted.Redacted<string>
   /** The longest wait for one HTTP answer, body included. */
   readonly requestTimeout: Duration.Duration
+  /** The most bytes read from one answer; a larger one is an `UnexpectedResponse` (reason `TooLarge`). */
+  readonly maxResponseBytes: number
+  /** The shortest time between two token requests, whatever lifetimes or refusals the servers send. */
+  readonly minTokenInterval: Duration.Duration
   readonly retry: RetryPolicy.Settings
 }
 
@@ -62,6 +66,10 @@ export interface RetryOptions {
 export interface Tuning {
   /** Default: 10 seconds. */
   readonly requestTimeout?: Duration.DurationInput | undefined
+  /** The most bytes read from one answer. Default 1 MiB (`defaultMaxResponseBytes`). */
+  readonly maxResponseBytes?: number | undefined
+  /** The shortest time between two token requests. Default 1 second (`defaultMinTokenInterval`). */
+  readonly minTokenInterval?: Duration.DurationInput | undefined
   readonly retry?: RetryOptions | undefined
 }
 
@@ -98,6 +106,12 @@ export const variables = [
 
 /** The default per-request timeout. */
 export const defaultRequestTimeout: Duration.Duration = Duration.seconds(10)
+
+/** The default cap on the bytes read from one answer: 1 MiB. */
+export const defaultMaxResponseBytes = 1_048_576
+
+/** The default shortest time between two token requests. */
+export const defaultMinTokenInterval: Duration.Duration = Duration.seconds(1)
 
 /** The stage segment an environment uses when none is configured. */
 export const defaultStage = (environment: Environment): Option.Option<string> => {
@@ -202,6 +216,14 @@ export const make = (options: Options): Either.Either<Service, ConfigError.Confi
     clientSecret: field("clientSecret", checkSecret(options.clientSecret)),
     apiKey: field("apiKey", checkSecret(options.apiKey)),
     requestTimeout: field("requestTimeout", checkDuration(options.requestTimeout ?? defaultRequestTimeout, true)),
+    maxResponseBytes: field(
+      "maxResponseBytes",
+      checkNumber(options.maxResponseBytes ?? defaultMaxResponseBytes, 1, true)
+    ),
+    minTokenInterval: field(
+      "minTokenInterval",
+      checkDuration(options.minTokenInterval ?? defaultMinTokenInterval, false)
+    ),
     retry: resolveRetry(options.retry)
   }).pipe(Either.map((resolved) => ({
     ...resolved,

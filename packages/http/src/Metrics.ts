@@ -115,12 +115,13 @@ export const recordRequest = (
 
 /**
  * Times a request on the `Clock` into `http.client.request.duration`: its
- * answer's status, or the reason of the `TransportError` it failed with.
+ * answer's status (also when the answer was refused, e.g. a redirect or a body
+ * past the size cap), or the reason of the `TransportError` it failed with.
  */
 export const timeRequest = (operation: Operation) =>
-<A extends { readonly status: number }, R>(
-  self: Effect.Effect<A, Errors.TransportError, R>
-): Effect.Effect<A, Errors.TransportError, R> =>
+<A extends { readonly status: number }, E extends Errors.TransportError | Errors.UnexpectedResponse, R>(
+  self: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
   Effect.clockWith((clock) => {
     const startedAt = clock.unsafeCurrentTimeMillis()
     return self.pipe(
@@ -128,7 +129,15 @@ export const timeRequest = (operation: Operation) =>
         onSuccess: (answer) =>
           recordRequest(operation, clock.unsafeCurrentTimeMillis() - startedAt, { status: answer.status }),
         onFailure: (error) =>
-          recordRequest(operation, clock.unsafeCurrentTimeMillis() - startedAt, { errorType: error.reason })
+          recordRequest(
+            operation,
+            clock.unsafeCurrentTimeMillis() - startedAt,
+            error._tag === "TransportError"
+              ? { errorType: error.reason }
+              : error.httpStatus !== undefined
+              ? { status: error.httpStatus }
+              : { errorType: error._tag }
+          )
       })
     )
   })

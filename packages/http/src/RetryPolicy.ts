@@ -61,29 +61,36 @@ export interface Attempted<A> {
 
 const postRetryReasons: ReadonlyArray<Errors.TransportError["reason"]> = ["Connect", "Reset", "Timeout"]
 
-/** A failure after which the request may have been processed: no answer, a cut-off one, or a garbled 2xx. */
+/**
+ * A failure after which the request may have been processed: no answer, a
+ * cut-off one, a garbled 2xx, or an answer too large to read.
+ */
 const leavesOutcomeUnknown = (error: RetryableError): boolean =>
   (error._tag === "TransportError" && error.reason !== "Connect" && error.reason !== "Aborted") ||
-  isGarbledSuccess(error)
+  isGarbledSuccess(error) || isUnread(error)
 
 /** A 2xx answer whose body did not decode: the request was processed, its answer is unreadable. */
 const isGarbledSuccess = (error: RetryableError): boolean =>
-  error._tag === "UnexpectedResponse" && error.httpStatus !== undefined && error.httpStatus >= 200 &&
-  error.httpStatus < 300
+  error._tag === "UnexpectedResponse" && error.reason === undefined && error.httpStatus !== undefined &&
+  error.httpStatus >= 200 && error.httpStatus < 300
+
+/** An answer larger than the client reads (`maxResponseBytes`): whatever it said is unknown, as if lost. */
+const isUnread = (error: RetryableError): boolean => error._tag === "UnexpectedResponse" && error.reason === "TooLarge"
 
 /**
  * Whether the client retries `error` (with backoff) for this `operation`.
  * Unlike `Errors.isTransient`, which says whether a condition may pass by
  * itself, this is the client's decision for one operation.
  * - POST quote: 500, 503 (and 502, 504), 429, connection refused, reset or
- *   timed out, and a 2xx whose body did not decode (the answer was lost in
- *   effect). It is retried with the same requestId and `previousAttempts + 1`,
- *   so the service replays the original answer if an earlier attempt was
- *   processed: that is what makes a retry after a 500 safe.
+ *   timed out, a 2xx whose body did not decode and an answer past the size cap
+ *   (the answer was lost in effect). It is retried with the same requestId and
+ *   `previousAttempts + 1`, so the service replays the original answer if an
+ *   earlier attempt was processed: that is what makes a retry after a 500 safe.
  * - GET and heartbeat: every transient error (500 included).
  * - Token endpoint: 429, 5xx, or no answer.
  * - Never: card outcomes, MerchantUnavailable, request faults, other
- *   undecodable answers, and 401 (which gets its own single retry, see `execute`).
+ *   undecodable answers, redirects (never followed, and not transient), and
+ *   401 (which gets its own single retry, see `execute`).
  *
  * `uncertain` says that an earlier attempt of the same POST may have been
  * processed (it got no answer, a cut-off one or a garbled 2xx): the POST is then
@@ -104,7 +111,7 @@ export const shouldRetry = (operation: Operation, error: RetryableError, uncerta
     case "ServerError":
       return true
     case "UnexpectedResponse":
-      return operation === "createQuote" && isGarbledSuccess(error)
+      return operation === "createQuote" && (isGarbledSuccess(error) || isUnread(error))
     default:
       return Errors.isRetryable(error)
   }

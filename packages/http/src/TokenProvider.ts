@@ -3,6 +3,14 @@
  * cached in a `SynchronizedRef` and refreshed ahead of expiry, with at most
  * one token request in flight: concurrent callers share it. A failed request
  * is not cached. The token is `Redacted` and never logged.
+ *
+ * Whatever the token endpoint says, the provider keeps its own bounds:
+ * - `access_token` must be a non-empty run of visible ASCII characters (at
+ *   most 16 KiB) and `expires_in` a finite positive number, else `TokenError`;
+ * - a lifetime is capped at 24 hours;
+ * - two token requests start at least `minTokenInterval` apart (default 1 s),
+ *   whatever the reason (expiry, refresh ahead, a 401, a failed request): a
+ *   caller that needs a new token sooner waits for it.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -13,6 +21,7 @@ import * as Token from "@gcx/core/Token"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -24,6 +33,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 import * as ExchangeConfig from "./ExchangeConfig.js"
+import { refuseRedirects } from "./internal/redirects.js"
 import * as Transport from "./internal/transport.js"
 import * as Metrics from "./Metrics.js"
 
@@ -68,6 +78,12 @@ interface State {
 export const refreshMargin = (lifetimeMillis: number): number =>
   Math.min(Math.max(60_000, lifetimeMillis / 10), lifetimeMillis / 2)
 
+/** The longest lifetime a token is kept for, whatever its `expires_in`: 24 hours. */
+export const maxLifetimeMillis = 24 * 60 * 60 * 1000
+
+/** What an access token may be: it goes into a header as it is. */
+const accessTokenPattern = /^[\x21-\x7e]{1,16384}$/
+
 const tokenError = (message: string, props: Omit<ConstructorParameters<typeof Errors.TokenError>[0], "message"> = {}) =>
   new Errors.TokenError({ message, ...props })
 
@@ -110,9 +126,21 @@ export const fetchToken = (
       : identity,
     HttpClientRequest.bodyUrlParams(form)
   )
-  return Transport.send(client, request, config.requestTimeout, {}).pipe(
+  return Transport.send(
+    client,
+    request,
+    { timeout: config.requestTimeout, maxResponseBytes: config.maxResponseBytes },
+    {}
+  ).pipe(
     Metrics.timeRequest("token"),
-    Effect.mapError((error) => tokenError(`the token endpoint gave no answer: ${error.message}`)),
+    Effect.mapError((error) =>
+      error._tag === "TransportError"
+        ? tokenError(`the token endpoint gave no answer: ${error.message}`)
+        : tokenError(`the token endpoint's answer was refused: ${error.message}`, {
+          ...(error.httpStatus !== undefined ? { httpStatus: error.httpStatus } : {}),
+          ...(error.traceId !== undefined ? { traceId: error.traceId } : {})
+        })
+    ),
     Effect.flatMap((answer) => {
       const traceId = Errors.headerValue(answer.headers, Routes.Headers.traceId)
       const known = { httpStatus: answer.status, ...(traceId !== undefined ? { traceId } : {}) }
@@ -132,9 +160,22 @@ export const fetchToken = (
       return Option.match(parseJson(answer.body), {
         onNone: () => Effect.fail(tokenError("the token response is not JSON", known)),
         onSome: (json) =>
-          Effect.mapError(
-            decodeTokenResponse(json),
-            (error) => tokenError(`the token response did not decode: ${describeParseIssue(error.issue)}`, known)
+          decodeTokenResponse(json).pipe(
+            Effect.mapError((error) =>
+              tokenError(`the token response did not decode: ${describeParseIssue(error.issue)}`, known)
+            ),
+            Effect.filterOrFail(
+              (response) => response.expires_in > 0,
+              () => tokenError("the token response's expires_in is not a positive number of seconds", known)
+            ),
+            Effect.filterOrFail(
+              (response) => accessTokenPattern.test(Redacted.value(response.access_token)),
+              () =>
+                tokenError(
+                  "the token response's access_token is empty, too long or not made of visible ASCII characters",
+                  known
+                )
+            )
           )
       })
     }),
@@ -156,14 +197,21 @@ export const make: Effect.Effect<
 > = Effect.gen(
   function*() {
     const config = yield* ExchangeConfig.ExchangeConfig
-    const client = yield* HttpClient.HttpClient
+    const client = refuseRedirects(yield* HttpClient.HttpClient)
     const scope = yield* Effect.scope
     const state = yield* SynchronizedRef.make<State>({ cached: Option.none(), inFlight: Option.none() })
 
+    const minInterval = Duration.toMillis(config.minTokenInterval)
+    // When the last token request started; only one runs at a time, so a variable serves.
+    let lastStartedAt = -Infinity
+
     const request = Effect.gen(function*() {
+      const wait = lastStartedAt + minInterval - (yield* Clock.currentTimeMillis)
+      if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
       const startedAt = yield* Clock.currentTimeMillis
+      lastStartedAt = startedAt
       const response = yield* fetchToken(config, client)
-      const lifetime = Math.max(0, response.expires_in) * 1000
+      const lifetime = Math.min(response.expires_in * 1000, maxLifetimeMillis)
       const expiresAt = startedAt + lifetime
       return { token: response.access_token, expiresAt, refreshAt: expiresAt - refreshMargin(lifetime) }
     })

@@ -178,7 +178,8 @@ describe("TokenProvider", () => {
         body: { error: "invalid_client", error_description: "unknown client" },
         headers: { "SVC-TRACE-ID": "trace-1" }
       }
-      const { count, provider } = yield* setup([refused, token("t1")])
+      // no spacing between token requests: this test is about the failure alone
+      const { count, provider } = yield* setup([refused, token("t1")], { minTokenInterval: 0 })
       const error = yield* Effect.flip(provider.get)
       expect(error._tag).toBe("TokenError")
       expect(error).toMatchObject({ httpStatus: 400, oauthError: "invalid_client", traceId: "trace-1" })
@@ -198,7 +199,7 @@ describe("TokenProvider", () => {
 
   it.scoped("invalidate drops the token; invalidateToken only if it is still the cached one", () =>
     Effect.gen(function*() {
-      const { count, provider } = yield* setup([token("t1"), token("t2"), token("t3")])
+      const { count, provider } = yield* setup([token("t1"), token("t2"), token("t3")], { minTokenInterval: 0 })
       const t1 = yield* provider.get
       yield* provider.invalidate
       const t2 = yield* provider.get
@@ -209,6 +210,32 @@ describe("TokenProvider", () => {
       expect(yield* count).toBe(2)
       yield* provider.invalidateToken(t2)
       expect(yield* value(provider.get)).toBe("t3")
+    }))
+
+  it.scoped("two token requests start at least minTokenInterval apart, whatever the lifetime", () =>
+    Effect.gen(function*() {
+      // a 10 ms token, refused at once by the API: without the spacing, a token request per call
+      const { count, provider } = yield* setup([token("t1", 0.01), token("t2", 0.01)])
+      expect(yield* value(provider.get)).toBe("t1")
+      yield* provider.invalidate
+      const waiting = yield* Effect.fork(value(provider.get))
+      yield* TestClock.adjust("999 millis")
+      expect(yield* count).toBe(1)
+      expect(yield* Fiber.poll(waiting)).toEqual(Option.none())
+      yield* TestClock.adjust("1 millis")
+      expect(yield* Fiber.join(waiting)).toBe("t2")
+      expect(yield* count).toBe(2)
+    }))
+
+  it.scoped("a lifetime is capped at 24 h: expires_in 1e308 does not overflow into a request per call", () =>
+    Effect.gen(function*() {
+      const { count, provider } = yield* setup([token("t1", 1e308), token("t2", 3600)])
+      expect(yield* value(provider.get)).toBe("t1")
+      yield* TestClock.adjust("20 hours")
+      expect(yield* value(provider.get)).toBe("t1")
+      expect(yield* count).toBe(1)
+      yield* TestClock.adjust("4 hours")
+      expect(yield* value(provider.get)).toBe("t2")
     }))
 
   it.scoped("the token never shows in the provider's printed form", () =>

@@ -5,7 +5,7 @@
  * `QuoteJournal` until its outcome is known.
  */
 import type { Card, Errors } from "@gcx/core"
-import { Quote, QuoteEvent, Redaction } from "@gcx/core"
+import { Ids, Quote, QuoteEvent, Redaction } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
@@ -13,6 +13,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -225,10 +226,26 @@ export const make = (
      * `Submitted` is published on the bus; a quote the POST answered completed
      * comes with its terminal event (published too), and needs no GET.
      */
-    const submit = (request: QuoteInput, options: QuoteOptions) =>
+    const submit = (
+      request: QuoteInput,
+      options: QuoteOptions,
+      onRetry: (event: QuoteEvent.Retrying) => Effect.Effect<void> = () => Effect.void
+    ) =>
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function*() {
-          const created = yield* restore(client.createQuote(request, { requestId: options.requestId }))
+          // Chosen here, so that the POST's Retrying events can name it before the service answers.
+          const requestId = options.requestId ?? Ids.makeRequestId()
+          const created = yield* restore(client.createQuote(request, {
+            requestId,
+            onRetry: (info) =>
+              Effect.flatMap(DateTime.now, (timestamp) => {
+                const event = Tracking.retrying(
+                  { transactionId: "", timestamp, attempt: info.attempt, delay: info.delay, requestId },
+                  info.error
+                )
+                return Effect.zipRight(bus.publish(event), onRetry(event))
+              })
+          }))
           const timestamp = yield* DateTime.now
           const card = maskedCard(request)
           const productLineId = request instanceof Quote.QuoteRequest
@@ -280,11 +297,20 @@ export const make = (
       )
 
     // One span per quote, parent of its POST and of every GET (which run with the caller's FiberRefs).
+    // The POST's retries reach the stream as they happen: the POST runs beside it and its events go through a queue.
     const quote: Service["quote"] = (request, options = {}) =>
       Stream.unwrapScoped(Effect.gen(function*() {
-        const { finished, submitted, target } = yield* submit(request, options)
-        if (finished !== undefined) return Stream.make(submitted, finished)
-        return Stream.concat(Stream.succeed(submitted), yield* watchStream([target], options))
+        const retries = yield* Queue.unbounded<Take.Take<QuoteEvent.QuoteEvent, Errors.QuoteFailure>>()
+        const posting = yield* submit(request, options, (event) => Queue.offer(retries, Take.of(event))).pipe(
+          Effect.onExit((exit) => Queue.offer(retries, Exit.isSuccess(exit) ? Take.end : Take.failCause(exit.cause))),
+          Effect.forkScoped
+        )
+        const rest = Stream.unwrapScoped(Effect.gen(function*() {
+          const { finished, submitted, target } = yield* Fiber.join(posting)
+          if (finished !== undefined) return Stream.make(submitted, finished)
+          return Stream.concat(Stream.succeed(submitted), yield* watchStream([target], options))
+        }))
+        return Stream.concat(Stream.fromQueue(retries).pipe(Stream.flattenTake), rest)
       })).pipe(
         (events) => Metrics.meterQuoteStream(events, QuoteEvent.isTerminal),
         Stream.withSpan("QuotePoller.quote", { captureStackTrace: false })

@@ -179,6 +179,26 @@ describe("QuotePoller timing (TestClock)", () => {
       expect(retrying._tag === "Retrying" && [retrying.attempt, Duration.toMillis(retrying.delay)]).toEqual([2, 250])
     }))
 
+  it.effect("Retry-After is waited for before the next GET and shown as the Retrying delay", () =>
+    Effect.gen(function*() {
+      const hinted = new Errors.ServiceUnavailable({ message: "HTTP 503", httpStatus: 503, retryAfterMillis: 3000 })
+      const { calls, events } = yield* run([hinted, status(100, true)], { schedule: noJitter })
+      expect(calls).toEqual([0, 3000])
+      const retrying = events[0]!
+      expect(retrying._tag === "Retrying" && Duration.toMillis(retrying.delay)).toBe(3000)
+    }))
+
+  it.effect("a Retry-After past the deadline is cut short by it: PollTimeout on time", () =>
+    Effect.gen(function*() {
+      const hinted = new Errors.ServiceUnavailable({ message: "HTTP 503", httpStatus: 503, retryAfterMillis: 600_000 })
+      const { calls, events } = yield* run([hinted], { schedule: noJitter, deadline: "5 seconds" })
+      expect(calls).toEqual([0])
+      const retrying = events[0]!
+      expect(retrying._tag === "Retrying" && Duration.toMillis(retrying.delay)).toBe(5000)
+      const last = events.at(-1)!
+      expect(last._tag === "Failed" && [last.error._tag, last.timestamp.epochMillis]).toEqual(["PollTimeout", 5000])
+    }))
+
   it.effect("a card outcome is one Failed event with its user message", () =>
     Effect.gen(function*() {
       const invalid = new Errors.InvalidCard({ message: "m", userMessage: "Check the PIN", httpStatus: 400 })

@@ -1,13 +1,17 @@
 /**
- * One HTTP exchange: send a request, read the whole answer within the request
- * timeout, and turn every failure to get an answer into a `TransportError`
- * with a reason. Never leaks the request (its headers and body) into an error.
+ * One HTTP exchange: send a request, read the answer (at most a cap of bytes)
+ * within the request timeout, and turn every failure to get an answer into a
+ * `TransportError` with a reason. A redirect or an answer over the cap is an
+ * `UnexpectedResponse`. Never leaks the request (its headers and body) into an
+ * error.
  */
 import * as Headers from "@effect/platform/Headers"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Errors from "@gcx/core/Errors"
+import { scrubDigits } from "@gcx/core/Redaction"
+import * as TolerantReader from "@gcx/core/TolerantReader"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
@@ -16,7 +20,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
+import * as Body from "./body.js"
+import { isRedirect } from "./redirects.js"
 
 /** An HTTP answer, read in full. */
 export interface Answer {
@@ -174,24 +180,81 @@ export const timeoutFail = <A, E, R, E2>(
     )
   })
 
+/** What bounds one exchange. */
+export interface Limits {
+  /** The longest wait for the whole answer, body included. */
+  readonly timeout: Duration.Duration
+  /** The most bytes of body read; a larger answer is an `UnexpectedResponse` (reason `TooLarge`). */
+  readonly maxResponseBytes: number
+}
+
+/** A `Location` as an error may name it: quoted, control characters escaped, long runs of digits masked, cut short. */
+const describeLocation = (location: string | undefined): string =>
+  location === undefined
+    ? "without a Location"
+    : `to ${JSON.stringify(scrubDigits(location.length > 200 ? `${location.slice(0, 200)}...` : location))}`
+
+const unexpected = (
+  request: HttpClientRequest.HttpClientRequest,
+  context: RequestContext,
+  response: { readonly status: number; readonly headers: Headers.Headers },
+  reason: "Redirect" | "TooLarge",
+  maxResponseBytes: number
+): Errors.UnexpectedResponse => {
+  const traceId = response.headers["svc-trace-id"]
+  return new Errors.UnexpectedResponse({
+    reason,
+    message: reason === "Redirect"
+      ? `${describeRequest(request)}: HTTP ${response.status} redirect ${
+        describeLocation(response.headers["location"])
+      }; gcx never follows redirects`
+      : `${
+        describeRequest(request)
+      }: the answer (HTTP ${response.status}) is larger than ${maxResponseBytes} bytes; it was not read`,
+    httpStatus: response.status,
+    ...(traceId !== undefined ? { traceId } : {}),
+    ...(context.requestId !== undefined ? { requestId: context.requestId } : {}),
+    ...(context.transactionId !== undefined ? { transactionId: context.transactionId } : {})
+  })
+}
+
 /**
- * Sends `request` and reads its whole answer within `timeout`. A missing or
+ * Sends `request` and reads its answer within `limits.timeout`. A missing or
  * cut-off answer fails with a `TransportError` (`Timeout` when the time ran
- * out; the request is then aborted). Any status is an `Answer`: mapping
- * statuses to errors is the caller's job.
+ * out; the request is then aborted). A redirect (3xx), never followed, fails
+ * with an `UnexpectedResponse` naming the status and the `Location`; a body
+ * over `limits.maxResponseBytes` is not read past the cap and fails with an
+ * `UnexpectedResponse` (`TooLarge`). Any other status is an `Answer`: mapping
+ * statuses to errors is the caller's job. The client is expected to refuse
+ * redirects itself (`refuseRedirects`).
  */
 export const send = (
   client: HttpClient.HttpClient,
   request: HttpClientRequest.HttpClientRequest,
-  timeout: Duration.Duration,
+  limits: Limits,
   context: RequestContext
-): Effect.Effect<Answer, Errors.TransportError> =>
+): Effect.Effect<Answer, Errors.TransportError | Errors.UnexpectedResponse> =>
   client.execute(request).pipe(
-    Effect.flatMap((response) =>
-      Effect.map(response.text, (body): Answer => ({ status: response.status, headers: response.headers, body }))
-    ),
     Effect.catchAll((error) => Effect.fail(fromHttpClientError(request, context, error))),
-    (effect) => timeoutFail(effect, timeout, () => transportError(request, context, "Timeout")),
+    Effect.flatMap((response) =>
+      isRedirect(response.status)
+        // A redirect's body is not wanted: reading none of it cancels it (a 304 may have none at all).
+        ? Effect.zipRight(
+          Effect.ignore(Body.read(response, 0)),
+          Effect.fail(unexpected(request, context, response, "Redirect", limits.maxResponseBytes))
+        )
+        : Effect.flatMap(
+          Effect.catchAll(
+            Body.read(response, limits.maxResponseBytes),
+            (error) => Effect.fail(fromHttpClientError(request, context, error))
+          ),
+          (body): Effect.Effect<Answer, Errors.UnexpectedResponse> =>
+            body._tag === "TooLarge"
+              ? Effect.fail(unexpected(request, context, response, "TooLarge", limits.maxResponseBytes))
+              : Effect.succeed({ status: response.status, headers: response.headers, body: body.text })
+        )
+    ),
+    (effect) => timeoutFail(effect, limits.timeout, () => transportError(request, context, "Timeout")),
     redactingSecrets
   )
 
@@ -209,16 +272,17 @@ export const isSuccess = (status: number): boolean => status >= 200 && status < 
 export type JsonDecoder<A> = (
   answer: Answer,
   context: Errors.UnexpectedContext
-) => Either.Either<A, Errors.UnexpectedResponse>
+) => Either.Either<TolerantReader.Read<A>, Errors.UnexpectedResponse>
 
 /**
- * A decoder of answers whose JSON body must decode with `schema`. A body that
- * is not JSON or does not decode is an `UnexpectedResponse` naming the failing
+ * A decoder of answers whose JSON body must decode with `schema`, dropping the
+ * optional hints of `shape` it cannot read (`TolerantReader`). A body that is
+ * not JSON or does not decode is an `UnexpectedResponse` naming the failing
  * paths (never the values) with what is known of the request; never a defect.
  * Build it once per schema: it runs synchronously, without an Effect per answer.
  */
-export const jsonDecoder = <A, I>(schema: Schema.Schema<A, I>): JsonDecoder<A> => {
-  const decode = Schema.decodeUnknownEither(schema)
+export const jsonDecoder = <A, I>(schema: Schema.Schema<A, I>, shape: TolerantReader.Shape): JsonDecoder<A> => {
+  const decode = TolerantReader.decoder(schema, shape)
   return (answer, context) => {
     let json: unknown
     try {

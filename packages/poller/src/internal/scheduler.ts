@@ -106,8 +106,11 @@ interface Entry {
   due: number
   scheduleState: unknown
   polls: number
-  failuresInARow: number
+  /** Requests that failed since the last answer that could be used (the client's retries included). */
+  failedRequests: number
   unexpectedInARow: number
+  /** GETs in a row that ended in `Unauthorized`: the client's one 401 recovery failed each time. */
+  unauthorizedInARow: number
   tracking: Tracking.Tracking
   /** The latest `expectedCompletionTime` the service gave. */
   hint: number | undefined
@@ -116,11 +119,29 @@ interface Entry {
 /**
  * Whether the journal keeps a transaction after this terminal event: only
  * while its outcome is unknown and can still be learnt by resuming, that is
- * after `PollTimeout` and after failures of this client's own configuration.
+ * after `PollTimeout` and after failures of this client's own configuration
+ * or credentials (`Unauthorized`: revoked credentials).
  */
 export const keepsJournalEntry = (event: QuoteEvent.Terminal): boolean =>
   event._tag === "Failed" &&
-  ["PollTimeout", "TokenError", "InvalidApiKey", "PartnerNotFound", "MissingRequestId"].includes(event.error._tag)
+  ["PollTimeout", "TokenError", "InvalidApiKey", "PartnerNotFound", "MissingRequestId", "Unauthorized"].includes(
+    event.error._tag
+  )
+
+/**
+ * How many GETs in a row may end in `Unauthorized` (the client's one 401
+ * recovery, a new token, refused too) before the quote ends with it:
+ * credentials refused twice over are revoked, not expired.
+ */
+const maxUnauthorizedInARow = 2
+
+/** The `Retry-After` an error carries, if any. */
+const retryAfterOf = (error: Errors.QuoteFailure): number | undefined =>
+  "retryAfterMillis" in error ? error.retryAfterMillis : undefined
+
+/** The attempts a failed call made (1 when it does not say: a token failure, a scripted error). */
+const attemptsOf = (error: Errors.QuoteFailure): number =>
+  "attempts" in error && typeof error.attempts === "number" && error.attempts > 0 ? error.attempts : 1
 
 /** A transient token failure: no answer, 429 or 5xx from the token endpoint. */
 const isTransientTokenError = (error: Errors.QuoteFailure): boolean =>
@@ -128,11 +149,6 @@ const isTransientTokenError = (error: Errors.QuoteFailure): boolean =>
 
 /** How many undecodable answers in a row end a quote, as a service that keeps answering garbage will not recover. */
 const maxUnexpectedInARow = 3
-
-const reasonOf = (error: Errors.QuoteFailure): string => {
-  const status = "httpStatus" in error && error.httpStatus !== undefined ? ` (HTTP ${error.httpStatus})` : ""
-  return `${error._tag}${status}`
-}
 
 /**
  * Builds the engine; its fiber and every GET in flight end with `scope`. All
@@ -217,17 +233,11 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
       })
 
     const retrying = (entry: Entry, attempt: number, delay: Duration.Duration, error: Errors.QuoteFailure) =>
-      Effect.flatMap(timestampNow, (timestamp) =>
-        emit(
-          entry,
-          new QuoteEvent.Retrying({
-            transactionId: entry.transactionId,
-            timestamp,
-            attempt,
-            delay,
-            reason: reasonOf(error)
-          }, true)
-        ))
+      Effect.flatMap(
+        timestampNow,
+        (timestamp) =>
+          emit(entry, Tracking.retrying({ transactionId: entry.transactionId, timestamp, attempt, delay }, error))
+      )
 
     /** One GET of a transaction that is due, and what follows from its answer. */
     const poll = (entry: Entry) =>
@@ -238,15 +248,18 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
         if (remaining <= 0) return yield* timeout(entry)
         entry.polls += 1
         yield* Metrics.recordPoll
+        // Attempt numbers run on from the requests that failed before this GET: they never restart mid-outage.
+        const failedBefore = entry.failedRequests
         const answer = yield* client.getTransaction(transactionId, {
-          onRetry: (info: RetryPolicy.RetryInfo) => retrying(entry, info.attempt, info.delay, info.error)
+          onRetry: (info: RetryPolicy.RetryInfo) => retrying(entry, failedBefore + info.attempt, info.delay, info.error)
         }).pipe(Effect.either, Effect.timeoutOption(remaining))
         if (Option.isNone(answer)) return yield* timeout(entry)
         const result = answer.value
         const timestamp = yield* timestampNow
         if (Either.isRight(result)) {
-          entry.failuresInARow = 0
+          entry.failedRequests = 0
           entry.unexpectedInARow = 0
+          entry.unauthorizedInARow = 0
           const observed = Tracking.observe(entry.tracking, result.right.status, timestamp)
           entry.tracking = observed.tracking
           const terminal = observed.done ? observed.events.at(-1) as QuoteEvent.Terminal : undefined
@@ -258,12 +271,23 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
         }
         const error = result.left
         entry.unexpectedInARow = error._tag === "UnexpectedResponse" ? entry.unexpectedInARow + 1 : 0
-        const pollable = Errors.isRetryable(error) || isTransientTokenError(error) ||
+        entry.unauthorizedInARow = error._tag === "Unauthorized" ? entry.unauthorizedInARow + 1 : 0
+        const pollable = (Errors.isRetryable(error) && entry.unauthorizedInARow < maxUnauthorizedInARow) ||
+          isTransientTokenError(error) ||
           (error._tag === "UnexpectedResponse" && entry.unexpectedInARow < maxUnexpectedInARow)
         if (!pollable) return yield* finish(entry, new QuoteEvent.Failed({ transactionId, timestamp, error }, true))
-        entry.failuresInARow += 1
-        const delay = yield* plan(entry)
-        if (Option.isSome(delay)) yield* retrying(entry, entry.failuresInARow + 1, delay.value, error)
+        entry.failedRequests += attemptsOf(error)
+        // The schedule's delay, but never less than the service's Retry-After; the deadline cuts both short.
+        const retryAfter = retryAfterOf(error)
+        const delay = Option.map(
+          yield* plan(entry),
+          (delay) =>
+            retryAfter !== undefined && retryAfter > Duration.toMillis(delay) ? Duration.millis(retryAfter) : delay
+        )
+        if (Option.isSome(delay)) {
+          const left = Math.max(0, entry.deadline - (yield* clock.currentTimeMillis))
+          yield* retrying(entry, entry.failedRequests + 1, Duration.min(delay.value, Duration.millis(left)), error)
+        }
         return yield* arm(entry, delay)
       })
 
@@ -363,8 +387,9 @@ export const make = (dependencies: Dependencies): Effect.Effect<Scheduler, never
             due: 0,
             scheduleState: options.schedule.initial,
             polls: 0,
-            failuresInARow: 0,
+            failedRequests: 0,
             unexpectedInARow: 0,
+            unauthorizedInARow: 0,
             tracking: Tracking.initial(target.transactionId),
             hint: target.expectedCompletionTime
           }

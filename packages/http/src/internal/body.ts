@@ -1,0 +1,71 @@
+/**
+ * Reads an answer's body as text, never more than a cap of bytes: a hostile
+ * or broken server cannot make the client hold a body of any size in memory.
+ * - A `content-length` over the cap fails at once, without reading the body.
+ * - A `content-length` within the cap (and no `content-encoding`, which
+ *   `fetch` would decompress past the declared length) is read whole: HTTP
+ *   framing stops it at that length.
+ * - Anything else (chunked, compressed) is streamed and counted; the reading
+ *   stops at the first chunk past the cap, which cancels the body (the
+ *   connection is closed).
+ */
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+
+/** The body, or `TooLarge` when it is larger than the cap (what was read is dropped). */
+export type Body = { readonly _tag: "Text"; readonly text: string } | { readonly _tag: "TooLarge" }
+
+const tooLarge: Body = { _tag: "TooLarge" }
+
+/** The body declared length, when it bounds what will be read. */
+const declaredLength = (response: HttpClientResponse.HttpClientResponse): number | undefined => {
+  const encoding = response.headers["content-encoding"]
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== "identity") return undefined
+  const length = response.headers["content-length"]
+  return length !== undefined && /^\d{1,15}$/.test(length.trim()) ? Number(length) : undefined
+}
+
+const decoder = new TextDecoder()
+
+const concat = (chunks: ReadonlyArray<Uint8Array>, bytes: number): Uint8Array => {
+  if (chunks.length === 1) return chunks[0]!
+  const out = new Uint8Array(bytes)
+  let offset = 0
+  for (const chunk of chunks) {
+    out.set(chunk, offset)
+    offset += chunk.length
+  }
+  return out
+}
+
+/** Reads at most `maxBytes` of the body, then stops (see the module notes). */
+export const read = (
+  response: HttpClientResponse.HttpClientResponse,
+  maxBytes: number
+): Effect.Effect<Body, HttpClientError.ResponseError> => {
+  const declared = declaredLength(response)
+  if (declared !== undefined && declared <= maxBytes) {
+    return Effect.map(response.text, (text): Body => ({ _tag: "Text", text }))
+  }
+  return Effect.suspend(() => {
+    const chunks: Array<Uint8Array> = []
+    let bytes = 0
+    let over = declared !== undefined
+    return Stream.runForEachWhile(response.stream, (chunk) =>
+      Effect.sync(() => {
+        if (over) return false
+        bytes += chunk.length
+        if (bytes > maxBytes) {
+          over = true
+          chunks.length = 0
+          return false
+        }
+        chunks.push(chunk)
+        return true
+      })).pipe(
+        Effect.map((): Body => over ? tooLarge : { _tag: "Text", text: decoder.decode(concat(chunks, bytes)) })
+      )
+  })
+}
