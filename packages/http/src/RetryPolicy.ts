@@ -180,9 +180,11 @@ const logAnnotations = (error: RetryableError): Record<string, unknown> => {
  *   attempts only.
  * - A 401 (`Unauthorized`) is retried once, at once and without drawing from the
  *   budget: `attempt` is expected to have invalidated the refused token. It
- *   counts as an attempt. A second 401 in a row fails the call; a 401 after
- *   another failure gets its own recovery (the fresh token may have expired
- *   since, and giving up could lose a POST that was processed).
+ *   counts as an attempt. A second 401 in a row fails the call, unless an
+ *   earlier attempt may have been processed (a POST without an answer): then
+ *   it is retried with backoff within the cap and the budget, as giving up
+ *   would lose the transaction. A 401 after another failure gets its own
+ *   recovery (the fresh token may have expired since).
  * - `attempts` (on the result, on service errors and in `RetryInfo`) counts
  *   every attempt of the request: the `previousAttempts` given plus those of
  *   this call. So `previousAttempts: error.attempts` resumes a failed call.
@@ -224,12 +226,15 @@ export const execute = <A, E extends RetryableError, R>(options: {
         const fail = Effect.fail(recordAttempts(error, before + attempt, retryDelay))
         const next = { operation, attempt: before + attempt + 1, error }
         const stillUncertain = uncertain || leavesOutcomeUnknown(error)
-        if (error._tag === "Unauthorized") {
-          return reauthorized ? fail : retry({ ...next, delay: Duration.zero }).pipe(
+        if (error._tag === "Unauthorized" && !reauthorized) {
+          return retry({ ...next, delay: Duration.zero }).pipe(
             Effect.zipRight(loop(attempt + 1, retryDelay, true, stillUncertain))
           )
         }
-        if (attempt >= settings.maxAttempts || !shouldRetry(operation, error, stillUncertain)) return fail
+        // Two 401s in a row fail the call, unless an earlier attempt may have been processed: then the
+        // 401 is retried like a transient failure (backoff, cap, budget), so that the transaction is not lost.
+        const retryable = error._tag === "Unauthorized" ? stillUncertain : shouldRetry(operation, error, stillUncertain)
+        if (attempt >= settings.maxAttempts || !retryable) return fail
         return delayFor(settings, attempt, error).pipe(
           Effect.flatMap(Option.match({
             onNone: () => fail,

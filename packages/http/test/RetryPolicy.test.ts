@@ -291,6 +291,22 @@ describe("RetryPolicy.execute", () => {
       expect(result._tag === "Right" && result.right).toMatchObject({ value: "ok", attempts: 4 })
     }))
 
+  it.effect("a POST that may have been processed is not given up on two 401s in a row: retried within the cap", () =>
+    Effect.gen(function*() {
+      const lostAnswer = new Errors.TransportError({ message: "timed out", reason: "Timeout" })
+      const { fiber, sent } = yield* scripted([lostAnswer, unauthorized, unauthorized, unauthorized], {
+        operation: "createQuote"
+      })
+      yield* TestClock.adjust("10 seconds")
+      const result = yield* Fiber.join(fiber)
+      expect(yield* Ref.get(sent)).toEqual([0, 1, 2, 3, 4])
+      expect(result._tag === "Right" && result.right).toMatchObject({ value: "ok", attempts: 5 })
+      // with nothing uncertain, two 401s in a row still fail
+      const certain = yield* scripted([unauthorized, unauthorized], { operation: "createQuote" })
+      const refused = yield* Fiber.join(certain.fiber)
+      expect(refused._tag === "Left" && refused.left).toMatchObject({ _tag: "Unauthorized", attempts: 2 })
+    }))
+
   it.effect("tells the retry hook about every retry", () =>
     Effect.gen(function*() {
       const seen = yield* Ref.make<ReadonlyArray<RetryPolicy.RetryInfo>>([])
