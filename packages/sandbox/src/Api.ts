@@ -27,6 +27,9 @@ import type { Partner } from "./TestData.js"
 /** The largest request body accepted, in bytes; larger bodies answer 413. */
 export const maxBodyBytes = 16 * 1024
 
+/** The longest `requestId` accepted; it must be made of `A-Z`, `a-z`, `0-9`, `-` and `_`, else 400 `request.invalid.parameter`. */
+export const maxRequestIdLength = 128
+
 /** The header that guards the admin API. */
 export const adminKeyHeader = "x-admin-key"
 

@@ -46,6 +46,12 @@ export interface SandboxOptions {
   readonly faults?: ReadonlyArray<Faults.FaultRule> | undefined
   /** The level each request is logged at (method, route, status). Default `Debug`; `None` silences it. */
   readonly logLevel?: LogLevel.Literal | undefined
+  /**
+   * How many transactions (with their idempotency records) are kept. Past it,
+   * the oldest finished one is evicted first (the oldest one when none has
+   * finished). Default 100,000.
+   */
+  readonly maxTransactions?: number | undefined
   /** The partners. Default `TestData.partners`. */
   readonly partners?: ReadonlyArray<TestData.Partner> | undefined
   /** The product lines. Default `TestData.productLines`. */
@@ -94,7 +100,7 @@ export const make = (options: SandboxOptions = {}): Effect.Effect<Service, Serve
       productLines: options.productLines ?? TestData.productLines,
       requestLogLevel: LogLevel.fromLiteral(options.logLevel ?? "Debug")
     })
-    const store = yield* Store.make
+    const store = yield* Store.make({ maxTransactions: options.maxTransactions })
     const recorder = yield* Journal.makeRecorder
     const injector = yield* Faults.make({ seed: options.seed ?? 0, rules: options.faults ?? [] })
     const tokens = yield* Tokens.make({ lifetimeSeconds: options.tokenLifetimeSeconds ?? 3600 })

@@ -10,7 +10,16 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { Authorization, BadRequest, Caller, Heartbeat, NotFound, SandboxApi, Unauthorized } from "../Api.js"
+import {
+  Authorization,
+  BadRequest,
+  Caller,
+  Heartbeat,
+  maxRequestIdLength,
+  NotFound,
+  SandboxApi,
+  Unauthorized
+} from "../Api.js"
 import * as Journal from "../Journal.js"
 import * as Lifecycle from "../Lifecycle.js"
 import * as Scenarios from "../Scenarios.js"
@@ -22,6 +31,8 @@ import { SandboxConfig } from "./config.js"
 import { safeEqual } from "./credentials.js"
 
 const badRequest = (ErrorCode: string, Message: string) => Effect.fail(new BadRequest({ ErrorCode, Message }))
+
+const requestIdSyntax = new RegExp(`^[A-Za-z0-9_-]{1,${maxRequestIdLength}}$`)
 
 /** The bearer token, the partner, its x-api-key and the requestId header, checked in that order. */
 export const AuthorizationLive = Layer.effect(
@@ -54,6 +65,12 @@ export const AuthorizationLive = Layer.effect(
           const requestId = headers[Routes.Headers.requestId.toLowerCase()]?.trim() ?? ""
           if (requestId === "") {
             return yield* badRequest(ErrorBody.ErrorCodes.missingRequestId, "The requestId header is required")
+          }
+          if (!requestIdSyntax.test(requestId)) {
+            return yield* badRequest(
+              ErrorBody.ErrorCodes.invalidParameter,
+              `requestId must be 1 to ${maxRequestIdLength} characters of A-Z, a-z, 0-9, - and _`
+            )
           }
           return { partner, requestId }
         })

@@ -9,6 +9,7 @@ import { AdminAuthorizationLive, AdminLive } from "./admin.js"
 import { AuthLive } from "./auth.js"
 import { AuthorizationLive, ExchangeLive } from "./exchange.js"
 import * as Middleware from "./middleware.js"
+import type * as Routes from "./routes.js"
 
 const ApiLive = HttpApiBuilder.api(SandboxApi).pipe(
   Layer.provide([AuthLive, ExchangeLive, AdminLive]),
@@ -41,7 +42,7 @@ const withSecretHeaderNames = (names: ReadonlyArray<string | RegExp>): ReadonlyA
  * spans (`http.request.header.*`) show `secretHeaderNames` as redacted.
  */
 export const layer = (
-  role: Middleware.Role,
+  role: Routes.Role,
   server: Http.Server,
   listen: { readonly port: number; readonly host: string }
 ) =>
