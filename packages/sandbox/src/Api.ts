@@ -20,6 +20,7 @@ import * as Context from "effect/Context"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { FaultRule } from "./Faults.js"
+import * as Document from "./internal/document.js"
 import { Journal } from "./Journal.js"
 import { Summary } from "./Lifecycle.js"
 import type { Partner } from "./TestData.js"
@@ -79,6 +80,21 @@ export class PayloadTooLarge extends ErrorBody.ErrorBody.extend<PayloadTooLarge>
   HttpApiSchema.annotations({ status: 413 })
 ) {}
 
+/** 500 with an Error body (`ErrorCode: "Error"`): a defect, or an injected `status500` fault. */
+export class ServerError extends ErrorBody.ErrorBody.extend<ServerError>("ServerError")(
+  { _tag: memoryTag("ServerError") },
+  HttpApiSchema.annotations({ status: 500, description: "Internal error (or an injected status500 fault)" })
+) {}
+
+/** 503 with an Error body (`ErrorCode: "Service Unavailable"`), maybe with `Retry-After`: an injected `status503` fault. */
+export class ServiceUnavailable extends ErrorBody.ErrorBody.extend<ServiceUnavailable>("ServiceUnavailable")(
+  { _tag: memoryTag("ServiceUnavailable") },
+  HttpApiSchema.annotations({
+    status: 503,
+    description: "Service unavailable (an injected status503 fault); may carry Retry-After"
+  })
+) {}
+
 /** 400 with an RFC 6749 error body. */
 export class OAuthBadRequest extends Token.OAuthErrorBody.extend<OAuthBadRequest>("OAuthBadRequest")(
   { _tag: memoryTag("OAuthBadRequest") },
@@ -110,6 +126,8 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .addError(OAuthBadRequest)
       .addError(OAuthUnauthorized)
       .addError(PayloadTooLarge)
+      .addError(ServerError)
+      .addError(ServiceUnavailable)
       .annotate(OpenApi.Summary, "Get an access token (client credentials, secret in the form or a Basic header)")
   )
 {}
@@ -185,6 +203,8 @@ export class ExchangeGroup extends HttpApiGroup.make("exchange")
   )
   .addError(BadRequest)
   .addError(Unauthorized)
+  .addError(ServerError)
+  .addError(ServiceUnavailable)
   .middleware(Authorization)
 {}
 
@@ -246,6 +266,7 @@ export class SandboxApi extends HttpApi.make("sandbox")
   .add(ExchangeGroup)
   .add(AdminGroup)
   .annotateContext(OpenApi.annotations({
+    transform: Document.finish(quotePath),
     title: "gcx sandbox",
     version: "3",
     description: "A stateful simulator of the Gift Card Exchange Partner Service. The quote paths are served both " +

@@ -9,10 +9,10 @@
  * options.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Args from "./internal/args.js"
 import * as Sandbox from "./Sandbox.js"
 
@@ -51,7 +51,8 @@ const main = Either.match(Args.parse(process.argv.slice(2)), {
         return yield* Effect.never
       }).pipe(
         Effect.provide(Sandbox.layer(options)),
-        Effect.catchTag("ServeError", (error) => Effect.zipRight(Console.error(describeServeError(error)), exitWithUsageCode))
+        Effect.catchTag("ServeError", (error) =>
+          Effect.zipRight(Console.error(describeServeError(error)), exitWithUsageCode))
       )
 })
 

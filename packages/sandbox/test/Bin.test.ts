@@ -152,7 +152,10 @@ describe("pnpm sandbox", () => {
           const server = Net.createServer()
           server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
         }),
-        (server) => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
+        (server) =>
+          Effect.async<void>((resume) => {
+            server.close(() => resume(Effect.void))
+          })
       )
       const port = (taken.address() as Net.AddressInfo).port
       const { code, stderr, stdout } = yield* runToExit(["--port", String(port)])

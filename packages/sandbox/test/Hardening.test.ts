@@ -8,15 +8,7 @@ import { ErrorBody, Routes } from "@gcx/core"
 import { Api, Sandbox, TestData } from "@gcx/sandbox"
 import { Effect } from "effect"
 import * as Http from "node:http"
-import {
-  exchangeHeaders,
-  expectError,
-  getTransaction,
-  postQuote,
-  quoteBody,
-  type Reply,
-  tokenFor
-} from "./helpers.js"
+import { exchangeHeaders, expectError, getTransaction, postQuote, quoteBody, type Reply, tokenFor } from "./helpers.js"
 
 /**
  * Sends a request with its path exactly as written: `fetch` would normalize
@@ -162,7 +154,9 @@ layer(Sandbox.layer({ timeScale: 0.01 }), { excludeTestServices: true })("harden
           refused.push(
             yield* postQuote(server, exchangeHeaders(token, { requestId }), quoteBody(TestData.Cards.instant))
           )
-          refused.push(yield* getTransaction(server, exchangeHeaders(token, { requestId }), "1JXX657P9VCKN74WVFNBH75GWR"))
+          refused.push(
+            yield* getTransaction(server, exchangeHeaders(token, { requestId }), "1JXX657P9VCKN74WVFNBH75GWR")
+          )
         }
         expectError(refused, 400, ErrorBody.ErrorCodes.invalidParameter)
         for (const reply of refused) expect(reply.text).not.toContain("xxxxxxxx")
