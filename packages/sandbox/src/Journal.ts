@@ -5,15 +5,11 @@
  * secrets: no credentials, tokens, card numbers or PINs.
  */
 import { Wire } from "@gcx/core"
-import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import { globalValue } from "effect/GlobalValue"
-import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
-import * as Record from "effect/Record"
-import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { FaultKind } from "./Faults.js"
 
@@ -91,53 +87,54 @@ export class Recorder extends Context.Tag("@gcx/sandbox/Journal/Recorder")<Recor
   readonly reset: Effect.Effect<void>
 }>() {}
 
-interface State {
-  readonly requests: RequestCounts
-  readonly transactionsByRequestId: HashMap.HashMap<string, ReadonlyArray<string>>
-  readonly getsByTransactionId: HashMap.HashMap<string, number>
-  readonly entries: Chunk.Chunk<Entry>
-}
-
-const empty: State = {
-  requests: { token: 0, heartbeat: 0, createQuote: 0, getTransaction: 0, admin: 0, other: 0 },
-  transactionsByRequestId: HashMap.empty(),
-  getsByTransactionId: HashMap.empty(),
-  entries: Chunk.empty()
-}
-
-const append = (state: State, entry: Entry): State => {
-  const { requestId, route, transactionId } = entry
-  const created = route === "createQuote" && transactionId !== undefined && requestId !== undefined
-  const read = route === "getTransaction" && transactionId !== undefined
-  const entries = Chunk.append(state.entries, entry)
-  return {
-    requests: { ...state.requests, [route]: state.requests[route] + 1 },
-    transactionsByRequestId: created
-      ? HashMap.modifyAt(state.transactionsByRequestId, requestId, (ids) =>
-        Option.some(Option.match(ids, {
-          onNone: () => [transactionId],
-          onSome: (ids) => ids.includes(transactionId) ? ids : [...ids, transactionId]
-        })))
-      : state.transactionsByRequestId,
-    getsByTransactionId: read
-      ? HashMap.modifyAt(state.getsByTransactionId, transactionId, (n) => Option.some(Option.getOrElse(n, () => 0) + 1))
-      : state.getsByTransactionId,
-    // Trimmed in batches, so that appending stays cheap under load.
-    entries: Chunk.size(entries) > 2 * maxEntries ? Chunk.takeRight(entries, maxEntries) : entries
-  }
-}
-
-const toJournal = (state: State): Journal => ({
-  requests: state.requests,
-  transactionsByRequestId: Record.fromEntries(state.transactionsByRequestId),
-  getsByTransactionId: Record.fromEntries(state.getsByTransactionId),
-  entries: Chunk.toReadonlyArray(Chunk.takeRight(state.entries, maxEntries))
+const emptyCounts = (): { -readonly [K in keyof RequestCounts]: number } => ({
+  token: 0,
+  heartbeat: 0,
+  createQuote: 0,
+  getTransaction: 0,
+  admin: 0,
+  other: 0
 })
 
-/** Builds an empty journal. */
-export const makeRecorder: Effect.Effect<Recorder["Type"]> = Effect.map(Ref.make(empty), (state) =>
-  Recorder.of({
-    record: (entry) => Ref.update(state, (current) => append(current, entry)),
-    snapshot: Effect.map(Ref.get(state), toJournal),
-    reset: Ref.set(state, empty)
-  }))
+/**
+ * Builds an empty journal. Its state lives in plain maps and an array touched
+ * only inside `Effect.sync`, so each record is atomic on the single JavaScript
+ * thread and costs a few map operations.
+ */
+export const makeRecorder: Effect.Effect<Recorder["Type"]> = Effect.sync(() => {
+  let requests = emptyCounts()
+  let transactionsByRequestId = new Map<string, Array<string>>()
+  let getsByTransactionId = new Map<string, number>()
+  let entries: Array<Entry> = []
+  const append = (entry: Entry): void => {
+    const { requestId, route, transactionId } = entry
+    requests[route]++
+    if (route === "createQuote" && transactionId !== undefined && requestId !== undefined) {
+      const ids = transactionsByRequestId.get(requestId)
+      if (ids === undefined) transactionsByRequestId.set(requestId, [transactionId])
+      else if (!ids.includes(transactionId)) ids.push(transactionId)
+    } else if (route === "getTransaction" && transactionId !== undefined) {
+      getsByTransactionId.set(transactionId, (getsByTransactionId.get(transactionId) ?? 0) + 1)
+    }
+    entries.push(entry)
+    // Trimmed in batches, so that appending stays cheap under load.
+    if (entries.length > 2 * maxEntries) entries = entries.slice(-maxEntries)
+  }
+  return Recorder.of({
+    record: (entry) => Effect.sync(() => append(entry)),
+    snapshot: Effect.sync((): Journal => ({
+      requests: { ...requests },
+      transactionsByRequestId: Object.fromEntries(
+        Array.from(transactionsByRequestId, ([requestId, ids]) => [requestId, [...ids]])
+      ),
+      getsByTransactionId: Object.fromEntries(getsByTransactionId),
+      entries: entries.slice(-maxEntries)
+    })),
+    reset: Effect.sync(() => {
+      requests = emptyCounts()
+      transactionsByRequestId = new Map()
+      getsByTransactionId = new Map()
+      entries = []
+    })
+  })
+})

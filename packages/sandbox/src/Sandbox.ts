@@ -111,11 +111,12 @@ export const make = (options: SandboxOptions = {}): Effect.Effect<Service, Serve
       Context.add(Tokens.Tokens, tokens)
     )
     const host = options.host ?? "127.0.0.1"
+    const traced = yield* Server.isTraced
     const listen = (role: "all" | "api" | "auth", port: number) =>
       Effect.gen(function*() {
         const server = Http.createServer()
         const built = yield* Layer.build(
-          Server.layer(role, server, { port, host }).pipe(Layer.provide(Layer.succeedContext(context)))
+          Server.layer(role, server, { port, host }, traced).pipe(Layer.provide(Layer.succeedContext(context)))
         )
         // Runs before the server's own close, so that idle keep-alive sockets do not hold the shutdown.
         yield* Effect.addFinalizer(() => Effect.sync(() => server.closeAllConnections()))

@@ -29,6 +29,7 @@ import { Tokens } from "../Tokens.js"
 import { readJson } from "./body.js"
 import { SandboxConfig } from "./config.js"
 import { safeEqual } from "./credentials.js"
+import * as StatusBody from "./statusBody.js"
 
 const badRequest = (ErrorCode: string, Message: string) => Effect.fail(new BadRequest({ ErrorCode, Message }))
 
@@ -106,6 +107,10 @@ const locationOf = (request: HttpServerRequest.HttpServerRequest, stage: string,
 
 const encodeQuote = Schema.encode(Quote.QuoteResponse)
 
+/** A 200 answer with a JSON body. */
+const jsonResponse = (json: string): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.text(json, { contentType: "application/json" })
+
 /** The heartbeat, the POST quote and the GET transaction. */
 export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handlers) =>
   Effect.gen(function*() {
@@ -159,7 +164,7 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
             headers: { [Routes.Headers.location]: locationOf(request, config.stage, created.id) }
           })
         }))
-      .handle("getTransaction", ({ path }) =>
+      .handleRaw("getTransaction", ({ path }) =>
         Effect.gen(function*() {
           const { partner } = yield* Caller
           const found = Option.filter(
@@ -174,11 +179,15 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
               })
             )
           }
-          yield* Journal.annotateTransaction(found.value.id)
+          const transaction = found.value
+          yield* Journal.annotateTransaction(transaction.id)
           const now = yield* Clock.currentTimeMillis
-          return yield* Either.match(Lifecycle.statusAt(found.value, now), {
+          const kept = StatusBody.doneBodyAt(transaction, now)
+          if (kept !== undefined) return jsonResponse(kept)
+          return yield* Either.match(Lifecycle.statusAt(transaction, now), {
             onLeft: (error) => Effect.fail(new BadRequest(error)),
-            onRight: Effect.succeed
+            // Encoded with the endpoint's own schema, compiled once (the platform looks up annotations per answer).
+            onRight: (status) => Effect.succeed(jsonResponse(StatusBody.bodyOf(transaction, status, now)))
           })
         }))
   }))
