@@ -9,8 +9,8 @@
 import * as Effect from "effect/Effect"
 import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import { createRequire } from "node:module"
+import * as os from "node:os"
 import * as path from "node:path"
 import { RawClient } from "../baseline/RawClient.js"
 import * as Cpu from "../internal/cpu.js"
@@ -117,7 +117,9 @@ const load = async (
     serverCpuMillisPerRequest: measured.serverCpuMillis === undefined || answered === 0
       ? undefined
       : measured.serverCpuMillis / (answered + result.non2xx),
-    serverBusyShare: measured.serverCpuMillis === undefined ? undefined : measured.serverCpuMillis / measured.wallMillis,
+    serverBusyShare: measured.serverCpuMillis === undefined
+      ? undefined
+      : measured.serverCpuMillis / measured.wallMillis,
     errors: result.non2xx + result.errors + result.timeouts
   }
 }
@@ -243,7 +245,9 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       ],
       notes: [
         `server busy share of one core: sandbox ${fmt((measured.sandbox.serverBusyShare ?? Number.NaN) * 100)} %, ` +
-        `bare ${fmt((measured.bare.serverBusyShare ?? Number.NaN) * 100)} % (autocannon runs in a process of its own; ` +
+        `bare ${
+          fmt((measured.bare.serverBusyShare ?? Number.NaN) * 100)
+        } % (autocannon runs in a process of its own; ` +
         `on 2 cores it competes with the server for CPU)`
       ],
       seconds: round((performance.now() - started) / 1000, 1)

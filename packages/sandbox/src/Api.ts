@@ -21,7 +21,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { FaultRule } from "./Faults.js"
 import * as Document from "./internal/document.js"
-import { Journal } from "./Journal.js"
+import { Entry, Journal, RequestCounts } from "./Journal.js"
 import { Summary } from "./Lifecycle.js"
 import type { Partner } from "./TestData.js"
 
@@ -225,11 +225,36 @@ export const Settings = Schema.Struct({
 
 const ClientIdParam = Schema.Struct({ clientId: Schema.String })
 
+/** A transaction as the dashboard shows it: its summary and its steps. */
+export const DashboardTransaction = Schema.Struct({
+  ...Summary.fields,
+  steps: Schema.Array(Transaction.Step)
+}).annotations({ identifier: "DashboardTransaction" })
+
+/** What the dashboard's event stream sends, twice a second: the latest transactions and requests, newest first. */
+export const DashboardSnapshot = Schema.Struct({
+  time: Wire.Timestamp,
+  requests: RequestCounts,
+  transactions: Schema.Array(DashboardTransaction),
+  journal: Schema.Array(Entry),
+  faults: Schema.Array(FaultRule),
+  partners: Schema.Array(Schema.Struct({ clientId: Schema.String, enabled: Schema.Boolean }))
+}).annotations({ identifier: "DashboardSnapshot" })
+
 /** The admin API under `/__sandbox`. */
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(HttpApiEndpoint.get("journal", "/journal").addSuccess(Journal))
   .add(HttpApiEndpoint.get("transactions", "/transactions").addSuccess(Schema.Array(Summary)))
   .add(HttpApiEndpoint.get("faults", "/faults").addSuccess(Schema.Array(FaultRule)))
+  .add(
+    HttpApiEndpoint.get("events", "/events")
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .annotate(
+        OpenApi.Description,
+        "Server-sent events for the dashboard: a `snapshot` event (a DashboardSnapshot as JSON) twice a second, " +
+          "for at most 10 minutes per connection"
+      )
+  )
   .add(
     HttpApiEndpoint.put("setFaults", "/faults")
       .setPayload(Schema.Array(FaultRule))

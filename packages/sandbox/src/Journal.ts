@@ -84,6 +84,10 @@ export const annotatedTransaction: Effect.Effect<Option.Option<string>> = FiberR
 export class Recorder extends Context.Tag("@gcx/sandbox/Journal/Recorder")<Recorder, {
   readonly record: (entry: Entry) => Effect.Effect<void>
   readonly snapshot: Effect.Effect<Journal>
+  /** The requests per route so far. */
+  readonly snapshotCounts: Effect.Effect<RequestCounts>
+  /** The latest `count` entries, newest first. */
+  readonly recent: (count: number) => Effect.Effect<ReadonlyArray<Entry>>
   readonly reset: Effect.Effect<void>
 }>() {}
 
@@ -130,6 +134,8 @@ export const makeRecorder: Effect.Effect<Recorder["Type"]> = Effect.sync(() => {
       getsByTransactionId: Object.fromEntries(getsByTransactionId),
       entries: entries.slice(-maxEntries)
     })),
+    snapshotCounts: Effect.sync(() => ({ ...requests })),
+    recent: (count) => Effect.sync(() => entries.slice(-count).reverse()),
     reset: Effect.sync(() => {
       requests = emptyCounts()
       transactionsByRequestId = new Map()

@@ -112,6 +112,15 @@ export const statusAt = (
   )
 }
 
+/** The two steps of the transaction at `now`, as its status shows them. */
+export const stepsAt = (transaction: Transaction, now: number): ReadonlyArray<Status.Step> => {
+  const progress = progressAt(transaction, now)
+  return [
+    step(Status.StepTags.vaultCreditCard, transaction.createdAt, progress.vaultCompletedAt, now),
+    step(Status.StepTags.fraudCheck, progress.vaultCompletedAt, progress.completedAt, now)
+  ]
+}
+
 /** A transaction as the admin API lists it. */
 export const Summary = Schema.Struct({
   transactionId: Schema.String,

@@ -191,6 +191,7 @@ export const banner = (server: Service): string =>
     `  Token        ${server.authUrl}${Routes.tokenPath}`,
     `  OpenAPI      ${server.baseUrl}/openapi.json`,
     `  Docs         ${server.baseUrl}/docs`,
+    `  Dashboard    ${server.baseUrl}${adminPrefix}/ui  (admin key: ${server.adminKey})`,
     `  Admin        ${server.baseUrl}${adminPrefix}/  (${adminKeyHeader}: ${server.adminKey})`,
     "Test partners (client_id / client_secret / x-api-key):",
     ...TestData.partners.map((partner) =>

@@ -10,17 +10,22 @@ import type * as Http from "node:http"
 import { adminKeyHeader, SandboxApi } from "../Api.js"
 import { AdminAuthorizationLive, AdminLive } from "./admin.js"
 import { AuthLive } from "./auth.js"
+import * as Dashboard from "./dashboard.js"
 import { AuthorizationLive, ExchangeLive } from "./exchange.js"
 import * as Middleware from "./middleware.js"
-import type * as Routes from "./routes.js"
+import * as Routes from "./routes.js"
 
 const ApiLive = HttpApiBuilder.api(SandboxApi).pipe(
   Layer.provide([AuthLive, ExchangeLive, AdminLive]),
   Layer.provide([AuthorizationLive, AdminAuthorizationLive])
 )
 
-/** `/openapi.json` and the `/docs` page (Swagger UI, its assets inlined: no CDN). */
-const DocsLive = Layer.mergeAll(HttpApiBuilder.middlewareOpenApi(), HttpApiSwagger.layer({ path: "/docs" }))
+/** `/openapi.json`, the `/docs` page (Swagger UI, its assets inlined: no CDN) and the dashboard. */
+const DocsLive = Layer.mergeAll(
+  HttpApiBuilder.middlewareOpenApi({ path: Routes.extraPaths.openApi }),
+  HttpApiSwagger.layer({ path: Routes.extraPaths.docs }),
+  Dashboard.layer
+)
 
 /**
  * The request headers whose values never reach a span or a log: the caller's
