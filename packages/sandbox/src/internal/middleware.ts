@@ -23,6 +23,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Faults from "../Faults.js"
 import * as Journal from "../Journal.js"
+import * as Metrics from "../Metrics.js"
 import { SandboxConfig } from "./config.js"
 import * as Routes from "./routes.js"
 
@@ -144,6 +145,7 @@ export const layer = (role: Routes.Role) =>
               yield* recorder.record(
                 yield* entryOf(request, target, decision, status, yield* Journal.annotatedTransaction)
               )
+              yield* Metrics.record(target.route, status, decision.injected)
               const millis = (yield* Clock.currentTimeMillis) - startedAt
               if (config.requestLogLevel._tag !== "None") {
                 yield* Effect.logWithLevel(config.requestLogLevel, "request").pipe(
