@@ -4,12 +4,11 @@
  * transaction was read, and the latest requests in order. It holds no
  * secrets: no credentials, tokens, card numbers or PINs.
  */
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Wire } from "@gcx/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import { globalValue } from "effect/GlobalValue"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { FaultKind } from "./Faults.js"
 
@@ -68,17 +67,23 @@ export type Journal = typeof Journal.Type
 /** How many entries the journal keeps; the counts cover every request. */
 export const maxEntries = 10_000
 
-const currentTransaction = globalValue(
-  Symbol.for("@gcx/sandbox/Journal/currentTransaction"),
-  () => FiberRef.unsafeMake(Option.none<string>())
+/** The transaction each request created or read, by the request's underlying (node) request object. */
+const transactions = globalValue(
+  Symbol.for("@gcx/sandbox/Journal/transactions"),
+  () => new WeakMap<object, string>()
 )
 
-/** Marks the transaction that the current request created or read, for its journal entry. */
-export const annotateTransaction = (transactionId: string): Effect.Effect<void> =>
-  FiberRef.set(currentTransaction, Option.some(transactionId))
+const sourceOf = (request: HttpServerRequest.HttpServerRequest): object => request.source as object
 
-/** The transaction that the current request created or read, if any. */
-export const annotatedTransaction: Effect.Effect<Option.Option<string>> = FiberRef.get(currentTransaction)
+/** Marks the transaction that `request` created or read, for its journal entry. */
+export const annotateTransaction = (
+  request: HttpServerRequest.HttpServerRequest,
+  transactionId: string
+): Effect.Effect<void> => Effect.sync(() => transactions.set(sourceOf(request), transactionId))
+
+/** The transaction that `request` created or read, if any. */
+export const annotatedTransaction = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  transactions.get(sourceOf(request))
 
 /** The journal of one sandbox. */
 export class Recorder extends Context.Tag("@gcx/sandbox/Journal/Recorder")<Recorder, {

@@ -14,25 +14,31 @@
  */
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
+import * as MetricKey from "effect/MetricKey"
 import type { FaultKind } from "./Faults.js"
 import type { Route } from "./Journal.js"
 
-/** Requests answered, by route and status. */
-export const requests = Metric.counter("gcx.sandbox.requests", {
+const requestsKey = MetricKey.counter("gcx.sandbox.requests", {
   description: "Requests answered by the gcx sandbox, by route and HTTP status",
   incremental: true
 })
 
-/** Faults injected, by kind. */
-export const faults = Metric.counter("gcx.sandbox.faults", {
+const faultsKey = MetricKey.counter("gcx.sandbox.faults", {
   description: "Faults injected by the gcx sandbox, by kind",
   incremental: true
 })
 
+/** Requests answered, by route and status (untagged: use `requestCounter` to count). */
+export const requests: Metric.Metric.Counter<number> = Metric.fromMetricKey(requestsKey)
+
+/** Faults injected, by kind (untagged: use `faultCounter` to count). */
+export const faults: Metric.Metric.Counter<number> = Metric.fromMetricKey(faultsKey)
+
 /** The label value of a request that got no answer (its connection was reset). */
 export const noStatus = "none"
 
-// The tagged counters, made once per label set: requests are counted on the hot path.
+// The tagged counters, made once per label set from tagged keys, so that each resolves its registry entry
+// once (a `Metric.tagged` counter builds a new key on every update): requests are counted on the hot path.
 const requestCounters = new Map<string, Metric.Metric.Counter<number>>()
 const faultCounters = new Map<string, Metric.Metric.Counter<number>>()
 
@@ -42,7 +48,9 @@ export const requestCounter = (route: Route, status: number | undefined): Metric
   const key = `${route} ${statusLabel}`
   let counter = requestCounters.get(key)
   if (counter === undefined) {
-    counter = requests.pipe(Metric.tagged("route", route), Metric.tagged("http.response.status_code", statusLabel))
+    counter = Metric.fromMetricKey(
+      requestsKey.pipe(MetricKey.tagged("route", route), MetricKey.tagged("http.response.status_code", statusLabel))
+    )
     requestCounters.set(key, counter)
   }
   return counter
@@ -52,7 +60,7 @@ export const requestCounter = (route: Route, status: number | undefined): Metric
 export const faultCounter = (kind: FaultKind): Metric.Metric.Counter<number> => {
   let counter = faultCounters.get(kind)
   if (counter === undefined) {
-    counter = faults.pipe(Metric.tagged("kind", kind))
+    counter = Metric.fromMetricKey(faultsKey.pipe(MetricKey.tagged("kind", kind)))
     faultCounters.set(kind, counter)
   }
   return counter

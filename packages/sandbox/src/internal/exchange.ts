@@ -156,7 +156,7 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
             )
           }
           const created = creation.transaction
-          yield* Journal.annotateTransaction(created.id)
+          yield* Journal.annotateTransaction(request, created.id)
           // The original answer is a function of the creation time, so a replay answers exactly the same body.
           const body = yield* Effect.orDie(encodeQuote(Lifecycle.quoteAt(created, created.createdAt)))
           return HttpServerResponse.unsafeJson(body, {
@@ -164,7 +164,7 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
             headers: { [Routes.Headers.location]: locationOf(request, config.stage, created.id) }
           })
         }))
-      .handleRaw("getTransaction", ({ path }) =>
+      .handleRaw("getTransaction", ({ path, request }) =>
         Effect.gen(function*() {
           const { partner } = yield* Caller
           const found = Option.filter(
@@ -180,7 +180,7 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
             )
           }
           const transaction = found.value
-          yield* Journal.annotateTransaction(transaction.id)
+          yield* Journal.annotateTransaction(request, transaction.id)
           const now = yield* Clock.currentTimeMillis
           const kept = StatusBody.doneBodyAt(transaction, now)
           if (kept !== undefined) return jsonResponse(kept)

@@ -101,7 +101,7 @@ const entryOf = (
   target: Routes.Target,
   decision: Faults.Decision,
   status: number | undefined,
-  transactionId: Option.Option<string>
+  transactionId: string | undefined
 ) =>
   Effect.map(DateTime.now, (time): Journal.Entry => {
     const requestId = request.headers[Wire.Headers.requestId.toLowerCase()]
@@ -114,7 +114,7 @@ const entryOf = (
       ...(status === undefined ? {} : { status }),
       ...(requestId === undefined ? {} : { requestId }),
       ...(previousAttempts === undefined ? {} : { previousAttempts }),
-      ...(Option.isSome(transactionId) ? { transactionId: transactionId.value } : {}),
+      ...(transactionId === undefined ? {} : { transactionId }),
       ...(decision.injected.length === 0 ? {} : { faults: decision.injected })
     }
   })
@@ -143,7 +143,7 @@ export const layer = (role: Routes.Role) =>
               if (fault?.kind === "dropAnswer") destroySocket(request)
               const status = fault?.kind === "reset" ? undefined : response.status
               yield* recorder.record(
-                yield* entryOf(request, target, decision, status, yield* Journal.annotatedTransaction)
+                yield* entryOf(request, target, decision, status, Journal.annotatedTransaction(request))
               )
               yield* Metrics.record(target.route, status, decision.injected)
               const millis = (yield* Clock.currentTimeMillis) - startedAt

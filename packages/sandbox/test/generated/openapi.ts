@@ -151,6 +151,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/__sandbox/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Server-sent events for the dashboard: a `snapshot` event (a DashboardSnapshot as JSON) twice a second, for at most 10 minutes per connection */
+        get: operations["admin.events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/__sandbox/settings": {
         parameters: {
             query?: never;
@@ -1432,6 +1449,90 @@ export interface operations {
             };
             /** @description PayloadTooLarge */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ErrorCode: string;
+                        Message?: string | null;
+                        UserMessage?: string | null;
+                        MoreInfoUrl?: string | null;
+                        /** never */
+                        _tag?: unknown;
+                    };
+                };
+            };
+        };
+    };
+    "admin.events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a string */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Bad request (an Error body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ErrorCode: string;
+                        Message?: string | null;
+                        UserMessage?: string | null;
+                        MoreInfoUrl?: string | null;
+                        /** never */
+                        _tag?: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ErrorCode: string;
+                        Message?: string | null;
+                        UserMessage?: string | null;
+                        MoreInfoUrl?: string | null;
+                        /** never */
+                        _tag?: unknown;
+                    };
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ErrorCode: string;
+                        Message?: string | null;
+                        UserMessage?: string | null;
+                        MoreInfoUrl?: string | null;
+                        /** never */
+                        _tag?: unknown;
+                    };
+                };
+            };
+            /** @description NotFound */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
