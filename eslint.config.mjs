@@ -4,7 +4,14 @@ import tseslint from "typescript-eslint"
 
 export default tseslint.config(
   {
-    ignores: ["**/node_modules", "**/build", "**/dist", "**/*.md", "bench/results/**"]
+    ignores: [
+      "**/node_modules",
+      "**/build",
+      "**/dist",
+      "**/*.md",
+      "bench/results/**",
+      "packages/sandbox/test/generated/**"
+    ]
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -1,5 +1,5 @@
 /**
- * Row 6, start-up: `gcx --version` of the installed bin (built, packed and installed with npm
+ * Row 7, start-up: `gcx --version` of the installed bin (built, packed and installed with npm
  * into an application outside the workspace, as a user gets it), beside `node -e 0`, the floor
  * any Node program pays. Starts alternate between the two, after one warm-up start of each (the
  * file cache); the medians are reported. The installed application is reused while the
@@ -33,7 +33,7 @@ const timeStart = (
   return { wall: result.millis, cpu: cpu === null ? undefined : (Number(cpu[1]) + Number(cpu[2])) * 1000 }
 }
 
-/** Runs row 6. */
+/** Runs row 7. */
 export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
   Effect.tryPromise({
     try: async () => {
@@ -73,7 +73,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         ratio: fmt(cpu("gcx")! / cpu("node")!, 2)
       }]
       return {
-        number: 6,
+        number: 7,
         id: "startup",
         title: "Start-up",
         baseline: "node -e 0",

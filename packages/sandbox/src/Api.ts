@@ -20,12 +20,16 @@ import * as Context from "effect/Context"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { FaultRule } from "./Faults.js"
-import { Journal } from "./Journal.js"
+import * as Document from "./internal/document.js"
+import { Entry, Journal, RequestCounts } from "./Journal.js"
 import { Summary } from "./Lifecycle.js"
 import type { Partner } from "./TestData.js"
 
 /** The largest request body accepted, in bytes; larger bodies answer 413. */
 export const maxBodyBytes = 16 * 1024
+
+/** The longest `requestId` accepted; it must be made of `A-Z`, `a-z`, `0-9`, `-` and `_`, else 400 `request.invalid.parameter`. */
+export const maxRequestIdLength = 128
 
 /** The header that guards the admin API. */
 export const adminKeyHeader = "x-admin-key"
@@ -76,6 +80,21 @@ export class PayloadTooLarge extends ErrorBody.ErrorBody.extend<PayloadTooLarge>
   HttpApiSchema.annotations({ status: 413 })
 ) {}
 
+/** 500 with an Error body (`ErrorCode: "Error"`): a defect, or an injected `status500` fault. */
+export class ServerError extends ErrorBody.ErrorBody.extend<ServerError>("ServerError")(
+  { _tag: memoryTag("ServerError") },
+  HttpApiSchema.annotations({ status: 500, description: "Internal error (or an injected status500 fault)" })
+) {}
+
+/** 503 with an Error body (`ErrorCode: "Service Unavailable"`), maybe with `Retry-After`: an injected `status503` fault. */
+export class ServiceUnavailable extends ErrorBody.ErrorBody.extend<ServiceUnavailable>("ServiceUnavailable")(
+  { _tag: memoryTag("ServiceUnavailable") },
+  HttpApiSchema.annotations({
+    status: 503,
+    description: "Service unavailable (an injected status503 fault); may carry Retry-After"
+  })
+) {}
+
 /** 400 with an RFC 6749 error body. */
 export class OAuthBadRequest extends Token.OAuthErrorBody.extend<OAuthBadRequest>("OAuthBadRequest")(
   { _tag: memoryTag("OAuthBadRequest") },
@@ -107,6 +126,8 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .addError(OAuthBadRequest)
       .addError(OAuthUnauthorized)
       .addError(PayloadTooLarge)
+      .addError(ServerError)
+      .addError(ServiceUnavailable)
       .annotate(OpenApi.Summary, "Get an access token (client credentials, secret in the form or a Basic header)")
   )
 {}
@@ -182,6 +203,8 @@ export class ExchangeGroup extends HttpApiGroup.make("exchange")
   )
   .addError(BadRequest)
   .addError(Unauthorized)
+  .addError(ServerError)
+  .addError(ServiceUnavailable)
   .middleware(Authorization)
 {}
 
@@ -202,11 +225,36 @@ export const Settings = Schema.Struct({
 
 const ClientIdParam = Schema.Struct({ clientId: Schema.String })
 
+/** A transaction as the dashboard shows it: its summary and its steps. */
+export const DashboardTransaction = Schema.Struct({
+  ...Summary.fields,
+  steps: Schema.Array(Transaction.Step)
+}).annotations({ identifier: "DashboardTransaction" })
+
+/** What the dashboard's event stream sends, twice a second: the latest transactions and requests, newest first. */
+export const DashboardSnapshot = Schema.Struct({
+  time: Wire.Timestamp,
+  requests: RequestCounts,
+  transactions: Schema.Array(DashboardTransaction),
+  journal: Schema.Array(Entry),
+  faults: Schema.Array(FaultRule),
+  partners: Schema.Array(Schema.Struct({ clientId: Schema.String, enabled: Schema.Boolean }))
+}).annotations({ identifier: "DashboardSnapshot" })
+
 /** The admin API under `/__sandbox`. */
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(HttpApiEndpoint.get("journal", "/journal").addSuccess(Journal))
   .add(HttpApiEndpoint.get("transactions", "/transactions").addSuccess(Schema.Array(Summary)))
   .add(HttpApiEndpoint.get("faults", "/faults").addSuccess(Schema.Array(FaultRule)))
+  .add(
+    HttpApiEndpoint.get("events", "/events")
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .annotate(
+        OpenApi.Description,
+        "Server-sent events for the dashboard: a `snapshot` event (a DashboardSnapshot as JSON) twice a second, " +
+          "for at most 10 minutes per connection"
+      )
+  )
   .add(
     HttpApiEndpoint.put("setFaults", "/faults")
       .setPayload(Schema.Array(FaultRule))
@@ -243,6 +291,7 @@ export class SandboxApi extends HttpApi.make("sandbox")
   .add(ExchangeGroup)
   .add(AdminGroup)
   .annotateContext(OpenApi.annotations({
+    transform: Document.finish(quotePath),
     title: "gcx sandbox",
     version: "3",
     description: "A stateful simulator of the Gift Card Exchange Partner Service. The quote paths are served both " +

@@ -4,16 +4,11 @@
  * transaction was read, and the latest requests in order. It holds no
  * secrets: no credentials, tokens, card numbers or PINs.
  */
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Wire } from "@gcx/core"
-import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import { globalValue } from "effect/GlobalValue"
-import * as HashMap from "effect/HashMap"
-import * as Option from "effect/Option"
-import * as Record from "effect/Record"
-import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { FaultKind } from "./Faults.js"
 
@@ -72,72 +67,85 @@ export type Journal = typeof Journal.Type
 /** How many entries the journal keeps; the counts cover every request. */
 export const maxEntries = 10_000
 
-const currentTransaction = globalValue(
-  Symbol.for("@gcx/sandbox/Journal/currentTransaction"),
-  () => FiberRef.unsafeMake(Option.none<string>())
+/** The transaction each request created or read, by the request's underlying (node) request object. */
+const transactions = globalValue(
+  Symbol.for("@gcx/sandbox/Journal/transactions"),
+  () => new WeakMap<object, string>()
 )
 
-/** Marks the transaction that the current request created or read, for its journal entry. */
-export const annotateTransaction = (transactionId: string): Effect.Effect<void> =>
-  FiberRef.set(currentTransaction, Option.some(transactionId))
+const sourceOf = (request: HttpServerRequest.HttpServerRequest): object => request.source as object
 
-/** The transaction that the current request created or read, if any. */
-export const annotatedTransaction: Effect.Effect<Option.Option<string>> = FiberRef.get(currentTransaction)
+/** Marks the transaction that `request` created or read, for its journal entry. */
+export const annotateTransaction = (
+  request: HttpServerRequest.HttpServerRequest,
+  transactionId: string
+): Effect.Effect<void> => Effect.sync(() => transactions.set(sourceOf(request), transactionId))
+
+/** The transaction that `request` created or read, if any. */
+export const annotatedTransaction = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  transactions.get(sourceOf(request))
 
 /** The journal of one sandbox. */
 export class Recorder extends Context.Tag("@gcx/sandbox/Journal/Recorder")<Recorder, {
   readonly record: (entry: Entry) => Effect.Effect<void>
   readonly snapshot: Effect.Effect<Journal>
+  /** The requests per route so far. */
+  readonly snapshotCounts: Effect.Effect<RequestCounts>
+  /** The latest `count` entries, newest first. */
+  readonly recent: (count: number) => Effect.Effect<ReadonlyArray<Entry>>
   readonly reset: Effect.Effect<void>
 }>() {}
 
-interface State {
-  readonly requests: RequestCounts
-  readonly transactionsByRequestId: HashMap.HashMap<string, ReadonlyArray<string>>
-  readonly getsByTransactionId: HashMap.HashMap<string, number>
-  readonly entries: Chunk.Chunk<Entry>
-}
-
-const empty: State = {
-  requests: { token: 0, heartbeat: 0, createQuote: 0, getTransaction: 0, admin: 0, other: 0 },
-  transactionsByRequestId: HashMap.empty(),
-  getsByTransactionId: HashMap.empty(),
-  entries: Chunk.empty()
-}
-
-const append = (state: State, entry: Entry): State => {
-  const { requestId, route, transactionId } = entry
-  const created = route === "createQuote" && transactionId !== undefined && requestId !== undefined
-  const read = route === "getTransaction" && transactionId !== undefined
-  const entries = Chunk.append(state.entries, entry)
-  return {
-    requests: { ...state.requests, [route]: state.requests[route] + 1 },
-    transactionsByRequestId: created
-      ? HashMap.modifyAt(state.transactionsByRequestId, requestId, (ids) =>
-        Option.some(Option.match(ids, {
-          onNone: () => [transactionId],
-          onSome: (ids) => ids.includes(transactionId) ? ids : [...ids, transactionId]
-        })))
-      : state.transactionsByRequestId,
-    getsByTransactionId: read
-      ? HashMap.modifyAt(state.getsByTransactionId, transactionId, (n) => Option.some(Option.getOrElse(n, () => 0) + 1))
-      : state.getsByTransactionId,
-    // Trimmed in batches, so that appending stays cheap under load.
-    entries: Chunk.size(entries) > 2 * maxEntries ? Chunk.takeRight(entries, maxEntries) : entries
-  }
-}
-
-const toJournal = (state: State): Journal => ({
-  requests: state.requests,
-  transactionsByRequestId: Record.fromEntries(state.transactionsByRequestId),
-  getsByTransactionId: Record.fromEntries(state.getsByTransactionId),
-  entries: Chunk.toReadonlyArray(Chunk.takeRight(state.entries, maxEntries))
+const emptyCounts = (): { -readonly [K in keyof RequestCounts]: number } => ({
+  token: 0,
+  heartbeat: 0,
+  createQuote: 0,
+  getTransaction: 0,
+  admin: 0,
+  other: 0
 })
 
-/** Builds an empty journal. */
-export const makeRecorder: Effect.Effect<Recorder["Type"]> = Effect.map(Ref.make(empty), (state) =>
-  Recorder.of({
-    record: (entry) => Ref.update(state, (current) => append(current, entry)),
-    snapshot: Effect.map(Ref.get(state), toJournal),
-    reset: Ref.set(state, empty)
-  }))
+/**
+ * Builds an empty journal. Its state lives in plain maps and an array touched
+ * only inside `Effect.sync`, so each record is atomic on the single JavaScript
+ * thread and costs a few map operations.
+ */
+export const makeRecorder: Effect.Effect<Recorder["Type"]> = Effect.sync(() => {
+  let requests = emptyCounts()
+  let transactionsByRequestId = new Map<string, Array<string>>()
+  let getsByTransactionId = new Map<string, number>()
+  let entries: Array<Entry> = []
+  const append = (entry: Entry): void => {
+    const { requestId, route, transactionId } = entry
+    requests[route]++
+    if (route === "createQuote" && transactionId !== undefined && requestId !== undefined) {
+      const ids = transactionsByRequestId.get(requestId)
+      if (ids === undefined) transactionsByRequestId.set(requestId, [transactionId])
+      else if (!ids.includes(transactionId)) ids.push(transactionId)
+    } else if (route === "getTransaction" && transactionId !== undefined) {
+      getsByTransactionId.set(transactionId, (getsByTransactionId.get(transactionId) ?? 0) + 1)
+    }
+    entries.push(entry)
+    // Trimmed in batches, so that appending stays cheap under load.
+    if (entries.length > 2 * maxEntries) entries = entries.slice(-maxEntries)
+  }
+  return Recorder.of({
+    record: (entry) => Effect.sync(() => append(entry)),
+    snapshot: Effect.sync((): Journal => ({
+      requests: { ...requests },
+      transactionsByRequestId: Object.fromEntries(
+        Array.from(transactionsByRequestId, ([requestId, ids]) => [requestId, [...ids]])
+      ),
+      getsByTransactionId: Object.fromEntries(getsByTransactionId),
+      entries: entries.slice(-maxEntries)
+    })),
+    snapshotCounts: Effect.sync(() => ({ ...requests })),
+    recent: (count) => Effect.sync(() => entries.slice(-count).reverse()),
+    reset: Effect.sync(() => {
+      requests = emptyCounts()
+      transactionsByRequestId = new Map()
+      getsByTransactionId = new Map()
+      entries = []
+    })
+  })
+})

@@ -46,6 +46,12 @@ export interface SandboxOptions {
   readonly faults?: ReadonlyArray<Faults.FaultRule> | undefined
   /** The level each request is logged at (method, route, status). Default `Debug`; `None` silences it. */
   readonly logLevel?: LogLevel.Literal | undefined
+  /**
+   * How many transactions (with their idempotency records) are kept. Past it,
+   * the oldest finished one is evicted first (the oldest one when none has
+   * finished). Default 100,000.
+   */
+  readonly maxTransactions?: number | undefined
   /** The partners. Default `TestData.partners`. */
   readonly partners?: ReadonlyArray<TestData.Partner> | undefined
   /** The product lines. Default `TestData.productLines`. */
@@ -94,7 +100,7 @@ export const make = (options: SandboxOptions = {}): Effect.Effect<Service, Serve
       productLines: options.productLines ?? TestData.productLines,
       requestLogLevel: LogLevel.fromLiteral(options.logLevel ?? "Debug")
     })
-    const store = yield* Store.make
+    const store = yield* Store.make({ maxTransactions: options.maxTransactions })
     const recorder = yield* Journal.makeRecorder
     const injector = yield* Faults.make({ seed: options.seed ?? 0, rules: options.faults ?? [] })
     const tokens = yield* Tokens.make({ lifetimeSeconds: options.tokenLifetimeSeconds ?? 3600 })
@@ -105,11 +111,12 @@ export const make = (options: SandboxOptions = {}): Effect.Effect<Service, Serve
       Context.add(Tokens.Tokens, tokens)
     )
     const host = options.host ?? "127.0.0.1"
+    const traced = yield* Server.isTraced
     const listen = (role: "all" | "api" | "auth", port: number) =>
       Effect.gen(function*() {
         const server = Http.createServer()
         const built = yield* Layer.build(
-          Server.layer(role, server, { port, host }).pipe(Layer.provide(Layer.succeedContext(context)))
+          Server.layer(role, server, { port, host }, traced).pipe(Layer.provide(Layer.succeedContext(context)))
         )
         // Runs before the server's own close, so that idle keep-alive sockets do not hold the shutdown.
         yield* Effect.addFinalizer(() => Effect.sync(() => server.closeAllConnections()))
@@ -184,6 +191,7 @@ export const banner = (server: Service): string =>
     `  Token        ${server.authUrl}${Routes.tokenPath}`,
     `  OpenAPI      ${server.baseUrl}/openapi.json`,
     `  Docs         ${server.baseUrl}/docs`,
+    `  Dashboard    ${server.baseUrl}${adminPrefix}/ui  (admin key: ${server.adminKey})`,
     `  Admin        ${server.baseUrl}${adminPrefix}/  (${adminKeyHeader}: ${server.adminKey})`,
     "Test partners (client_id / client_secret / x-api-key):",
     ...TestData.partners.map((partner) =>

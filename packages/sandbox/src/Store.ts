@@ -2,15 +2,12 @@
  * The sandbox's mutable state: transactions, the idempotency record of each
  * (partner, requestId), and which partners are disabled. A transaction is
  * stored once, with its settled plan; its progress is computed on read
- * (`Lifecycle`), so in-flight transactions cost nothing.
+ * (`Lifecycle`), so in-flight transactions cost nothing. At most
+ * `maxTransactions` are kept, the oldest finished evicted first.
  */
-import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as HashMap from "effect/HashMap"
-import * as HashSet from "effect/HashSet"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
 import type { Plan } from "./Scenarios.js"
 
 /** A stored transaction. It holds the card number masked and never the PIN. */
@@ -56,60 +53,70 @@ interface Attempt {
   readonly previousAttempts: number
 }
 
-interface State {
-  readonly transactions: HashMap.HashMap<string, Transaction>
-  readonly order: Chunk.Chunk<string>
-  readonly attempts: HashMap.HashMap<string, Attempt>
-  readonly disabled: HashSet.HashSet<string>
-}
-
-const empty: State = {
-  transactions: HashMap.empty(),
-  order: Chunk.empty(),
-  attempts: HashMap.empty(),
-  disabled: HashSet.empty()
-}
+/** How many transactions (and their idempotency records) a store keeps by default. */
+export const defaultMaxTransactions = 100_000
 
 const idempotencyKey = (transaction: Transaction): string => `${transaction.clientId}\u0000${transaction.requestId}`
 
-const create = (state: State, transaction: Transaction): readonly [Creation, State] => {
-  const key = idempotencyKey(transaction)
-  return Option.match(HashMap.get(state.attempts, key), {
-    onNone: () => [{ _tag: "Created", transaction }, {
-      ...state,
-      transactions: HashMap.set(state.transactions, transaction.id, transaction),
-      order: Chunk.append(state.order, transaction.id),
-      attempts: HashMap.set(state.attempts, key, {
-        transactionId: transaction.id,
-        previousAttempts: transaction.previousAttempts
-      })
-    }],
-    onSome: (attempt) =>
-      transaction.previousAttempts > attempt.previousAttempts
-        ? [
-          { _tag: "Replayed", transaction: HashMap.unsafeGet(state.transactions, attempt.transactionId) },
-          {
-            ...state,
-            attempts: HashMap.set(state.attempts, key, { ...attempt, previousAttempts: transaction.previousAttempts })
-          }
-        ]
-        : [{ _tag: "Duplicate" }, state]
-  })
-}
+const isFinished = (transaction: Transaction, now: number): boolean =>
+  now >= transaction.createdAt + transaction.plan.durationMillis
 
-/** Builds an empty store. */
-export const make: Effect.Effect<Store["Type"]> = Effect.map(Ref.make(empty), (state) =>
-  Store.of({
-    create: (transaction) => Ref.modify(state, (current) => create(current, transaction)),
-    get: (transactionId) => Effect.map(Ref.get(state), (current) => HashMap.get(current.transactions, transactionId)),
-    all: Effect.map(Ref.get(state), (current) =>
-      Chunk.toReadonlyArray(Chunk.map(current.order, (id) => HashMap.unsafeGet(current.transactions, id)))),
-    isEnabled: (clientId) =>
-      Effect.map(Ref.get(state), (current) => !HashSet.has(current.disabled, clientId)),
-    setEnabled: (clientId, enabled) =>
-      Ref.update(state, (current) => ({
-        ...current,
-        disabled: enabled ? HashSet.remove(current.disabled, clientId) : HashSet.add(current.disabled, clientId)
-      })),
-    reset: Ref.set(state, empty)
-  }))
+/**
+ * Builds an empty store that keeps at most `maxTransactions` transactions
+ * (default 100,000). Past that, each new transaction evicts the oldest
+ * finished one (completed or failed), or the oldest one when none has
+ * finished, with its idempotency record: a later retry of its requestId
+ * creates a new transaction, and a GET of its id answers 404.
+ *
+ * The state lives in insertion-ordered maps touched only inside `Effect.sync`,
+ * so every operation is atomic on the single JavaScript thread.
+ */
+export const make = (options: { readonly maxTransactions?: number | undefined } = {}): Effect.Effect<Store["Type"]> =>
+  Effect.sync(() => {
+    const maxTransactions = Math.max(1, options.maxTransactions ?? defaultMaxTransactions)
+    const transactions = new Map<string, Transaction>()
+    const attempts = new Map<string, Attempt>()
+    const disabled = new Set<string>()
+    const evictOne = (now: number): void => {
+      let victim: Transaction | undefined
+      for (const transaction of transactions.values()) {
+        if (isFinished(transaction, now)) {
+          victim = transaction
+          break
+        }
+      }
+      victim ??= transactions.values().next().value!
+      transactions.delete(victim.id)
+      const key = idempotencyKey(victim)
+      if (attempts.get(key)?.transactionId === victim.id) attempts.delete(key)
+    }
+    const create = (transaction: Transaction): Creation => {
+      const key = idempotencyKey(transaction)
+      const attempt = attempts.get(key)
+      if (attempt === undefined) {
+        transactions.set(transaction.id, transaction)
+        attempts.set(key, { transactionId: transaction.id, previousAttempts: transaction.previousAttempts })
+        while (transactions.size > maxTransactions) evictOne(transaction.createdAt)
+        return { _tag: "Created", transaction }
+      }
+      if (transaction.previousAttempts <= attempt.previousAttempts) return { _tag: "Duplicate" }
+      attempts.set(key, { ...attempt, previousAttempts: transaction.previousAttempts })
+      return { _tag: "Replayed", transaction: transactions.get(attempt.transactionId)! }
+    }
+    return Store.of({
+      create: (transaction) => Effect.sync(() => create(transaction)),
+      get: (transactionId) => Effect.sync(() => Option.fromNullable(transactions.get(transactionId))),
+      all: Effect.sync(() => Array.from(transactions.values())),
+      isEnabled: (clientId) => Effect.sync(() => !disabled.has(clientId)),
+      setEnabled: (clientId, enabled) =>
+        Effect.sync(() => {
+          if (enabled) disabled.delete(clientId)
+          else disabled.add(clientId)
+        }),
+      reset: Effect.sync(() => {
+        transactions.clear()
+        attempts.clear()
+        disabled.clear()
+      })
+    })
+  })

@@ -8,6 +8,7 @@ import { Ids } from "@gcx/core"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
 import { randomBytes } from "node:crypto"
 import * as Jwt from "./Jwt.js"
@@ -50,11 +51,16 @@ export const claimTimes = (
   exp: lifetimeSeconds > 0 ? Math.ceil((nowMillis + lifetimeSeconds * 1000) / 1000) : Math.floor(nowMillis / 1000)
 })
 
+/** How many verified tokens are remembered (then forgotten all at once). */
+const maxVerified = 10_000
+
 /** Builds a token issuer with a fresh random signing key. */
 export const make = (options: { readonly lifetimeSeconds: number }): Effect.Effect<Tokens["Type"]> =>
   Effect.gen(function*() {
     const key = randomBytes(32)
     const lifetime = yield* Ref.make(options.lifetimeSeconds)
+    // Tokens whose signature checked out, so that each is verified once; their expiry is checked on every use.
+    const verified = new Map<string, Jwt.Claims>()
     return Tokens.of({
       issue: (partner, scope) =>
         Effect.gen(function*() {
@@ -74,7 +80,18 @@ export const make = (options: { readonly lifetimeSeconds: number }): Effect.Effe
           return { accessToken, expiresIn }
         }),
       // The current time to the millisecond: a token is valid while now < exp.
-      verify: (token) => Effect.flatMap(Clock.currentTimeMillis, (now) => Jwt.verify(token, key, now / 1000)),
+      verify: (token) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const known = verified.get(token)
+          if (known !== undefined) {
+            return known.exp > now / 1000 ? Either.right(known) : Either.left(new Jwt.JwtError({ reason: "Expired" }))
+          }
+          return Either.map(Jwt.verify(token, key, now / 1000), (claims) => {
+            if (verified.size >= maxVerified) verified.clear()
+            verified.set(token, claims)
+            return claims
+          })
+        }),
       lifetimeSeconds: Ref.get(lifetime),
       setLifetimeSeconds: (seconds) => Ref.set(lifetime, seconds),
       reset: Ref.set(lifetime, options.lifetimeSeconds)

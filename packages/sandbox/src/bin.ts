@@ -2,25 +2,45 @@
  * `pnpm sandbox`: runs the sandbox (default 127.0.0.1:4010), prints its URLs
  * and the test credentials, and stops cleanly on SIGINT or SIGTERM: the
  * servers close and the process exits with code 0, with nothing on stderr.
- * Bad arguments exit with code 2 and the usage on stderr.
+ * Bad arguments exit with code 2 and the usage on stderr; a port it cannot
+ * listen on (in use, not permitted) exits with code 2 and one `error:` line.
  *
  * Run it with `tsx packages/sandbox/src/bin.ts [options]`; `--help` lists the
  * options.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Args from "./internal/args.js"
 import * as Sandbox from "./Sandbox.js"
 
+const exitWithUsageCode = Effect.sync(() => {
+  process.exitCode = 2
+})
+
+/** One line for a server that could not listen: the address and the system's reason, never a stack trace. */
+const describeServeError = (error: ServeError): string => {
+  const cause = error.cause as { readonly code?: unknown; readonly address?: unknown; readonly port?: unknown }
+  const where = typeof cause?.address === "string" && typeof cause.port === "number"
+    ? ` on ${cause.address}:${cause.port}`
+    : ""
+  const reason = cause?.code === "EADDRINUSE"
+    ? "the port is in use (EADDRINUSE)"
+    : cause?.code === "EACCES"
+    ? "permission denied (EACCES)"
+    : typeof cause?.code === "string"
+    ? cause.code
+    : "the server did not start"
+  return `error: the sandbox cannot listen${where}: ${reason}`
+}
+
 const main = Either.match(Args.parse(process.argv.slice(2)), {
   onLeft: (problem) =>
     Effect.zipRight(
       Console.error(`${problem}\n\n${Args.usage}`),
-      Effect.sync(() => {
-        process.exitCode = 2
-      })
+      exitWithUsageCode
     ),
   onRight: (options) =>
     options === "help"
@@ -29,7 +49,11 @@ const main = Either.match(Args.parse(process.argv.slice(2)), {
         const server = yield* Sandbox.SandboxServer
         yield* Console.log(Sandbox.banner(server))
         return yield* Effect.never
-      }).pipe(Effect.provide(Sandbox.layer(options)))
+      }).pipe(
+        Effect.provide(Sandbox.layer(options)),
+        Effect.catchTag("ServeError", (error) =>
+          Effect.zipRight(Console.error(describeServeError(error)), exitWithUsageCode))
+      )
 })
 
 NodeRuntime.runMain(main)

@@ -12,6 +12,9 @@ export * as Journal from "./Journal.js"
 /** HS256 JSON Web Tokens. */
 export * as Jwt from "./Jwt.js"
 
+/** The sandbox's metrics: requests by route and status, faults by kind. */
+export * as Metrics from "./Metrics.js"
+
 /** The life of a transaction as a function of time. */
 export * as Lifecycle from "./Lifecycle.js"
 

@@ -8,6 +8,7 @@ import { TestData } from "@gcx/sandbox"
 import type { Duration } from "effect"
 import { Effect, Option } from "effect"
 import * as ChildProcess from "node:child_process"
+import * as Net from "node:net"
 import { fileURLToPath } from "node:url"
 import { call } from "./helpers.js"
 
@@ -82,6 +83,25 @@ const apiUrl = (banner: string): string => {
   return match[1]!
 }
 
+/** Runs `pnpm sandbox <args>` to its end (killed if the fiber is interrupted) and gives its code and output. */
+const runToExit = (args: ReadonlyArray<string>) =>
+  Effect.async<Ended>((resume) => {
+    const child = ChildProcess.spawn(
+      process.execPath,
+      ["--import", "tsx", "packages/sandbox/src/bin.ts", ...args],
+      { cwd: root, stdio: ["ignore", "pipe", "pipe"] }
+    )
+    const output = { stdout: "", stderr: "" }
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      output.stdout += chunk
+    })
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      output.stderr += chunk
+    })
+    child.on("close", (code, signal) => resume(Effect.succeed({ code, signal, ...output })))
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+
 describe("pnpm sandbox", () => {
   it.live.each(["SIGTERM", "SIGINT"] as const)("serves, then stops cleanly on %s: exit code 0, nothing on stderr", (
     signal
@@ -119,21 +139,28 @@ describe("pnpm sandbox", () => {
 
   it.live("a bad flag exits 2 with the usage on stderr", () =>
     Effect.gen(function*() {
-      const child = ChildProcess.spawn(
-        process.execPath,
-        ["--import", "tsx", "packages/sandbox/src/bin.ts", "--port", "nope"],
-        { cwd: root, stdio: ["ignore", "pipe", "pipe"] }
-      )
-      let stderr = ""
-      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-        stderr += chunk
-      })
-      const code = yield* Effect.async<number | null>((resume) => {
-        child.on("exit", (code) => resume(Effect.succeed(code)))
-        return Effect.sync(() => child.kill("SIGKILL"))
-      })
+      const { code, stderr } = yield* runToExit(["--port", "nope"])
       expect(code).toBe(2)
       expect(stderr).toContain("--port must be a number >= 0")
       expect(stderr).toContain("Usage: pnpm sandbox")
     }), { timeout: 90_000 })
+
+  it.live("a port in use exits 2 with one error: line on stderr, no stack trace", () =>
+    Effect.gen(function*() {
+      const taken = yield* Effect.acquireRelease(
+        Effect.async<Net.Server>((resume) => {
+          const server = Net.createServer()
+          server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        }),
+        (server) =>
+          Effect.async<void>((resume) => {
+            server.close(() => resume(Effect.void))
+          })
+      )
+      const port = (taken.address() as Net.AddressInfo).port
+      const { code, stderr, stdout } = yield* runToExit(["--port", String(port)])
+      expect(code).toBe(2)
+      expect(stderr).toBe(`error: the sandbox cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE)\n`)
+      expect(stdout).toBe("")
+    }).pipe(Effect.scoped), { timeout: 90_000 })
 })

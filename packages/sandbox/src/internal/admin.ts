@@ -12,6 +12,7 @@ import { Tokens } from "../Tokens.js"
 import { readJson } from "./body.js"
 import { SandboxConfig } from "./config.js"
 import { safeEqual } from "./credentials.js"
+import * as Dashboard from "./dashboard.js"
 import * as State from "./state.js"
 
 /** The `x-admin-key` check: missing answers 401, wrong 403. */
@@ -58,6 +59,7 @@ export const AdminLive = HttpApiBuilder.group(SandboxApi, "admin", (handlers) =>
     const injector = yield* Faults.FaultInjector
     const tokens = yield* Tokens
     const context = yield* Effect.context<Store | Journal.Recorder | Faults.FaultInjector | Tokens>()
+    const dashboardContext = yield* Effect.context<SandboxConfig | Store | Journal.Recorder | Faults.FaultInjector>()
     const switchPartner = (clientId: string, enabled: boolean) =>
       config.partners.some((partner) => partner.clientId === clientId)
         ? store.setEnabled(clientId, enabled)
@@ -68,6 +70,7 @@ export const AdminLive = HttpApiBuilder.group(SandboxApi, "admin", (handlers) =>
       .handle("journal", () => recorder.snapshot)
       .handle("transactions", () => State.transactions.pipe(Effect.provide(context)))
       .handle("faults", () => injector.rules)
+      .handleRaw("events", () => Dashboard.events.pipe(Effect.provide(dashboardContext)))
       .handleRaw("setFaults", ({ request }) =>
         Effect.gen(function*() {
           const rules = yield* Effect.flatMap(readJson(request), (body) => decodeBody(FaultRules, body))

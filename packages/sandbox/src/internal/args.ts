@@ -24,6 +24,8 @@ export const usage = `Usage: pnpm sandbox [options]
                           options: p=0.2 (or 0.2) times=3 seq=1,0,1 retry-after=2 ms=250 ms=100-300
                           e.g. --fault createQuote:status503:0.2:retry-after=1
   --latency <ms>        added latency on every route: 250 or 100-300 (same as --fault any:latency:ms=...)
+  --max-transactions <n> transactions (and requestIds) kept; the oldest finished
+                        are evicted first past it (default 100000)
   --log-level <level>   level of the per-request log line (default Info)
   --quiet               no per-request log lines
   --help                this text
@@ -60,6 +62,7 @@ export const parse = (argv: ReadonlyArray<string>): Either.Either<SandboxOptions
             seed: { type: "string" },
             fault: { type: "string", multiple: true },
             latency: { type: "string", multiple: true },
+            "max-transactions": { type: "string" },
             "log-level": { type: "string" },
             quiet: { type: "boolean" },
             help: { type: "boolean" }
@@ -73,6 +76,10 @@ export const parse = (argv: ReadonlyArray<string>): Either.Either<SandboxOptions
     for (const text of [...(values.fault ?? []), ...latency]) faults.push(yield* Faults.parseRule(text))
     const logLevel = values.quiet === true ? "None" : values["log-level"] ?? "Info"
     if (!logLevels.includes(logLevel)) return yield* Either.left(`--log-level must be one of ${logLevels.join(", ")}`)
+    const maxTransactions = yield* number("--max-transactions", values["max-transactions"])
+    if (maxTransactions !== undefined && (!Number.isInteger(maxTransactions) || maxTransactions < 1)) {
+      return yield* Either.left("--max-transactions must be a whole number >= 1")
+    }
     const options: SandboxOptions = {
       port: (yield* number("--port", values.port)) ?? defaultPort,
       host: values.host,
@@ -83,6 +90,7 @@ export const parse = (argv: ReadonlyArray<string>): Either.Either<SandboxOptions
       adminKey: values["admin-key"],
       seed: values.seed === undefined || Number.isNaN(Number(values.seed)) ? values.seed : Number(values.seed),
       faults,
+      maxTransactions,
       logLevel: logLevel as LogLevel.Literal
     }
     return options

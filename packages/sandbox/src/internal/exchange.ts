@@ -10,7 +10,16 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { Authorization, BadRequest, Caller, Heartbeat, NotFound, SandboxApi, Unauthorized } from "../Api.js"
+import {
+  Authorization,
+  BadRequest,
+  Caller,
+  Heartbeat,
+  maxRequestIdLength,
+  NotFound,
+  SandboxApi,
+  Unauthorized
+} from "../Api.js"
 import * as Journal from "../Journal.js"
 import * as Lifecycle from "../Lifecycle.js"
 import * as Scenarios from "../Scenarios.js"
@@ -20,8 +29,11 @@ import { Tokens } from "../Tokens.js"
 import { readJson } from "./body.js"
 import { SandboxConfig } from "./config.js"
 import { safeEqual } from "./credentials.js"
+import * as StatusBody from "./statusBody.js"
 
 const badRequest = (ErrorCode: string, Message: string) => Effect.fail(new BadRequest({ ErrorCode, Message }))
+
+const requestIdSyntax = new RegExp(`^[A-Za-z0-9_-]{1,${maxRequestIdLength}}$`)
 
 /** The bearer token, the partner, its x-api-key and the requestId header, checked in that order. */
 export const AuthorizationLive = Layer.effect(
@@ -54,6 +66,12 @@ export const AuthorizationLive = Layer.effect(
           const requestId = headers[Routes.Headers.requestId.toLowerCase()]?.trim() ?? ""
           if (requestId === "") {
             return yield* badRequest(ErrorBody.ErrorCodes.missingRequestId, "The requestId header is required")
+          }
+          if (!requestIdSyntax.test(requestId)) {
+            return yield* badRequest(
+              ErrorBody.ErrorCodes.invalidParameter,
+              `requestId must be 1 to ${maxRequestIdLength} characters of A-Z, a-z, 0-9, - and _`
+            )
           }
           return { partner, requestId }
         })
@@ -88,6 +106,10 @@ const locationOf = (request: HttpServerRequest.HttpServerRequest, stage: string,
 }
 
 const encodeQuote = Schema.encode(Quote.QuoteResponse)
+
+/** A 200 answer with a JSON body. */
+const jsonResponse = (json: string): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.text(json, { contentType: "application/json" })
 
 /** The heartbeat, the POST quote and the GET transaction. */
 export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handlers) =>
@@ -134,7 +156,7 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
             )
           }
           const created = creation.transaction
-          yield* Journal.annotateTransaction(created.id)
+          yield* Journal.annotateTransaction(request, created.id)
           // The original answer is a function of the creation time, so a replay answers exactly the same body.
           const body = yield* Effect.orDie(encodeQuote(Lifecycle.quoteAt(created, created.createdAt)))
           return HttpServerResponse.unsafeJson(body, {
@@ -142,7 +164,7 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
             headers: { [Routes.Headers.location]: locationOf(request, config.stage, created.id) }
           })
         }))
-      .handle("getTransaction", ({ path }) =>
+      .handleRaw("getTransaction", ({ path, request }) =>
         Effect.gen(function*() {
           const { partner } = yield* Caller
           const found = Option.filter(
@@ -157,11 +179,15 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
               })
             )
           }
-          yield* Journal.annotateTransaction(found.value.id)
+          const transaction = found.value
+          yield* Journal.annotateTransaction(request, transaction.id)
           const now = yield* Clock.currentTimeMillis
-          return yield* Either.match(Lifecycle.statusAt(found.value, now), {
+          const kept = StatusBody.doneBodyAt(transaction, now)
+          if (kept !== undefined) return jsonResponse(kept)
+          return yield* Either.match(Lifecycle.statusAt(transaction, now), {
             onLeft: (error) => Effect.fail(new BadRequest(error)),
-            onRight: Effect.succeed
+            // Encoded with the endpoint's own schema, compiled once (the platform looks up annotations per answer).
+            onRight: (status) => Effect.succeed(jsonResponse(StatusBody.bodyOf(transaction, status, now)))
           })
         }))
   }))

@@ -13,7 +13,7 @@ import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { ErrorBody, Ids, Routes } from "@gcx/core"
+import { ErrorBody, Ids, Routes as Wire } from "@gcx/core"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
@@ -21,45 +21,11 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { adminPrefix } from "../Api.js"
 import * as Faults from "../Faults.js"
 import * as Journal from "../Journal.js"
+import * as Metrics from "../Metrics.js"
 import { SandboxConfig } from "./config.js"
-
-/** Which routes a server answers: all of them, all but the token endpoint, or only the token endpoint. */
-export type Role = "all" | "api" | "auth"
-
-const serves = (role: Role, route: Journal.Route): boolean =>
-  role === "all" || (role === "auth" ? route === "token" : route !== "token")
-
-/** A request's route, and the URL the router sees (the stage segment removed). */
-export interface Target {
-  readonly route: Journal.Route
-  readonly pathname: string
-  readonly url: string
-}
-
-const quotePath = Routes.quotePath()
-
-/** Classifies a request by method and path. */
-export const classify = (method: string, url: string, stage: string): Target => {
-  const query = url.indexOf("?")
-  const pathname = query < 0 ? url : url.slice(0, query)
-  const staged = stage !== "" && pathname.startsWith(`/${stage}${quotePath}`)
-  const unstaged = staged ? pathname.slice(stage.length + 1) : pathname
-  const route: Journal.Route = method === "POST" && pathname === Routes.tokenPath
-    ? "token"
-    : method === "GET" && pathname === Routes.heartbeatPath
-    ? "heartbeat"
-    : method === "POST" && unstaged === quotePath
-    ? "createQuote"
-    : method === "GET" && /^\/[^/]+$/.test(unstaged.slice(quotePath.length)) && unstaged.startsWith(quotePath)
-    ? "getTransaction"
-    : pathname === adminPrefix || pathname.startsWith(`${adminPrefix}/`)
-    ? "admin"
-    : "other"
-  return { route, pathname, url: staged ? url.slice(stage.length + 1) : url }
-}
+import * as Routes from "./routes.js"
 
 const encodeErrorBody = Schema.encodeSync(ErrorBody.ErrorBody)
 
@@ -86,7 +52,7 @@ const faultResponse = (rule: Faults.FaultRule): HttpServerResponse.HttpServerRes
     ? errorResponse(
       503,
       { ErrorCode: ErrorBody.ErrorCodes.serviceUnavailable, Message: "The service is unavailable" },
-      rule.retryAfterSeconds === undefined ? {} : { [Routes.Headers.retryAfter]: String(rule.retryAfterSeconds) }
+      rule.retryAfterSeconds === undefined ? {} : { [Wire.Headers.retryAfter]: String(rule.retryAfterSeconds) }
     )
     : serverError
 
@@ -132,14 +98,14 @@ const previousAttemptsOf = (header: string | undefined): number | undefined =>
 /** The journal entry of a request, from what it asked and how it was answered. No secrets are read. */
 const entryOf = (
   request: HttpServerRequest.HttpServerRequest,
-  target: Target,
+  target: Routes.Target,
   decision: Faults.Decision,
   status: number | undefined,
-  transactionId: Option.Option<string>
+  transactionId: string | undefined
 ) =>
   Effect.map(DateTime.now, (time): Journal.Entry => {
-    const requestId = request.headers[Routes.Headers.requestId.toLowerCase()]
-    const previousAttempts = previousAttemptsOf(request.headers[Routes.Headers.previousAttempts.toLowerCase()])
+    const requestId = request.headers[Wire.Headers.requestId.toLowerCase()]
+    const previousAttempts = previousAttemptsOf(request.headers[Wire.Headers.previousAttempts.toLowerCase()])
     return {
       time,
       route: target.route,
@@ -148,24 +114,25 @@ const entryOf = (
       ...(status === undefined ? {} : { status }),
       ...(requestId === undefined ? {} : { requestId }),
       ...(previousAttempts === undefined ? {} : { previousAttempts }),
-      ...(Option.isSome(transactionId) ? { transactionId: transactionId.value } : {}),
+      ...(transactionId === undefined ? {} : { transactionId }),
       ...(decision.injected.length === 0 ? {} : { faults: decision.injected })
     }
   })
 
 /** The middleware of a server with the given role. */
-export const layer = (role: Role) =>
+export const layer = (role: Routes.Role) =>
   HttpApiBuilder.middleware(
     Effect.gen(function*() {
       const config = yield* SandboxConfig
       const recorder = yield* Journal.Recorder
       const injector = yield* Faults.FaultInjector
+      const classify = Routes.classifier(role, config.stage)
       return (app) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const startedAt = yield* Clock.currentTimeMillis
-          const target = classify(request.method, request.url, config.stage)
-          const served = serves(role, target.route)
+          const target = classify(request.method, request.url)
+          const served = target.served
           const decision = served ? yield* injector.decide(target.route) : Faults.none
           const fault = Option.getOrUndefined(decision.answer)
           const traceId = Ids.makeRequestId()
@@ -176,8 +143,9 @@ export const layer = (role: Role) =>
               if (fault?.kind === "dropAnswer") destroySocket(request)
               const status = fault?.kind === "reset" ? undefined : response.status
               yield* recorder.record(
-                yield* entryOf(request, target, decision, status, yield* Journal.annotatedTransaction)
+                yield* entryOf(request, target, decision, status, Journal.annotatedTransaction(request))
               )
+              yield* Metrics.record(target.route, status, decision.injected)
               const millis = (yield* Clock.currentTimeMillis) - startedAt
               if (config.requestLogLevel._tag !== "None") {
                 yield* Effect.logWithLevel(config.requestLogLevel, "request").pipe(
@@ -194,7 +162,7 @@ export const layer = (role: Role) =>
                 )
               }
               if (fault?.kind === "reset" || fault?.kind === "dropAnswer") return unanswered
-              const traced = HttpServerResponse.setHeader(response, Routes.Headers.traceId, traceId)
+              const traced = HttpServerResponse.setHeader(response, Wire.Headers.traceId, traceId)
               return fault?.kind === "malformed" ? malformed(traced) : traced
             })
           )

@@ -2,21 +2,30 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Headers from "@effect/platform/Headers"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as Effect from "effect/Effect"
+import { constTrue, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import type * as Http from "node:http"
 import { adminKeyHeader, SandboxApi } from "../Api.js"
 import { AdminAuthorizationLive, AdminLive } from "./admin.js"
 import { AuthLive } from "./auth.js"
+import * as Dashboard from "./dashboard.js"
 import { AuthorizationLive, ExchangeLive } from "./exchange.js"
 import * as Middleware from "./middleware.js"
+import * as Routes from "./routes.js"
 
 const ApiLive = HttpApiBuilder.api(SandboxApi).pipe(
   Layer.provide([AuthLive, ExchangeLive, AdminLive]),
   Layer.provide([AuthorizationLive, AdminAuthorizationLive])
 )
 
-/** `/openapi.json` and the `/docs` page (Swagger UI, its assets inlined: no CDN). */
-const DocsLive = Layer.mergeAll(HttpApiBuilder.middlewareOpenApi(), HttpApiSwagger.layer({ path: "/docs" }))
+/** `/openapi.json`, the `/docs` page (Swagger UI, its assets inlined: no CDN) and the dashboard. */
+const DocsLive = Layer.mergeAll(
+  HttpApiBuilder.middlewareOpenApi({ path: Routes.extraPaths.openApi }),
+  HttpApiSwagger.layer({ path: Routes.extraPaths.docs }),
+  Dashboard.layer
+)
 
 /**
  * The request headers whose values never reach a span or a log: the caller's
@@ -39,16 +48,26 @@ const withSecretHeaderNames = (names: ReadonlyArray<string | RegExp>): ReadonlyA
  * The server's request fibers inherit the fiber refs of the layer's build, so
  * `Headers.currentRedactedNames` is extended there: the platform's server
  * spans (`http.request.header.*`) show `secretHeaderNames` as redacted.
+ * Server spans are made only when `traced` (see `isTraced`).
  */
 export const layer = (
-  role: Middleware.Role,
+  role: Routes.Role,
   server: Http.Server,
-  listen: { readonly port: number; readonly host: string }
+  listen: { readonly port: number; readonly host: string },
+  traced: boolean
 ) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(role === "auth" ? Layer.empty : DocsLive),
     Layer.provide(Middleware.layer(role)),
     Layer.provide(ApiLive),
     Layer.provideMerge(NodeHttpServer.layer(() => server, listen)),
-    Layer.locallyWith(Headers.currentRedactedNames, withSecretHeaderNames)
+    Layer.locallyWith(Headers.currentRedactedNames, withSecretHeaderNames),
+    // Without a tracer of its own, a server span per request is work for nothing.
+    traced ? identity : Layer.locally(HttpMiddleware.currentTracerDisabledWhen, constTrue)
   )
+
+/** The tracer a runtime has when nobody installed one: its spans go nowhere. */
+const defaultTracer = Effect.runSync(Effect.tracer)
+
+/** Whether the current fiber has a tracer of its own (`Layer.setTracer`, OpenTelemetry), whose spans are kept. */
+export const isTraced: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== defaultTracer)

@@ -1,0 +1,206 @@
+/**
+ * The docs page and the dashboard in a real browser: Debian's Chromium
+ * (`/usr/bin/chromium`, no browser download) driven by playwright-core,
+ * against a real sandbox. A screenshot of each page is saved under
+ * `packages/sandbox/test-artifacts/` (gitignored). Run with `pnpm test:browser`.
+ */
+import { afterAll, beforeAll, expect, layer } from "@effect/vitest"
+import { ErrorBody, Routes } from "@gcx/core"
+import { Sandbox, TestData } from "@gcx/sandbox"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import type { Browser, Page } from "playwright-core"
+import { chromium } from "playwright-core"
+import { call, exchangeHeaders, postQuote, quoteBody, tokenFor } from "../helpers.js"
+
+const artifacts = new URL("../../test-artifacts/", import.meta.url)
+
+let browser: Browser
+
+beforeAll(async () => {
+  fs.mkdirSync(artifacts, { recursive: true })
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync"
+    ]
+  })
+}, 60_000)
+
+afterAll(async () => {
+  await browser?.close()
+})
+
+/** Runs `use` with a fresh page (its own tab, so its own sessionStorage), closed afterwards. */
+const withPage = <A>(use: (page: Page) => Promise<A>): Effect.Effect<A> =>
+  Effect.promise(async () => {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } })
+    const page = await context.newPage()
+    try {
+      return await use(page)
+    } finally {
+      await context.close()
+    }
+  })
+
+const screenshot = (page: Page, name: string) =>
+  page.screenshot({ path: new URL(`${name}.png`, artifacts).pathname, fullPage: true })
+
+/** Opens the dashboard and gives it the key through its form. */
+const openDashboard = async (page: Page, baseUrl: string, key: string) => {
+  await page.goto(`${baseUrl}/__sandbox/ui`)
+  await page.getByRole("textbox", { name: /Admin key/ }).fill(key)
+  await page.getByRole("button", { name: "Connect" }).click()
+}
+
+// time scale 0.5: the success card takes about 1 s, long enough to see it move
+layer(Sandbox.layer({ timeScale: 0.5 }), { excludeTestServices: true })("in Chromium", (it) => {
+  it.effect("/docs lists the four operations of the spec", () =>
+    Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const paths = yield* withPage(async (page) => {
+        await page.goto(`${server.baseUrl}/docs`)
+        await page.locator(".opblock-summary-path").first().waitFor({ timeout: 20_000 })
+        await screenshot(page, "docs")
+        return page.locator(".opblock-summary-path").evaluateAll((elements) =>
+          elements.map((element) => element.getAttribute("data-path"))
+        )
+      })
+      const quote = Routes.quotePath()
+      expect(paths).toEqual(expect.arrayContaining([
+        Routes.tokenPath,
+        Routes.heartbeatPath,
+        quote,
+        `${quote}/{transactionId}`
+      ]))
+    }))
+
+  it.effect("with a wrong key the dashboard shows the refusal and keeps nothing", () =>
+    Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const { message, stored, url } = yield* withPage(async (page) => {
+        await openDashboard(page, server.baseUrl, "not-the-key")
+        const alert = page.locator("#key-message")
+        await expect.poll(() => alert.textContent(), { timeout: 5_000 }).toContain("refused")
+        await screenshot(page, "dashboard-refused")
+        return {
+          message: await alert.textContent(),
+          stored: await page.evaluate(() => sessionStorage.length),
+          url: page.url()
+        }
+      })
+      expect(message).toContain("403")
+      expect(stored).toBe(0)
+      expect(url).not.toContain("not-the-key")
+    }))
+
+  it.effect("with the right key, a quote created through the API appears and reaches 100 % within 5 s", () =>
+    Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      yield* server.reset
+      const token = yield* tokenFor(server)
+      const result = yield* withPage(async (page) => {
+        await openDashboard(page, server.baseUrl, server.adminKey)
+        await page.locator("#live").waitFor({ state: "visible", timeout: 5_000 })
+        const created = await Effect.runPromise(
+          postQuote(server, exchangeHeaders(token), quoteBody(TestData.Cards.success))
+        )
+        const row = page.locator(`tr[data-transaction-id="${created.body.transactionId}"]`)
+        await row.waitFor({ timeout: 5_000 })
+        const startedAt = Date.now()
+        await expect.poll(() => row.locator(".percent").textContent(), { timeout: 5_000, interval: 100 })
+          .toContain("100 %")
+        const millis = Date.now() - startedAt
+        await screenshot(page, "dashboard-live")
+        return {
+          millis,
+          state: await row.locator(".state").textContent(),
+          text: await row.textContent(),
+          stored: await page.evaluate(() => sessionStorage.getItem("gcx-sandbox-admin-key")),
+          url: page.url()
+        }
+      })
+      expect(result.millis).toBeLessThan(5_000)
+      expect(result.state).toContain("completed")
+      expect(result.text).toContain("****0001")
+      expect(result.text).not.toContain(TestData.Cards.success)
+      expect(result.stored).toBe(server.adminKey)
+      expect(result.url).not.toContain(server.adminKey)
+    }))
+
+  it.effect("a 503 fault added from the page shows on the next POST's journal line; a bad rule gets a message", () =>
+    Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      yield* server.reset
+      const token = yield* tokenFor(server)
+      const headers = exchangeHeaders(token)
+      const result = yield* withPage(async (page) => {
+        await openDashboard(page, server.baseUrl, server.adminKey)
+        await page.locator("#live").waitFor({ state: "visible", timeout: 5_000 })
+        // bad input: a probability that is not a number
+        await page.getByRole("combobox", { name: "Which requests" }).selectOption("probability")
+        await page.getByRole("textbox", { name: "N, p or sequence" }).fill("often")
+        await page.getByRole("button", { name: "Add the rule" }).click()
+        const message = page.locator("#fault-message")
+        await expect.poll(() => message.textContent(), { timeout: 5_000 }).toContain("not changed")
+        const refusal = await message.textContent()
+        // a good one, with the keyboard
+        await page.getByRole("combobox", { name: "Route" }).selectOption("createQuote")
+        await page.getByRole("combobox", { name: "Kind" }).selectOption("status503")
+        await page.getByRole("combobox", { name: "Which requests" }).selectOption("every")
+        await page.getByRole("textbox", { name: "N, p or sequence" }).fill("")
+        await page.getByRole("textbox", { name: /Retry-After/ }).fill("1")
+        await page.getByRole("button", { name: "Add the rule" }).focus()
+        await page.keyboard.press("Enter")
+        await page.locator("#faults tr").first().waitFor({ timeout: 5_000 })
+        const answer = await Effect.runPromise(postQuote(server, headers, quoteBody(TestData.Cards.success)))
+        const line = page.locator("#journal tr", { hasText: headers.requestId! })
+        await line.waitFor({ timeout: 5_000 })
+        await screenshot(page, "dashboard-fault")
+        const lineText = await line.textContent()
+        await page.getByRole("button", { name: "Remove the rule createQuote status503" }).click()
+        await expect.poll(() => page.locator("#faults tr").count(), { timeout: 5_000 }).toBe(0)
+        return { refusal, status: answer.status, lineText }
+      })
+      expect(result.refusal).toMatch(/400: .*probability/)
+      expect(result.status).toBe(503)
+      expect(result.lineText).toContain("createQuote")
+      expect(result.lineText).toContain("503")
+      expect(result.lineText).toContain("status503")
+      expect(yield* server.journal.pipe(Effect.map((journal) => journal.entries.at(-1)?.faults))).toBeUndefined()
+      // the rule is gone: the next POST is answered
+      expect((yield* postQuote(server, exchangeHeaders(token), quoteBody(TestData.Cards.success))).status).toBe(201)
+    }))
+
+  it.effect("a partner disabled from the page gets its next request refused; enabled again, it is served", () =>
+    Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      yield* server.reset
+      const token = yield* tokenFor(server)
+      const heartbeat = () =>
+        Effect.runPromise(call(`${server.baseUrl}${Routes.heartbeatPath}`, { headers: exchangeHeaders(token) }))
+      const result = yield* withPage(async (page) => {
+        await openDashboard(page, server.baseUrl, server.adminKey)
+        await page.locator("#live").waitFor({ state: "visible", timeout: 5_000 })
+        await page.getByRole("button", { name: `Disable ${TestData.partner.clientId}` }).click()
+        const row = page.locator(`#partners tr[data-client-id="${TestData.partner.clientId}"]`)
+        await expect.poll(() => row.textContent(), { timeout: 5_000 }).toContain("disabled")
+        const refused = await heartbeat()
+        await page.locator("#journal tr", { hasText: Routes.heartbeatPath }).first().waitFor({ timeout: 5_000 })
+        await screenshot(page, "dashboard-partner-disabled")
+        await page.getByRole("button", { name: `Enable ${TestData.partner.clientId}` }).click()
+        await expect.poll(() => row.textContent(), { timeout: 5_000 }).toContain("enabled")
+        return { refused, served: await heartbeat() }
+      })
+      expect(result.refused.status).toBe(400)
+      expect(result.refused.body.ErrorCode).toBe(ErrorBody.ErrorCodes.partnerNotFound)
+      expect(result.served.status).toBe(200)
+    }))
+})
