@@ -159,6 +159,9 @@ export const layerRunner = <E, R>(
     Layer.provideMerge(deployment)
   )
 
+/** The deployment of a client-only node: what provides the workflow engine. */
+export type ClientDeployment<E = never, R = never> = Layer.Layer<WorkflowEngine, E, R>
+
 /** A node that submits and awaits quotes but runs none, over a deployment that provides the engine. */
 export const layerClient = <E, R>(
   deployment: Layer.Layer<WorkflowEngine, E, R>,
