@@ -26,8 +26,10 @@ import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as ExchangeClient from "@gcx/http/ExchangeClient"
 import * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
+import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -160,12 +162,46 @@ export const outcome = (submission: Submission, options: Options = {}) =>
     })
   })
 
-/** The body of the workflow: submit, then the outcome (unless the POST answered it). */
+/** The terminal outcome of a quote, as the runner that ran it tells `QuoteOutcomes`. */
+export interface Outcome {
+  readonly requestId: string
+  /** Absent when the quote failed before the service created a transaction. */
+  readonly transactionId: string | undefined
+  readonly exit: Exit.Exit<Quote.CompletedQuote, DurableQuoteFailure>
+}
+
+/**
+ * Told of every quote's terminal outcome by the runner that ran it, with its
+ * requestId and transactionId: where a deployment plugs in the delivery of
+ * outcomes to other nodes (e.g. PostgreSQL `NOTIFY`). At least once: a runner
+ * that dies after the outcome and before the engine records it tells it
+ * again on replay. By default it is told nothing.
+ */
+export class QuoteOutcomes extends Context.Reference<QuoteOutcomes>()("@gcx/workflow/QuoteWorkflow/QuoteOutcomes", {
+  defaultValue: (): { readonly publish: (outcome: Outcome) => Effect.Effect<void> } => ({ publish: () => Effect.void })
+}) {}
+
+/** The body of the workflow: submit, then the outcome (unless the POST answered it); the outcome told to `QuoteOutcomes`. */
 export const run = (payload: Payload, options: Options = {}) =>
   Effect.gen(function*() {
-    const submission = yield* submit(payload)
-    if (submission.completed !== undefined) return submission.completed
-    return yield* outcome(submission, options)
+    const outcomes = yield* QuoteOutcomes
+    let transactionId: string | undefined
+    return yield* Effect.gen(function*() {
+      const submission = yield* submit(payload)
+      transactionId = submission.transactionId
+      if (submission.completed !== undefined) return submission.completed
+      return yield* outcome(submission, options)
+    }).pipe(
+      Effect.tapBoth({
+        onSuccess: (quote) =>
+          outcomes.publish({
+            requestId: payload.requestId,
+            transactionId: quote.transactionId,
+            exit: Exit.succeed(quote)
+          }),
+        onFailure: (error) => outcomes.publish({ requestId: payload.requestId, transactionId, exit: Exit.fail(error) })
+      })
+    )
   })
 
 /**

@@ -3,9 +3,10 @@ import { Card, Errors } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents } from "@gcx/poller"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { BigDecimal, Chunk, Effect, Fiber, Stream } from "effect"
+import { BigDecimal, Chunk, Effect, Exit, Fiber, Layer, Queue, Stream } from "effect"
+import * as Path from "node:path"
 import { CardCipher, DurableQuotes, QuoteWorkflow, SubmitAttempts } from "../src/index.js"
-import { card, sandbox, withQuotes } from "./fixtures.js"
+import { card, quotesLayer, sandbox, tempDirectory, withQuotes } from "./fixtures.js"
 
 layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite)", (it) => {
   it.effect("execute: a quote completes through the workflow, with one transaction for its requestId", () =>
@@ -100,6 +101,30 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
       const sent = journal.entries.filter((entry) => entry.route === "createQuote" && entry.requestId === requestId)
       expect(sent.map((entry) => [entry.previousAttempts, entry.status])).toEqual([[0, 201], [1, 201]])
     })))
+
+  it.effect("QuoteOutcomes is told each terminal outcome once, with its requestId and transactionId", () =>
+    Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const told = yield* Queue.unbounded<QuoteWorkflow.Outcome>()
+      const outcomes = Layer.succeed(QuoteWorkflow.QuoteOutcomes, { publish: (outcome) => Queue.offer(told, outcome) })
+      const directory = yield* tempDirectory
+      yield* Effect.gen(function*() {
+        const quotes = yield* DurableQuotes.DurableQuotes
+        const quote = yield* quotes.execute(card(TestData.Cards.success), { requestId: "durable-outcome-1" })
+        const refused = yield* Effect.flip(
+          quotes.execute(card(TestData.Cards.invalid), { requestId: "durable-outcome-2" })
+        )
+        const outcomesTold = Chunk.toReadonlyArray(yield* Queue.takeAll(told))
+        expect(outcomesTold.map(({ exit, requestId, transactionId }) => [requestId, transactionId, exit])).toEqual([
+          ["durable-outcome-1", quote.transactionId, Exit.succeed(quote)],
+          [
+            "durable-outcome-2",
+            (yield* server.journal).transactionsByRequestId["durable-outcome-2"]![0],
+            Exit.fail(refused)
+          ]
+        ])
+      }).pipe(Effect.provide(quotesLayer(server, Path.join(directory, "gcx.db")).pipe(Layer.provide(outcomes))))
+    }).pipe(Effect.scoped))
 
   it.effect("a card that cannot be decrypted fails that quote with a typed error, and the runner carries on", () =>
     withQuotes()(Effect.gen(function*() {
