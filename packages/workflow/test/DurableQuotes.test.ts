@@ -5,7 +5,7 @@ import { QuoteEvents } from "@gcx/poller"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { BigDecimal, Chunk, Effect, Exit, Fiber, Layer, Queue, Stream } from "effect"
 import * as Path from "node:path"
-import { CardCipher, DurableQuotes, QuoteWorkflow, SubmitAttempts } from "../src/index.js"
+import { CardCipher, DurableQuotes, Embedded, QuoteWorkflow, SubmitAttempts } from "../src/index.js"
 import { card, quotesLayer, sandbox, tempDirectory, withQuotes } from "./fixtures.js"
 
 layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite)", (it) => {
@@ -151,4 +151,19 @@ describe("DurableQuotes", () => {
   it("exports the API", () => {
     expect(DurableQuotes.DurableQuotes.key).toBe("@gcx/workflow/DurableQuotes")
   })
+})
+
+describe("Embedded", () => {
+  it.live(
+    "one process per database file: a second runner on a file in use fails with a clear error",
+    () =>
+      Effect.gen(function*() {
+        const directory = yield* tempDirectory
+        const filename = Path.join(directory, "gcx.db")
+        yield* Layer.build(Embedded.layer({ filename }))
+        const error = yield* Effect.flip(Layer.build(Embedded.layerSqlite(filename)))
+        expect(error.message).toContain("is in use by another process")
+      }).pipe(Effect.scoped),
+    20_000
+  )
 })
