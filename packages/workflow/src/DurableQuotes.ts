@@ -45,7 +45,11 @@ export interface Service {
     request: QuotePoller.QuoteInput,
     options?: SubmitOptions
   ) => Effect.Effect<string, Errors.InvalidCardInput | Errors.InvalidRequest>
-  /** Awaits the outcome of a submitted quote, from any node of the deployment. */
+  /**
+   * Awaits the outcome of a submitted quote, from any node of the deployment.
+   * A requestId that was never submitted is awaited until interrupted: bound
+   * it with `Effect.timeout` where that can happen.
+   */
   readonly result: (requestId: string) => Effect.Effect<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure>
   /** Submits a quote and awaits its outcome. */
   readonly execute: (
