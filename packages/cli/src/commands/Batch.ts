@@ -35,6 +35,7 @@ import * as BatchFile from "../BatchFile.js"
 import * as BatchKey from "../BatchKey.js"
 import * as BatchResults from "../BatchResults.js"
 import * as Connection from "../Connection.js"
+import * as Durable from "../Durable.js"
 import * as ExitCode from "../ExitCode.js"
 import * as Flag from "../Flag.js"
 import * as Help from "../Help.js"
@@ -288,16 +289,17 @@ export const command = Command.make(
       Options.optional
     ),
     ...Polling.options,
+    durable: Durable.flag,
     connection: Connection.options
   },
-  ({ connection, metricsPort, ...input }) =>
+  ({ connection, durable, metricsPort, ...input }) =>
     run(input).pipe(
       Effect.flatMap((summary) =>
         summary.code === ExitCode.ExitCode.Completed
           ? Effect.void
           : Effect.fail(new ExitCode.ExitWith({ code: summary.code }))
       ),
-      Effect.provide(Connection.pollerLayer(connection)),
+      Effect.provide(durable ? Durable.pollerLayer(connection) : Connection.pollerLayer(connection)),
       Effect.provide(Telemetry.prometheus(metricsPort))
     )
 ).pipe(

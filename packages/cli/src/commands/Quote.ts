@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Connection from "../Connection.js"
+import * as Durable from "../Durable.js"
 import * as Help from "../Help.js"
 import * as Polling from "../Polling.js"
 import * as Reachability from "../Reachability.js"
@@ -71,11 +72,12 @@ export const command = Command.make(
     ),
     json: Options.boolean("json").pipe(Options.withDescription("print one JSON event per line")),
     ...Polling.options,
+    durable: Durable.flag,
     connection: Connection.options
   },
-  ({ card, connection, pin, product, ...options }) =>
+  ({ card, connection, durable, pin, product, ...options }) =>
     run({ cardNumber: card, pinNumber: pin, productLineId: product }, options).pipe(
       Reachability.explain,
-      Effect.provide(Connection.pollerLayer(connection))
+      Effect.provide(durable ? Durable.pollerLayer(connection) : Connection.pollerLayer(connection))
     )
 ).pipe(Command.withDescription(Help.describe("Quote one card and follow its progress", Help.connectionVariables)))
