@@ -4,8 +4,8 @@
  * database, and everything removed when the scope closes. With `GCX_TEST_DATABASE_URL` set, that
  * server is used instead: a fresh database is created on it and dropped afterwards.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer, Redacted } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
@@ -79,7 +79,8 @@ const withDatabase = (url: string, database: string) => {
   return parsed.toString()
 }
 
-const databaseName = () => `gcx_test_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`
+const databaseName = () =>
+  `gcx_test_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`
 
 /** A database on the external server named by `GCX_TEST_DATABASE_URL`, dropped when the scope closes. */
 const external = (serverUrl: string) =>
@@ -142,8 +143,10 @@ const throwaway = Effect.gen(function*() {
   const pgCtl = path.join(bin, "pg_ctl")
   const start = run(pgCtl, ["start", "-w", "-t", "60", "-D", data, "-l", path.join(root, "server.log"), "-o", options])
   const stop = run(pgCtl, ["stop", "-w", "-m", "fast", "-D", data])
-  yield* Effect.acquireRelease(start, () =>
-    run(pgCtl, ["stop", "-w", "-m", "immediate", "-D", data]).pipe(Effect.ignore))
+  yield* Effect.acquireRelease(
+    start,
+    () => run(pgCtl, ["stop", "-w", "-m", "immediate", "-D", data]).pipe(Effect.ignore)
+  )
   const serverUrl = `postgres://postgres@127.0.0.1:${port}/postgres`
   yield* adminStatement(serverUrl, "CREATE DATABASE gcx")
   const urlString = withDatabase(serverUrl, "gcx")
