@@ -8,6 +8,9 @@
  * from the runner list once `shardLockExpiration` has passed since its last heartbeat, reassign its
  * shards, take their advisory locks (PostgreSQL released them when its connection died) and replay
  * its workflows from storage. `shardingConfig` below sets these intervals (see the README).
+ *
+ * Every node provides `Outcomes` (the terminal outcomes of all runners, over LISTEN); a runner's
+ * engine announces the outcomes of the workflows it runs (NOTIFY).
  */
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
 import type * as MessageStorage from "@effect/cluster/MessageStorage"
@@ -29,6 +32,7 @@ import * as ParseResult from "effect/ParseResult"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Database from "./Database.js"
+import * as Outcomes from "./Outcomes.js"
 
 /**
  * Sharding settings of every node (runners and clients must agree on `shardsPerGroup`).
@@ -63,6 +67,7 @@ export type Services =
   | MessageStorage.MessageStorage
   | SqlClient.SqlClient
   | PgClient.PgClient
+  | Outcomes.Outcomes
 
 /** Settings of a runner. */
 export interface RunnerOptions {
@@ -118,7 +123,7 @@ export const databaseUrlConfig: Config.Config<Redacted.Redacted> = Config.redact
 export const layer = (
   options: RunnerOptions
 ): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | ConfigError.ConfigError> =>
-  ClusterWorkflowEngine.layer.pipe(
+  Layer.merge(Outcomes.layerPublisher.pipe(Layer.provide(ClusterWorkflowEngine.layer)), Outcomes.layer).pipe(
     Layer.provideMerge(NodeClusterSocket.layer({
       storage: "sql",
       shardingConfig: {
@@ -156,7 +161,7 @@ export const layerConfig = (
 export const layerClient = (
   options: ClientOptions
 ): Layer.Layer<Services, Database.DatabaseUnreachable | ConfigError.ConfigError> =>
-  ClusterWorkflowEngine.layer.pipe(
+  Layer.merge(ClusterWorkflowEngine.layer, Outcomes.layer).pipe(
     Layer.provideMerge(NodeClusterSocket.layer({
       storage: "sql",
       clientOnly: true,
