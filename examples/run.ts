@@ -12,6 +12,7 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { ExchangeConfig } from "@gcx/http"
 import { Sandbox } from "@gcx/sandbox"
 import { Config, Console, Duration, Effect } from "effect"
+import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
 
 /** Every example, in the order `--all` runs them. */
@@ -23,7 +24,8 @@ const examples = [
   "batch",
   "resume",
   "custom-schedule",
-  "error-handling"
+  "error-handling",
+  "durable"
 ] as const
 
 const root = fileURLToPath(new URL("..", import.meta.url))
@@ -32,13 +34,21 @@ const root = fileURLToPath(new URL("..", import.meta.url))
 const runExample = (name: string, env: Record<string, string>) =>
   Command.make(process.execPath, "--import", "tsx", `examples/${name}.ts`).pipe(
     Command.workingDirectory(root),
-    Command.env(env),
+    Command.env({ ...dataKey, ...env }),
     Command.stdin("inherit"),
     Command.stdout("inherit"),
     Command.stderr("inherit"),
     Command.exitCode,
     Effect.timeoutFail({ duration: Duration.minutes(2), onTimeout: () => `${name} took more than 2 minutes` })
   )
+
+/**
+ * `GCX_DATA_KEY` for the durable examples when it is not set: a throwaway key, as their database
+ * is a throwaway file too.
+ */
+const dataKey: Record<string, string> = (process.env.GCX_DATA_KEY ?? "").trim() === ""
+  ? { GCX_DATA_KEY: randomBytes(32).toString("base64") }
+  : {}
 
 /** The variables for the examples: the environment's, or an embedded sandbox's when none is set. */
 const connection = Effect.gen(function*() {

@@ -1,2 +1,16 @@
 /** Durable gcx quotes on @effect/workflow and @effect/cluster: SQLite embedded, PostgreSQL across runners. */
-export {}
+
+/** AES-256-GCM sealing of the card in persisted payloads, with the key of `GCX_DATA_KEY`. */
+export * as CardCipher from "./CardCipher.js"
+
+/** The API: submit, result, execute; and the layers of runner and client nodes over a deployment. */
+export * as DurableQuotes from "./DurableQuotes.js"
+
+/** The embedded deployment: a single runner over SQLite in a file. */
+export * as Embedded from "./Embedded.js"
+
+/** The durable quote workflow and its two activities. */
+export * as QuoteWorkflow from "./QuoteWorkflow.js"
+
+/** The durable counter of POST attempts. */
+export * as SubmitAttempts from "./SubmitAttempts.js"

@@ -30,6 +30,7 @@ import * as Stream from "effect/Stream"
 import * as BatchFile from "../BatchFile.js"
 import * as BatchResults from "../BatchResults.js"
 import * as Connection from "../Connection.js"
+import * as Durable from "../Durable.js"
 import * as ExitCode from "../ExitCode.js"
 import * as Polling from "../Polling.js"
 import * as Render from "../Render.js"
@@ -257,15 +258,16 @@ export const command = Command.make(
       Options.withDescription("print each card's result line on stdout instead of the progress display")
     ),
     ...Polling.options,
+    durable: Durable.flag,
     connection: Connection.options
   },
-  ({ connection, ...input }) =>
+  ({ connection, durable, ...input }) =>
     run(input).pipe(
       Effect.flatMap((summary) =>
         summary.code === ExitCode.ExitCode.Completed
           ? Effect.void
           : Effect.fail(new ExitCode.ExitWith({ code: summary.code }))
       ),
-      Effect.provide(Connection.pollerLayer(connection))
+      Effect.provide(durable ? Durable.pollerLayer(connection) : Connection.pollerLayer(connection))
     )
 ).pipe(Command.withDescription("Quote every card of a CSV or JSON-lines file"))

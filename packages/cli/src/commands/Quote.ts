@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Connection from "../Connection.js"
+import * as Durable from "../Durable.js"
 import * as Polling from "../Polling.js"
 import * as Render from "../Render.js"
 
@@ -69,10 +70,11 @@ export const command = Command.make(
     ),
     json: Options.boolean("json").pipe(Options.withDescription("print one JSON event per line")),
     ...Polling.options,
+    durable: Durable.flag,
     connection: Connection.options
   },
-  ({ card, connection, pin, product, ...options }) =>
+  ({ card, connection, durable, pin, product, ...options }) =>
     run({ cardNumber: card, pinNumber: pin, productLineId: product }, options).pipe(
-      Effect.provide(Connection.pollerLayer(connection))
+      Effect.provide(durable ? Durable.pollerLayer(connection) : Connection.pollerLayer(connection))
     )
 ).pipe(Command.withDescription("Quote one card and follow its progress"))

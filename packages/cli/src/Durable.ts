@@ -1,0 +1,191 @@
+/**
+ * `--durable` for `gcx quote` and `gcx batch`: each quote goes through the
+ * durable workflow of `@gcx/workflow` instead of this process's poller alone,
+ * so that a quote outlives the process that submitted it.
+ *
+ * - Embedded on SQLite (`GCX_DATABASE_FILE`, default `.gcx/gcx.db`) when
+ *   `GCX_DATABASE_URL` is unset: this process is the runner.
+ * - Client-only when `GCX_DATABASE_URL` is set: the runners on that
+ *   PostgreSQL run the quotes; this process submits and awaits them
+ *   (`clientDeployment`).
+ * - The card is sealed with `GCX_DATA_KEY` (32 bytes in base64), required.
+ *
+ * The commands keep their display: `durablePoller` is a `QuotePoller` whose
+ * `quote`, `quoteAll` and `getQuote` submit through the workflow, and whose
+ * stream shows the progress events the local runner publishes for the quote,
+ * then its outcome as the workflow recorded it.
+ */
+import * as Options from "@effect/cli/Options"
+import type { ServeError } from "@effect/platform/HttpServerError"
+import * as Errors from "@gcx/core/Errors"
+import type * as Quote from "@gcx/core/Quote"
+import * as QuoteEvent from "@gcx/core/QuoteEvent"
+import type * as ExchangeClient from "@gcx/http/ExchangeClient"
+import type * as ExchangeConfig from "@gcx/http/ExchangeConfig"
+import * as QuoteEvents from "@gcx/poller/QuoteEvents"
+import * as QuoteJournal from "@gcx/poller/QuoteJournal"
+import * as QuotePoller from "@gcx/poller/QuotePoller"
+import * as CardCipher from "@gcx/workflow/CardCipher"
+import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
+import * as Embedded from "@gcx/workflow/Embedded"
+import type * as QuoteWorkflow from "@gcx/workflow/QuoteWorkflow"
+import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import * as Connection from "./Connection.js"
+
+/** The `--durable` flag. */
+export const flag = Options.boolean("durable").pipe(
+  Options.withDescription(
+    "run the quote as a durable workflow: embedded on SQLite (GCX_DATABASE_FILE, default .gcx/gcx.db), or " +
+      "client-only on the runners of GCX_DATABASE_URL; the card is sealed with GCX_DATA_KEY"
+  )
+)
+
+/**
+ * The deployment of a client-only node on the runners of `databaseUrl`.
+ * The lead wires `@gcx/workflow/Runner`'s client-only layer here; until then
+ * it fails with a configuration error that says so.
+ */
+export const clientDeployment = (
+  _databaseUrl: Redacted.Redacted<string>
+): DurableQuotes.ClientDeployment<ConfigError.ConfigError> =>
+  Layer.fail(ConfigError.InvalidData(["GCX_DATABASE_URL"], "gcx cannot reach runners on PostgreSQL yet; unset it"))
+
+/** A durable quote's failure as the CLI reports it: a card that cannot be decrypted is a configuration fault. */
+const toQuoteFailure = (error: QuoteWorkflow.DurableQuoteFailure): Errors.QuoteFailure =>
+  error._tag === "CardDecryptionError" ? new Errors.InvalidRequest({ message: error.message }) : error
+
+/** The terminal event of a quote, from its recorded outcome. */
+const terminalEvent = (
+  exit: Exit.Exit<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure>,
+  transactionId: string | undefined
+): Effect.Effect<QuoteEvent.Terminal> =>
+  Effect.map(DateTime.now, (timestamp) =>
+    Exit.match(exit, {
+      onSuccess: (quote) => new QuoteEvent.Completed({ transactionId: quote.transactionId, timestamp, quote }),
+      onFailure: (cause) => {
+        const error = Option.match(Cause.failureOption(cause), {
+          onNone: () => Errors.unexpectedResponse({}, "the durable quote ended with a defect"),
+          onSome: toQuoteFailure
+        })
+        const known = "transactionId" in error && typeof error.transactionId === "string"
+          ? error.transactionId
+          : undefined
+        return new QuoteEvent.Failed({ transactionId: known ?? transactionId ?? "", timestamp, error })
+      }
+    }))
+
+/**
+ * A poller whose `quote`, `quoteAll` and `getQuote` go through the durable
+ * workflow; `track`, `trackAll` and `resumeAll` are the plain poller's.
+ */
+export const durablePoller = Effect.gen(function*() {
+  const plain = yield* QuotePoller.QuotePoller
+  const bus = yield* QuoteEvents.QuoteEvents
+  const quotes = yield* DurableQuotes.DurableQuotes
+
+  const quote: QuotePoller.Service["quote"] = (request, options = {}) =>
+    Stream.unwrapScoped(Effect.gen(function*() {
+      // Subscribed before the submit: the local runner (embedded) publishes the quote's events here.
+      const events = yield* bus.subscribe
+      const requestId = yield* quotes.submit(request, { requestId: options.requestId }).pipe(
+        Effect.mapError(toQuoteFailure)
+      )
+      const outcome = yield* Effect.forkScoped(Effect.exit(quotes.result(requestId)))
+      let transactionId: string | undefined
+      const progress = events.pipe(
+        Stream.filter((event) => {
+          if (event._tag === "Submitted" && event.requestId === requestId) transactionId = event.transactionId
+          return event.transactionId === transactionId && !QuoteEvent.isTerminal(event)
+        }),
+        Stream.interruptWhen(Fiber.await(outcome))
+      )
+      return Stream.concat(
+        progress,
+        Stream.fromEffect(Effect.flatMap(Fiber.join(outcome), (exit) => terminalEvent(exit, transactionId)))
+      )
+    }))
+
+  const getQuote: QuotePoller.Service["getQuote"] = (request, options = {}) =>
+    quotes.execute(request, { requestId: options.requestId }).pipe(Effect.mapError(toQuoteFailure))
+
+  const quoteAll: QuotePoller.Service["quoteAll"] = (requests, { concurrency, ...options }) =>
+    Stream.fromIterable(requests).pipe(
+      Stream.zipWithIndex,
+      Stream.flatMap(([request, index]) =>
+        quote(request, options).pipe(
+          Stream.map((event): QuotePoller.BatchEvent => ({ _tag: "Event", index, event })),
+          Stream.catchAll((error) => Stream.succeed<QuotePoller.BatchEvent>({ _tag: "Rejected", index, error }))
+        ), { concurrency })
+    )
+
+  return QuotePoller.QuotePoller.of({ ...plain, quote, quoteAll, getQuote })
+})
+
+/** Where the embedded database lives: `GCX_DATABASE_FILE`, default `.gcx/gcx.db`. */
+export const databaseFile: Config.Config<string> = Config.string("GCX_DATABASE_FILE").pipe(
+  Config.withDefault(Embedded.defaultFilename)
+)
+
+/** What the durable layers of the CLI fail with: configuration, or the embedded database. */
+type LayerError = ConfigError.ConfigError | Layer.Layer.Error<ReturnType<typeof Embedded.layerQuotes>>
+
+/** The services `--durable` provides to the commands. */
+type Quotes<E> = Layer.Layer<
+  DurableQuotes.DurableQuotes | QuotePoller.QuotePoller | QuoteEvents.QuoteEvents,
+  E | LayerError,
+  CardCipher.CardCipher
+>
+
+/**
+ * The durable quotes of `--durable` over an exchange client: client-only when
+ * `GCX_DATABASE_URL` is set, embedded on SQLite otherwise. The one place that
+ * picks the deployment.
+ */
+export const layerQuotes = <E>(
+  client: Layer.Layer<ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig, E>
+): Layer.Layer<
+  DurableQuotes.DurableQuotes | QuotePoller.QuotePoller | QuoteEvents.QuoteEvents,
+  E | LayerError
+> =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const databaseUrl = yield* Config.option(Config.redacted("GCX_DATABASE_URL"))
+    if (Option.isSome(databaseUrl)) {
+      const clientOnly: Quotes<E> = DurableQuotes.layerClient(clientDeployment(databaseUrl.value)).pipe(
+        Layer.provideMerge(Connection.withPoller(client))
+      )
+      return clientOnly
+    }
+    const embedded: Quotes<E> = Embedded.layerQuotes({ filename: yield* databaseFile }).pipe(Layer.provide(client))
+    return embedded
+  })).pipe(Layer.provide(CardCipher.layerConfig()))
+
+/**
+ * The poller of `--durable` over the connection given by the flags and the
+ * environment. A database that cannot be opened is a `JournalError` (the
+ * durable store is the quotes' journal).
+ */
+export const pollerLayer = (
+  flags: Connection.Flags
+): Layer.Layer<
+  QuotePoller.QuotePoller | QuoteEvents.QuoteEvents | ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig,
+  ConfigError.ConfigError | ServeError | QuoteJournal.JournalError
+> => {
+  const client = Connection.layer(flags)
+  return Layer.effect(QuotePoller.QuotePoller, durablePoller).pipe(
+    Layer.provideMerge(layerQuotes(client)),
+    Layer.provideMerge(client),
+    Layer.mapError((error) =>
+      error._tag === "SqlError" ? new QuoteJournal.JournalError({ operation: "open", message: error.message }) : error
+    )
+  )
+}

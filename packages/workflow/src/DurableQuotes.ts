@@ -1,0 +1,170 @@
+/**
+ * The API of durable quotes: `submit` records a quote durably, `result`
+ * awaits its outcome from any node, `execute` does both. The quote runs as
+ * `QuoteWorkflow` on whichever runner owns it.
+ *
+ * The layers keep the deployment (what provides the `WorkflowEngine` and the
+ * database: `Embedded.layer`, or runners over PostgreSQL) apart from the
+ * quotes: `layerRunner(deployment)` for a node that runs quotes,
+ * `layerClient(deployment)` for one that only submits and awaits.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlError from "@effect/sql/SqlError"
+import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
+import * as Card from "@gcx/core/Card"
+import * as Errors from "@gcx/core/Errors"
+import * as Ids from "@gcx/core/Ids"
+import * as Quote from "@gcx/core/Quote"
+import type * as ExchangeClient from "@gcx/http/ExchangeClient"
+import * as QuoteEvents from "@gcx/poller/QuoteEvents"
+import * as QuoteJournal from "@gcx/poller/QuoteJournal"
+import * as QuotePoller from "@gcx/poller/QuotePoller"
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as CardCipher from "./CardCipher.js"
+import * as QuoteWorkflow from "./QuoteWorkflow.js"
+
+/** Options of one quote. */
+export interface SubmitOptions {
+  /** The quote's requestId (its idempotency key); 32 random hex characters unless given. */
+  readonly requestId?: string | undefined
+}
+
+/** The durable quotes service. */
+export interface Service {
+  /**
+   * Validates the card (before any I/O), seals it, and records the quote
+   * durably; returns its requestId once recorded. Submitting a requestId again
+   * records nothing new: the first quote of that requestId stands.
+   */
+  readonly submit: (
+    request: QuotePoller.QuoteInput,
+    options?: SubmitOptions
+  ) => Effect.Effect<string, Errors.InvalidCardInput | Errors.InvalidRequest>
+  /** Awaits the outcome of a submitted quote, from any node of the deployment. */
+  readonly result: (requestId: string) => Effect.Effect<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure>
+  /** Submits a quote and awaits its outcome. */
+  readonly execute: (
+    request: QuotePoller.QuoteInput,
+    options?: SubmitOptions
+  ) => Effect.Effect<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure>
+}
+
+/** The durable quotes service. */
+export class DurableQuotes extends Context.Tag("@gcx/workflow/DurableQuotes")<DurableQuotes, Service>() {}
+
+/** Settings of the API. */
+export interface Options {
+  /** How often `result` reads the stored outcome at most (it starts at 10 ms and backs off to this). Default 500 ms. */
+  readonly resultPollInterval?: Duration.DurationInput | undefined
+}
+
+const isRequestId = Schema.is(Ids.RequestId)
+
+/** Builds the API over the engine and the cipher in context. */
+export const make = (options: Options = {}): Effect.Effect<Service, never, WorkflowEngine | CardCipher.CardCipher> =>
+  Effect.gen(function*() {
+    const cipher = yield* CardCipher.CardCipher
+    const context = yield* Effect.context<WorkflowEngine>()
+    const resultSchedule = Schedule.exponential("10 millis", 2).pipe(
+      Schedule.union(Schedule.spaced(options.resultPollInterval ?? "500 millis"))
+    )
+
+    /** The payload of a quote: validated input, sealed card. Fails before any I/O. */
+    const payload = (request: QuotePoller.QuoteInput, submitOptions: SubmitOptions = {}) =>
+      Effect.gen(function*() {
+        const requestId = submitOptions.requestId ?? Ids.makeRequestId()
+        if (!isRequestId(requestId)) {
+          return yield* new Errors.InvalidRequest({ message: "requestId must be 1 to 64 visible ASCII characters" })
+        }
+        const card = request instanceof Quote.QuoteRequest ? request.card : yield* Card.validate(request)
+        return { requestId, card: yield* cipher.seal(card, requestId) }
+      })
+
+    const submit: Service["submit"] = (request, submitOptions) =>
+      payload(request, submitOptions).pipe(
+        Effect.tap((fields) => QuoteWorkflow.QuoteWorkflow.execute(fields, { discard: true })),
+        Effect.map(({ requestId }) => requestId),
+        Effect.provide(context),
+        Effect.withSpan("DurableQuotes.submit")
+      )
+
+    /** Reads the stored outcome until there is one, backing off from 10 ms to `resultPollInterval`. */
+    const awaitOutcome = (executionId: string) =>
+      Effect.gen(function*() {
+        const driver = yield* Schedule.driver(resultSchedule)
+        while (true) {
+          const result = yield* QuoteWorkflow.QuoteWorkflow.poll(executionId)
+          if (result?._tag === "Complete") return yield* result.exit
+          yield* Effect.orDie(driver.next(undefined))
+        }
+      })
+
+    const result: Service["result"] = (requestId) =>
+      QuoteWorkflow.executionId(requestId).pipe(
+        Effect.flatMap(awaitOutcome),
+        Effect.provide(context),
+        Effect.withSpan("DurableQuotes.result", { attributes: { requestId } })
+      )
+
+    const execute: Service["execute"] = (request, submitOptions) =>
+      payload(request, submitOptions).pipe(
+        Effect.flatMap((fields) => QuoteWorkflow.QuoteWorkflow.execute(fields)),
+        Effect.provide(context),
+        Effect.withSpan("DurableQuotes.execute")
+      )
+
+    return DurableQuotes.of({ submit, result, execute })
+  })
+
+/** The API; needs the engine of a deployment and the cipher. */
+export const layer = (options?: Options): Layer.Layer<DurableQuotes, never, WorkflowEngine | CardCipher.CardCipher> =>
+  Layer.effect(DurableQuotes, make(options))
+
+/** Settings of a node that runs quotes. */
+export interface RunnerOptions extends Options {
+  /** How the runner polls its quotes (schedule, deadline). */
+  readonly track?: QuoteWorkflow.Options | undefined
+  /** The runner's poller (`maxConcurrentPolls`, defaults). */
+  readonly poller?: QuotePoller.Options | undefined
+  /** The runner's local event bus. */
+  readonly bus?: QuoteEvents.Options | undefined
+}
+
+/**
+ * A node that runs quotes, over a deployment that provides the engine and the
+ * database: the API, the registered `QuoteWorkflow`, and the poller with its
+ * local `QuoteEvents` bus (the events of the quotes this node runs). The
+ * engine's storage is the journal: the poller keeps none of its own.
+ */
+export const layerRunner = <E, R>(
+  deployment: Layer.Layer<WorkflowEngine | SqlClient.SqlClient, E, R>,
+  options: RunnerOptions = {}
+): Layer.Layer<
+  DurableQuotes | QuotePoller.QuotePoller | QuoteEvents.QuoteEvents | WorkflowEngine | SqlClient.SqlClient,
+  E | SqlError.SqlError,
+  R | ExchangeClient.ExchangeClient | CardCipher.CardCipher
+> =>
+  Layer.merge(layer(options), QuoteWorkflow.layer(options.track)).pipe(
+    Layer.provideMerge(
+      QuotePoller.layer(options.poller).pipe(
+        Layer.provideMerge(QuoteEvents.layer(options.bus)),
+        Layer.provide(QuoteJournal.layerNoop)
+      )
+    ),
+    Layer.provideMerge(deployment)
+  )
+
+/** The deployment of a client-only node: what provides the workflow engine. */
+export type ClientDeployment<E = never, R = never> = Layer.Layer<WorkflowEngine, E, R>
+
+/** A node that submits and awaits quotes but runs none, over a deployment that provides the engine. */
+export const layerClient = <E, R>(
+  deployment: Layer.Layer<WorkflowEngine, E, R>,
+  options: Options = {}
+): Layer.Layer<DurableQuotes | WorkflowEngine, E, R | CardCipher.CardCipher> =>
+  layer(options).pipe(Layer.provideMerge(deployment))

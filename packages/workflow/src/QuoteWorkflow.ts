@@ -1,0 +1,195 @@
+/**
+ * The durable quote: a workflow keyed by the quote's requestId, with two
+ * activities whose results the engine persists.
+ *
+ * - `submit` opens the sealed card and sends the POST with the workflow's
+ *   requestId, each attempt's `previousAttempts` taken from the durable
+ *   counter (`SubmitAttempts`), so that a replay after a crash never repeats
+ *   one. It publishes `Submitted` on the runner's `QuoteEvents` bus.
+ * - `outcome` polls the persisted transaction until it is terminal, through
+ *   the runner's `QuotePoller` (one record in its due queue per quote, the
+ *   poller's schedule and deadline; the events go to the bus). A replay reads
+ *   the persisted submission back: it resumes polling, with no second POST.
+ *
+ * `layer` registers the workflow with the `WorkflowEngine` in context: the
+ * deployment (embedded or runners) provides the engine and the database.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlError from "@effect/sql/SqlError"
+import * as Activity from "@effect/workflow/Activity"
+import * as Workflow from "@effect/workflow/Workflow"
+import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
+import * as Errors from "@gcx/core/Errors"
+import * as Ids from "@gcx/core/Ids"
+import * as Quote from "@gcx/core/Quote"
+import * as QuoteEvent from "@gcx/core/QuoteEvent"
+import * as ExchangeClient from "@gcx/http/ExchangeClient"
+import * as QuoteEvents from "@gcx/poller/QuoteEvents"
+import * as QuotePoller from "@gcx/poller/QuotePoller"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as CardCipher from "./CardCipher.js"
+import * as SubmitAttempts from "./SubmitAttempts.js"
+
+/** Every way a durable quote can fail: the core `QuoteFailure`, or a card that could not be decrypted. */
+export const DurableQuoteFailure = Schema.Union(Errors.QuoteFailure, CardCipher.CardDecryptionError)
+
+/** Every way a durable quote can fail. */
+export type DurableQuoteFailure = typeof DurableQuoteFailure.Type
+
+/** What the engine persists of a quote: its requestId and its sealed card. */
+export const Payload = Schema.Struct({
+  requestId: Ids.RequestId,
+  card: CardCipher.SealedCard
+})
+
+/** What the engine persists of a quote. */
+export type Payload = typeof Payload.Type
+
+/** The persisted result of the submit activity: the transaction, and the quote when the POST answered it completed. */
+export class Submission extends Schema.Class<Submission>("@gcx/workflow/Submission")({
+  transactionId: Schema.String,
+  expectedCompletionTime: Schema.optional(Schema.Number),
+  completed: Schema.optional(Quote.CompletedQuote)
+}) {}
+
+/** The name of the workflow, and the prefix of its activities. */
+export const name = "GcxQuote"
+
+/** The durable quote, keyed by its requestId. */
+export const QuoteWorkflow = Workflow.make({
+  name,
+  payload: Payload,
+  success: Quote.CompletedQuote,
+  error: DurableQuoteFailure,
+  idempotencyKey: ({ requestId }) => requestId
+})
+
+/** How a runner polls its quotes. */
+export interface Options extends Omit<QuotePoller.TrackOptions, "expectedCompletionTime"> {}
+
+/** Database failures are retried this long before the activity dies: a short outage costs no quote. */
+const databaseRetry = Schedule.exponential("100 millis").pipe(
+  Schedule.union(Schedule.spaced("5 seconds")),
+  Schedule.upTo("2 minutes")
+)
+
+const nextAttempt = (attempts: SubmitAttempts.Service, requestId: string) =>
+  attempts.next(requestId).pipe(Effect.retry(databaseRetry), Effect.orDie)
+
+const submitted = (payload: Payload, created: ExchangeClient.CreatedQuote) =>
+  Effect.map(DateTime.now, (timestamp) =>
+    new QuoteEvent.Submitted({
+      transactionId: created.transactionId,
+      timestamp,
+      requestId: created.requestId,
+      card: payload.card.masked,
+      productLineId: payload.card.productLineId,
+      ...Option.match(created.location, { onNone: () => ({}), onSome: (location) => ({ location }) }),
+      ...Option.match(created.traceId, { onNone: () => ({}), onSome: (traceId) => ({ traceId }) }),
+      ...(created.quote.percentComplete !== undefined ? { percentComplete: created.quote.percentComplete } : {}),
+      ...(created.quote.expectedCompletionTime !== undefined
+        ? { expectedCompletionTime: created.quote.expectedCompletionTime }
+        : {})
+    }, true))
+
+/** The submit activity of one quote: open the card, POST with durable attempt counting, publish `Submitted`. */
+export const submit = (payload: Payload) =>
+  Activity.make({
+    name: `${name}/submit`,
+    success: Submission,
+    error: DurableQuoteFailure,
+    execute: Effect.gen(function*() {
+      const cipher = yield* CardCipher.CardCipher
+      const attempts = yield* SubmitAttempts.SubmitAttempts
+      const client = yield* ExchangeClient.ExchangeClient
+      const bus = yield* QuoteEvents.QuoteEvents
+      const card = yield* cipher.open(payload.card, payload.requestId)
+      const previousAttempts = yield* nextAttempt(attempts, payload.requestId)
+      const created = yield* client.createQuote(new Quote.QuoteRequest({ card }, true), {
+        requestId: payload.requestId,
+        previousAttempts,
+        onRetry: () => Effect.asVoid(nextAttempt(attempts, payload.requestId))
+      })
+      yield* Effect.flatMap(submitted(payload, created), bus.publish)
+      const completed = Quote.toCompleted(created.quote)
+      if (Option.isSome(completed)) {
+        yield* Effect.flatMap(
+          DateTime.now,
+          (timestamp) =>
+            bus.publish(
+              new QuoteEvent.Completed(
+                { transactionId: created.transactionId, timestamp, quote: completed.value },
+                true
+              )
+            )
+        )
+      }
+      return new Submission({
+        transactionId: created.transactionId,
+        ...(created.quote.expectedCompletionTime !== undefined
+          ? { expectedCompletionTime: created.quote.expectedCompletionTime }
+          : {}),
+        ...(Option.isSome(completed) ? { completed: completed.value } : {})
+      }, true)
+    })
+  })
+
+/** The outcome activity of one quote: poll its transaction until it is terminal. */
+export const outcome = (submission: Submission, options: Options = {}) =>
+  Activity.make({
+    name: `${name}/outcome`,
+    success: Quote.CompletedQuote,
+    error: DurableQuoteFailure,
+    execute: Effect.gen(function*() {
+      const poller = yield* QuotePoller.QuotePoller
+      const terminal = yield* poller.track(submission.transactionId, {
+        ...options,
+        expectedCompletionTime: submission.expectedCompletionTime
+      }).pipe(Stream.filter(QuoteEvent.isTerminal), Stream.runHead)
+      // No terminal event: the poller stopped (its runner is shutting down); the engine runs the activity again.
+      if (Option.isNone(terminal)) return yield* Effect.interrupt
+      return terminal.value._tag === "Completed"
+        ? terminal.value.quote
+        : yield* Effect.fail(terminal.value.error)
+    })
+  })
+
+/** The body of the workflow: submit, then the outcome (unless the POST answered it). */
+export const run = (payload: Payload, options: Options = {}) =>
+  Effect.gen(function*() {
+    const submission = yield* submit(payload)
+    if (submission.completed !== undefined) return submission.completed
+    return yield* outcome(submission, options)
+  })
+
+/**
+ * Registers the workflow with the engine in context. Every runner provides
+ * it, over its deployment (`WorkflowEngine` and `SqlClient`), its exchange
+ * client, poller and bus, and the card cipher.
+ */
+export const layer = (options: Options = {}): Layer.Layer<
+  never,
+  SqlError.SqlError,
+  | WorkflowEngine
+  | SqlClient.SqlClient
+  | ExchangeClient.ExchangeClient
+  | QuotePoller.QuotePoller
+  | QuoteEvents.QuoteEvents
+  | CardCipher.CardCipher
+> =>
+  QuoteWorkflow.toLayer((payload) => run(payload, options)).pipe(
+    Layer.provide(SubmitAttempts.layer)
+  )
+
+/** The execution id of the quote `requestId` (what the engine keys its rows by). */
+export const executionId = (requestId: string): Effect.Effect<string> =>
+  // Only the requestId goes into the key (`idempotencyKey`); the card is a placeholder never used.
+  QuoteWorkflow.executionId({ requestId, card: placeholderCard })
+
+const placeholderCard = new CardCipher.SealedCard({ masked: "", productLineId: "", sealed: "" })

@@ -1,0 +1,129 @@
+import { assert, describe, expect, it, layer } from "@effect/vitest"
+import { Card, Errors } from "@gcx/core"
+import { ExchangeClient } from "@gcx/http"
+import { QuoteEvents } from "@gcx/poller"
+import { Sandbox, TestData } from "@gcx/sandbox"
+import { BigDecimal, Chunk, Effect, Fiber, Stream } from "effect"
+import { CardCipher, DurableQuotes, QuoteWorkflow, SubmitAttempts } from "../src/index.js"
+import { card, sandbox, withQuotes } from "./fixtures.js"
+
+layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite)", (it) => {
+  it.effect("execute: a quote completes through the workflow, with one transaction for its requestId", () =>
+    withQuotes()(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const quotes = yield* DurableQuotes.DurableQuotes
+      const quote = yield* quotes.execute(card(TestData.Cards.success), { requestId: "durable-execute-1" })
+      expect(BigDecimal.format(quote.actualCardValue)).toBe("100")
+      const journal = yield* server.journal
+      expect(journal.transactionsByRequestId["durable-execute-1"]).toEqual([quote.transactionId])
+    })))
+
+  it.effect("submit returns the requestId; result awaits the outcome; a second submit records nothing new", () =>
+    withQuotes()(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const quotes = yield* DurableQuotes.DurableQuotes
+      const requestId = yield* quotes.submit(card(TestData.Cards.success))
+      expect(requestId).toMatch(/^[0-9a-f]{32}$/)
+      expect(yield* quotes.submit(card(TestData.Cards.success), { requestId })).toBe(requestId)
+      const quote = yield* quotes.result(requestId)
+      expect(yield* quotes.result(requestId)).toEqual(quote)
+      const journal = yield* server.journal
+      expect(journal.transactionsByRequestId[requestId]).toEqual([quote.transactionId])
+    })))
+
+  it.effect("a card outcome is the workflow's typed error", () =>
+    withQuotes()(Effect.gen(function*() {
+      const quotes = yield* DurableQuotes.DurableQuotes
+      const requestId = yield* quotes.submit(card(TestData.Cards.invalid))
+      const error = yield* Effect.flip(quotes.result(requestId))
+      assert(error._tag === "InvalidCard")
+      expect(Errors.groupOf(error)).toBe("card")
+      expect(yield* Effect.flip(quotes.execute(card(TestData.Cards.invalid), { requestId }))).toEqual(error)
+    })))
+
+  it.effect("a quote the POST answers completed needs no GET", () =>
+    withQuotes()(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const quotes = yield* DurableQuotes.DurableQuotes
+      const quote = yield* quotes.execute(card(TestData.Cards.instant), { requestId: "durable-instant-1" })
+      const journal = yield* server.journal
+      expect(journal.getsByTransactionId[quote.transactionId] ?? 0).toBe(0)
+    })))
+
+  it.effect("bad input fails before any I/O", () =>
+    withQuotes()(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const quotes = yield* DurableQuotes.DurableQuotes
+      const before = (yield* server.journal).requests.createQuote
+      const error = yield* Effect.flip(quotes.submit({ ...card(TestData.Cards.success), pinNumber: " " }))
+      assert(error._tag === "InvalidCardInput")
+      expect(error.field).toBe("card.pinNumber")
+      const badId = yield* Effect.flip(quotes.submit(card(TestData.Cards.success), { requestId: "has space" }))
+      expect(badId._tag).toBe("InvalidRequest")
+      expect((yield* server.journal).requests.createQuote).toBe(before)
+    })))
+
+  it.effect("the runner's bus carries the events of the quotes it runs: Submitted, then the terminal event", () =>
+    withQuotes()(
+      Effect.gen(function*() {
+        const bus = yield* QuoteEvents.QuoteEvents
+        const quotes = yield* DurableQuotes.DurableQuotes
+        const events = yield* bus.subscribe.pipe(
+          Effect.flatMap((stream) =>
+            stream.pipe(Stream.takeUntil((event) => event._tag === "Completed"), Stream.runCollect, Effect.fork)
+          )
+        )
+        const quote = yield* quotes.execute(card(TestData.Cards.success))
+        const tags = Chunk.toReadonlyArray(yield* Fiber.join(events)).map((event) => event._tag)
+        expect(tags[0]).toBe("Submitted")
+        expect(tags.at(-1)).toBe("Completed")
+        expect(quote.transactionId).toBeTypeOf("string")
+      }).pipe(Effect.scoped)
+    ))
+
+  it.effect("a replayed submit counts previousAttempts on from the durable counter: the service replays, no 400", () =>
+    withQuotes()(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const quotes = yield* DurableQuotes.DurableQuotes
+      const attempts = yield* SubmitAttempts.SubmitAttempts.pipe(Effect.provide(SubmitAttempts.layer), Effect.orDie)
+      const client = yield* ExchangeClient.ExchangeClient
+      // A run that crashed after its POST: attempt 0 taken from the counter and sent, its outcome never recorded.
+      const requestId = "durable-replay-1"
+      const first = yield* attempts.next(requestId).pipe(Effect.orDie)
+      expect(first).toBe(0)
+      const created = yield* client.createQuote(card(TestData.Cards.success), { requestId, previousAttempts: first })
+      // The replay: the workflow's submit takes the next attempt, and the service answers the original transaction.
+      const quote = yield* quotes.execute(card(TestData.Cards.success), { requestId })
+      expect(quote.transactionId).toBe(created.transactionId)
+      const journal = yield* server.journal
+      expect(journal.transactionsByRequestId[requestId]).toEqual([created.transactionId])
+      const sent = journal.entries.filter((entry) => entry.route === "createQuote" && entry.requestId === requestId)
+      expect(sent.map((entry) => [entry.previousAttempts, entry.status])).toEqual([[0, 201], [1, 201]])
+    })))
+
+  it.effect("a card that cannot be decrypted fails that quote with a typed error, and the runner carries on", () =>
+    withQuotes()(Effect.gen(function*() {
+      const quotes = yield* DurableQuotes.DurableQuotes
+      const other = CardCipher.make(
+        CardCipher.parseKey(CardCipher.generateKey()).pipe((key) => {
+          assert(key._tag === "Right")
+          return key.right
+        })
+      )
+      const requestId = "durable-wrong-key-1"
+      const validated = yield* Effect.orDie(Card.validate(card(TestData.Cards.success)))
+      const sealed = yield* other.seal(validated, requestId)
+      const error = yield* Effect.flip(QuoteWorkflow.QuoteWorkflow.execute({ requestId, card: sealed }))
+      assert(error._tag === "CardDecryptionError")
+      expect(error.requestId).toBe(requestId)
+      expect((yield* Effect.flip(quotes.result(requestId)))._tag).toBe("CardDecryptionError")
+      const quote = yield* quotes.execute(card(TestData.Cards.success))
+      expect(quote.transactionId).toBeTypeOf("string")
+    })))
+})
+
+describe("DurableQuotes", () => {
+  it("exports the API", () => {
+    expect(DurableQuotes.DurableQuotes.key).toBe("@gcx/workflow/DurableQuotes")
+  })
+})

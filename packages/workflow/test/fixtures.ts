@@ -1,0 +1,94 @@
+/**
+ * Durable quotes embedded on SQLite in a temporary file, over a real client
+ * and a real sandbox on a free port.
+ */
+import { FetchHttpClient } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import type { ExchangeConfig } from "@gcx/http"
+import { ExchangeClient } from "@gcx/http"
+import { Sandbox, TestData } from "@gcx/sandbox"
+import { Effect, Layer } from "effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import type { DurableQuotes } from "../src/index.js"
+import { CardCipher, Embedded } from "../src/index.js"
+
+/** A quiet, fast sandbox on a free port. */
+export const sandbox = (options: Sandbox.SandboxOptions = {}) =>
+  Sandbox.layer({ logLevel: "None", timeScale: 0.01, ...options })
+
+/** Client options for a running sandbox and its default partner, with fast retries. */
+export const clientOptions = (
+  server: Sandbox.Service,
+  overrides: Partial<ExchangeConfig.Options> = {}
+): ExchangeConfig.Options => ({
+  ...Sandbox.clientOptions(server),
+  retry: { baseDelay: "10 millis", maxDelay: "200 millis", budget: { capacity: 1000, refillPerSecond: 100 } },
+  ...overrides
+})
+
+/** A temporary directory, removed with the scope. */
+export const tempDirectory = Effect.acquireRelease(
+  Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-workflow-"))),
+  (directory) => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true }))
+)
+
+/** The data key of the tests. */
+export const dataKey = CardCipher.generateKey()
+
+/** Durable quotes embedded in `filename`, over a real client for `server`. */
+export const quotesLayer = (
+  server: Sandbox.Service,
+  filename: string,
+  options: { readonly client?: Partial<ExchangeConfig.Options>; readonly key?: string } = {}
+) =>
+  Embedded.layerQuotes({ filename }).pipe(
+    Layer.provide(CardCipher.layer(options.key ?? dataKey)),
+    Layer.provideMerge(ExchangeClient.layerWith(clientOptions(server, options.client))),
+    Layer.provide(FetchHttpClient.layer),
+    Layer.orDie
+  )
+
+/** Runs `effect` with durable quotes embedded in a fresh database, for the sandbox in context. */
+export const withQuotes = (options: Parameters<typeof quotesLayer>[2] = {}) =>
+<A, E, R>(
+  effect: Effect.Effect<A, E, R>
+) =>
+  Effect.gen(function*() {
+    const server = yield* Sandbox.SandboxServer
+    const directory = yield* tempDirectory
+    return yield* Effect.provide(effect, quotesLayer(server, Path.join(directory, "gcx.db"), options))
+  }).pipe(Effect.scoped)
+
+/** Card input for a scenario card. */
+export const card = (cardNumber: string, pinNumber: string = TestData.pin) => ({
+  cardNumber,
+  pinNumber,
+  productLineId: TestData.defaultProductLineId
+})
+
+/** Every row of every table of the database in context, as text. */
+export const dumpTables = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const tables = yield* sql<{ readonly name: string }>`SELECT name FROM sqlite_master WHERE type = 'table'`
+  const dumps = yield* Effect.forEach(
+    tables,
+    ({ name }) =>
+      Effect.map(
+        sql.unsafe(`SELECT * FROM "${name}"`),
+        (rows) =>
+          `${name}\n${
+            rows.map((row) =>
+              JSON.stringify(
+                row,
+                (_, value) => value instanceof Uint8Array ? Buffer.from(value).toString("utf8") : value
+              )
+            ).join("\n")
+          }`
+      )
+  )
+  return { tables: tables.map(({ name }) => name), text: dumps.join("\n") }
+})
+
+export type { DurableQuotes }
