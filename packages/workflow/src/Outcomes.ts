@@ -63,7 +63,11 @@ const field = (value: unknown, name: string): string | undefined => {
 
 /** The outcome of a finished run, if the workflow has a requestId and ended in success or a typed error. */
 const outcomeOf = (
-  workflow: { readonly name: string; readonly successSchema: Schema.Schema.Any; readonly errorSchema: Schema.Schema.All },
+  workflow: {
+    readonly name: string
+    readonly successSchema: Schema.Schema.Any
+    readonly errorSchema: Schema.Schema.All
+  },
   payload: unknown,
   exit: Exit.Exit<unknown, unknown>
 ): Effect.Effect<Option.Option<Outcome>> => {

@@ -7,13 +7,14 @@
  * requestId. Failover is measured from the kill to the next GET of each quote the killed runner
  * held. Afterwards every table of the database is dumped and scanned for the planted sentinels.
  */
+import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import { Api, Journal, Lifecycle } from "@gcx/sandbox"
-import { DateTime, Effect, Exit, Layer, Schedule, Schema } from "effect"
+import { Context, DateTime, Effect, Exit, Layer, Schedule, Schema } from "effect"
+import { CardCipher, DurableQuotes } from "../../src/index.js"
 import * as Runner from "../../src/Runner.js"
 import * as TestPg from "../utils/postgres.js"
-import { cardFor, pinSentinel, ProbeQuote } from "../utils/ProbeWorkflow.js"
 import * as Processes from "./processes.js"
 
 const quotes = Number(process.env.GCX_CLUSTER_QUOTES ?? (process.env.CI === "true" ? 200 : 1_000))
@@ -64,7 +65,19 @@ const dumpDatabase = Effect.gen(function*() {
   return { tables: tables.map((t) => t.name), text: dumps.join("\n") }
 })
 
-const deployment = (db: TestPg.TestDatabase) => Runner.layerClient({ databaseUrl: db.url })
+/** The PIN of every quote: a sentinel the at-rest scan looks for. */
+const pinSentinel = "pin-SENTINEL-7731"
+
+/** A distinct card number per quote (derived balances). */
+const cardNumber = (index: number) => `4929${String(100_000_000_000 + index * 7919).slice(-12)}`
+
+const dataKey = CardCipher.generateKey()
+
+/** This process as a client-only node. */
+const clientNode = (db: TestPg.TestDatabase) =>
+  DurableQuotes.layerClient(Runner.layerClient({ databaseUrl: db.url })).pipe(
+    Layer.provide(CardCipher.layer(dataKey))
+  )
 
 describe("cluster", () => {
   layer(TestPg.layer(), { excludeTestServices: true, timeout: 120_000 })("three runners on PostgreSQL", (it) => {
@@ -81,7 +94,8 @@ describe("cluster", () => {
           const env = {
             GCX_DATABASE_URL: db.urlString,
             GCX_SANDBOX: JSON.stringify(endpoint),
-            GCX_PARTNER: JSON.stringify(partner)
+            GCX_PARTNER: JSON.stringify(partner),
+            GCX_DATA_KEY: dataKey
           }
           const events: Array<Processes.EventLine> = []
           const ports = yield* Effect.forEach([0, 1, 2], () => TestPg.freePort)
@@ -92,21 +106,30 @@ describe("cluster", () => {
 
           const requestIds = Array.from({ length: quotes }, (_, i) => `cluster-${i}-${Date.now().toString(36)}`)
           const outcomes = new Map<string, Exit.Exit<unknown, unknown>>()
-          const client = yield* Layer.build(deployment(db))
+          const client = yield* Layer.build(clientNode(db))
+          const api = Context.get(client, DurableQuotes.DurableQuotes)
 
           // a client keeping `inFlight` quotes going: submit (durably recorded once it returns), then await
-          const run = Effect.forEach(requestIds, (requestId) =>
-            ProbeQuote.execute({ requestId }, { discard: true }).pipe(
-              Effect.zipRight(Effect.exit(ProbeQuote.execute({ requestId }))),
-              Effect.tap((exit) => Effect.sync(() => outcomes.set(requestId, exit)))
-            ), { concurrency: inFlight, discard: true }).pipe(Effect.provide(client))
+          const run = Effect.forEach(requestIds, (requestId, index) =>
+            api.submit({ cardNumber: cardNumber(index), pinNumber: pinSentinel, productLineId: "1000" }, { requestId })
+              .pipe(
+                Effect.zipRight(Effect.exit(api.result(requestId))),
+                Effect.tap((exit) =>
+                  Effect.sync(() => outcomes.set(requestId, exit))
+                )
+              ), { concurrency: inFlight, discard: true })
           const runFiber = yield* Effect.fork(run)
 
           // the kill at ~40 %
-          yield* Effect.repeat(Effect.sync(() => outcomes.size), {
-            until: (done) => done >= quotes * killAt,
-            schedule: Schedule.spaced("100 millis")
-          }).pipe(Effect.timeout("5 minutes"))
+          yield* Effect.repeat(
+            Effect.sync(() =>
+              outcomes.size
+            ),
+            {
+              until: (done) => done >= quotes * killAt,
+              schedule: Schedule.spaced("100 millis")
+            }
+          ).pipe(Effect.timeout("5 minutes"))
           const killedAt = Date.now()
           runners[0]!.process.kill("SIGKILL")
           console.log(
@@ -133,8 +156,9 @@ describe("cluster", () => {
 
           // every quote: exactly one outcome, and result() on the client returns it
           expect(outcomes.size).toBe(quotes)
-          const again = yield* Effect.forEach(requestIds, (requestId) =>
-            ProbeQuote.execute({ requestId }).pipe(Effect.exit), { concurrency: 50 }).pipe(Effect.provide(client))
+          const again = yield* Effect.forEach(requestIds, (requestId) => Effect.exit(api.result(requestId)), {
+            concurrency: 50
+          })
           let lost = 0
           requestIds.forEach((requestId, i) => {
             const first = outcomes.get(requestId)
@@ -144,9 +168,7 @@ describe("cluster", () => {
           })
           const failures = [...outcomes.values()].filter(Exit.isFailure)
           expect(
-            failures.map((exit) =>
-              String(exit)
-            ).slice(0, 3)
+            failures.map((exit) => String(exit)).slice(0, 3)
           ).toEqual([])
 
           // exactly one sandbox transaction per requestId, no second transaction-creating POST
@@ -183,11 +205,11 @@ describe("cluster", () => {
           )
 
           // at rest: no PIN, card number, client secret, API key or token in any table
-          const dump = yield* dumpDatabase.pipe(Effect.provide(client))
+          const dump = yield* dumpDatabase.pipe(Effect.provide(PgClient.layer({ url: db.url })))
           expect(dump.tables.length).toBeGreaterThan(3)
           const sentinels = [pinSentinel, partner.clientSecret, partner.apiKey, "Bearer ", "eyJ"]
           for (const sentinel of sentinels) expect(dump.text.includes(sentinel), sentinel).toBe(false)
-          const cardsFound = requestIds.filter((id) => dump.text.includes(cardFor(id))).length
+          const cardsFound = requestIds.filter((_, index) => dump.text.includes(cardNumber(index))).length
           expect(cardsFound).toBe(0)
         }).pipe(Effect.scoped),
       20 * 60_000
