@@ -1,7 +1,7 @@
 /**
  * Terminal outcomes across nodes: every runner announces the end of each workflow it runs (keyed
- * by a `requestId` payload field) with PostgreSQL's `NOTIFY` (`PgClient.notify` of
- * `@effect/sql-pg`), and any node follows them with `LISTEN` (`PgClient.listen`). The announcement
+ * by a `requestId` payload field) with PostgreSQL's `NOTIFY` (`pg_notify`), and any node follows
+ * them with `LISTEN` (`PgClient.listen` of `@effect/sql-pg`). The announcement
  * comes from the engine itself (`layerPublisher` decorates the `WorkflowEngine` a deployment
  * provides), so it needs nothing from the workflow.
  *
@@ -107,10 +107,14 @@ const outcomeOf = (
   )
 }
 
-/** Announces one outcome; a failure to announce is logged and never fails the workflow. */
+/**
+ * Announces one outcome; a failure to announce is logged and never fails the workflow.
+ * `pg_notify()` rather than `PgClient.notify`: the latter sends `NOTIFY channel, $1`, which
+ * PostgreSQL refuses (NOTIFY takes no bind parameters); the function is the same NOTIFY.
+ */
 const announce = (pg: PgClient.PgClient, outcome: Outcome) =>
   encodeOutcome(outcome).pipe(
-    Effect.flatMap((payload) => pg.notify(channel, payload)),
+    Effect.flatMap((payload) => pg`SELECT pg_notify(${channel}, ${payload})`),
     Effect.timeout("5 seconds"),
     Effect.catchAllCause((cause) =>
       Effect.logWarning("could not announce a quote outcome", cause).pipe(

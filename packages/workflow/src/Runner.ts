@@ -106,11 +106,14 @@ export const RunnerAddressFromString: Schema.Schema<RunnerAddress, string> = Sch
   }
 )
 
+/** Parses `host:port`. */
+export const parseRunnerAddress = Schema.decodeEither(RunnerAddressFromString)
+
 /** A runner address read from config as `host:port`. */
 export const runnerAddressConfig = (name: string): Config.Config<RunnerAddress> =>
   Config.string(name).pipe(
     Config.mapOrFail((value) =>
-      Schema.decodeEither(RunnerAddressFromString)(value).pipe(
+      parseRunnerAddress(value).pipe(
         Either.mapLeft(() => ConfigError.InvalidData([name], `expected host:port, got "${value}"`))
       )
     )

@@ -11,8 +11,8 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import { Api, Journal, Lifecycle } from "@gcx/sandbox"
-import { Context, DateTime, Effect, Exit, Layer, Schedule, Schema } from "effect"
-import { CardCipher, DurableQuotes } from "../../src/index.js"
+import { Context, DateTime, Effect, Exit, Layer, Schedule, Schema, Stream } from "effect"
+import { CardCipher, DurableQuotes, Outcomes } from "../../src/index.js"
 import * as Runner from "../../src/Runner.js"
 import * as TestPg from "../utils/postgres.js"
 import * as Processes from "./processes.js"
@@ -73,9 +73,10 @@ const cardNumber = (index: number) => `4929${String(100_000_000_000 + index * 79
 
 const dataKey = CardCipher.generateKey()
 
-/** This process as a client-only node. */
+/** This process as a client-only node: the API and the outcomes announced by every runner. */
 const clientNode = (db: TestPg.TestDatabase) =>
-  DurableQuotes.layerClient(Runner.layerClient({ databaseUrl: db.url })).pipe(
+  DurableQuotes.layer().pipe(
+    Layer.provideMerge(Runner.layerClient({ databaseUrl: db.url })),
     Layer.provide(CardCipher.layer(dataKey))
   )
 
@@ -108,6 +109,11 @@ describe("cluster", () => {
           const outcomes = new Map<string, Exit.Exit<unknown, unknown>>()
           const client = yield* Layer.build(clientNode(db))
           const api = Context.get(client, DurableQuotes.DurableQuotes)
+          const announced = new Map<string, Outcomes.Outcome>()
+          yield* Context.get(client, Outcomes.Outcomes).subscribe.pipe(
+            Stream.runForEach((outcome) => Effect.sync(() => announced.set(outcome.requestId, outcome))),
+            Effect.forkScoped
+          )
 
           // a client keeping `inFlight` quotes going: submit (durably recorded once it returns), then await
           const run = Effect.forEach(requestIds, (requestId, index) =>
@@ -118,6 +124,7 @@ describe("cluster", () => {
                   Effect.sync(() => outcomes.set(requestId, exit))
                 )
               ), { concurrency: inFlight, discard: true })
+          const startedAt = Date.now()
           const runFiber = yield* Effect.fork(run)
 
           // the kill at ~40 %
@@ -131,6 +138,7 @@ describe("cluster", () => {
             }
           ).pipe(Effect.timeout("5 minutes"))
           const killedAt = Date.now()
+          console.log(`kill at ${outcomes.size} outcomes, ${((killedAt - startedAt) / 1000).toFixed(1)} s after the start`)
           runners[0]!.process.kill("SIGKILL")
           console.log(
             `events per runner at the kill: ${[0, 1, 2].map((r) => events.filter((e) => e.runner === r).length)}`
@@ -152,7 +160,9 @@ describe("cluster", () => {
             runners[index] = yield* startRunner(index)
             yield* Effect.sleep("5 seconds")
           }
+          console.log(`rolling restart done at ${outcomes.size} outcomes, ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
           yield* runFiber.await.pipe(Effect.timeout("10 minutes"))
+          console.log(`all outcomes after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
 
           // every quote: exactly one outcome, and result() on the client returns it
           expect(outcomes.size).toBe(quotes)
@@ -170,6 +180,16 @@ describe("cluster", () => {
           expect(
             failures.map((exit) => String(exit)).slice(0, 3)
           ).toEqual([])
+
+          // every outcome was announced to this node's Outcomes subscriber, with its transactionId
+          yield* Effect.sleep("1 second")
+          const unannounced = requestIds.filter((requestId) => {
+            const exit = outcomes.get(requestId)
+            const outcome = announced.get(requestId)
+            return exit === undefined || outcome === undefined ||
+              (Exit.isSuccess(exit) && (exit.value as { transactionId: string }).transactionId !== outcome.transactionId)
+          })
+          expect(unannounced).toEqual([])
 
           // exactly one sandbox transaction per requestId, no second transaction-creating POST
           const transactions = yield* transactionsOf(endpoint)
