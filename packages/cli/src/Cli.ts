@@ -9,6 +9,7 @@ import type * as Effect from "effect/Effect"
 import * as Batch from "./commands/Batch.js"
 import * as Heartbeat from "./commands/Heartbeat.js"
 import * as Quote from "./commands/Quote.js"
+import * as RunnerCommand from "./commands/Runner.js"
 import * as SandboxCommand from "./commands/SandboxCommand.js"
 import * as Watch from "./commands/Watch.js"
 import * as ExitCode from "./ExitCode.js"
@@ -24,7 +25,8 @@ export const command = Command.make("gcx").pipe(
     Quote.command,
     Watch.command,
     Batch.command,
-    SandboxCommand.command
+    SandboxCommand.command,
+    RunnerCommand.command
   ])
 )
 

@@ -1,5 +1,5 @@
-import { FetchHttpClient } from "@effect/platform"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
@@ -96,7 +96,8 @@ describe("Runner: one runner and a client-only node on PostgreSQL", () => {
           ]
           const exits = yield* Effect.forEach(
             requests,
-            ({ card, requestId }) => api.submit(card, { requestId }).pipe(Effect.zipRight(Effect.exit(api.result(requestId)))),
+            ({ card, requestId }) =>
+              api.submit(card, { requestId }).pipe(Effect.zipRight(Effect.exit(api.result(requestId)))),
             { concurrency: "unbounded" }
           )
           expect(exits.map((exit) => exit._tag)).toEqual(["Success", "Success", "Failure"])
@@ -122,32 +123,39 @@ describe("Runner: one runner and a client-only node on PostgreSQL", () => {
     excludeTestServices: true,
     timeout: 60_000
   })("database outage", (it) => {
-    it.effect("a runner that loses its database mid-quote keeps none half-done: all complete once it is back", () =>
-      Effect.gen(function*() {
-        const db = yield* TestPg.PgTestDatabase
-        const server = yield* Sandbox.SandboxServer
-        yield* runnerNode(db, server)
-        const client = yield* clientNode(db)
-        const api = Context.get(client, DurableQuotes.DurableQuotes)
-        const requestIds = Array.from({ length: 8 }, (_, i) => `outage-${i}`)
-        yield* Effect.forEach(requestIds, (requestId, i) =>
-          api.submit(card(`49290000000${String(10_000 + i)}`), { requestId }), { concurrency: "unbounded" })
-        // the quotes take 2 s: stop the database while they are in flight, start it 3 s later
-        yield* Effect.sleep("500 millis")
-        yield* db.stop
-        yield* Effect.sleep("3 seconds")
-        yield* db.start
-        const results = yield* Effect.forEach(requestIds, (requestId) => api.result(requestId), {
-          concurrency: "unbounded"
-        }).pipe(Effect.timeout("45 seconds"))
-        expect(results).toHaveLength(requestIds.length)
-        const transactions = yield* server.transactions
-        for (const requestId of requestIds) {
-          const mine = transactions.filter((t) => t.requestId === requestId)
-          expect(mine.map((t) => t.state)).toEqual(["completed"])
-        }
-        const journal = yield* server.journal
-        for (const requestId of requestIds) expect(journal.transactionsByRequestId[requestId]).toHaveLength(1)
-      }).pipe(Effect.scoped), 90_000)
+    it.effect(
+      "a runner that loses its database mid-quote keeps none half-done: all complete once it is back",
+      () =>
+        Effect.gen(function*() {
+          const db = yield* TestPg.PgTestDatabase
+          const server = yield* Sandbox.SandboxServer
+          yield* runnerNode(db, server)
+          const client = yield* clientNode(db)
+          const api = Context.get(client, DurableQuotes.DurableQuotes)
+          const requestIds = Array.from({ length: 8 }, (_, i) => `outage-${i}`)
+          yield* Effect.forEach(
+            requestIds,
+            (requestId, i) => api.submit(card(`49290000000${String(10_000 + i)}`), { requestId }),
+            { concurrency: "unbounded" }
+          )
+          // the quotes take 2 s: stop the database while they are in flight, start it 3 s later
+          yield* Effect.sleep("500 millis")
+          yield* db.stop
+          yield* Effect.sleep("3 seconds")
+          yield* db.start
+          const results = yield* Effect.forEach(requestIds, (requestId) => api.result(requestId), {
+            concurrency: "unbounded"
+          }).pipe(Effect.timeout("45 seconds"))
+          expect(results).toHaveLength(requestIds.length)
+          const transactions = yield* server.transactions
+          for (const requestId of requestIds) {
+            const mine = transactions.filter((t) => t.requestId === requestId)
+            expect(mine.map((t) => t.state)).toEqual(["completed"])
+          }
+          const journal = yield* server.journal
+          for (const requestId of requestIds) expect(journal.transactionsByRequestId[requestId]).toHaveLength(1)
+        }).pipe(Effect.scoped),
+      90_000
+    )
   })
 })

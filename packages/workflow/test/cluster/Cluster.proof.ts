@@ -138,7 +138,9 @@ describe("cluster", () => {
             }
           ).pipe(Effect.timeout("5 minutes"))
           const killedAt = Date.now()
-          console.log(`kill at ${outcomes.size} outcomes, ${((killedAt - startedAt) / 1000).toFixed(1)} s after the start`)
+          console.log(
+            `kill at ${outcomes.size} outcomes, ${((killedAt - startedAt) / 1000).toFixed(1)} s after the start`
+          )
           runners[0]!.process.kill("SIGKILL")
           console.log(
             `events per runner at the kill: ${[0, 1, 2].map((r) => events.filter((e) => e.runner === r).length)}`
@@ -160,7 +162,9 @@ describe("cluster", () => {
             runners[index] = yield* startRunner(index)
             yield* Effect.sleep("5 seconds")
           }
-          console.log(`rolling restart done at ${outcomes.size} outcomes, ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
+          console.log(
+            `rolling restart done at ${outcomes.size} outcomes, ${((Date.now() - startedAt) / 1000).toFixed(1)} s`
+          )
           yield* runFiber.await.pipe(Effect.timeout("10 minutes"))
           console.log(`all outcomes after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
 
@@ -187,7 +191,8 @@ describe("cluster", () => {
             const exit = outcomes.get(requestId)
             const outcome = announced.get(requestId)
             return exit === undefined || outcome === undefined ||
-              (Exit.isSuccess(exit) && (exit.value as { transactionId: string }).transactionId !== outcome.transactionId)
+              (Exit.isSuccess(exit) &&
+                (exit.value as { transactionId: string }).transactionId !== outcome.transactionId)
           })
           expect(unannounced).toEqual([])
 
