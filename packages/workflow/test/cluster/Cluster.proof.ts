@@ -11,7 +11,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import { Api, Journal, Lifecycle } from "@gcx/sandbox"
-import { Context, DateTime, Effect, Exit, Layer, Schedule, Schema, Stream } from "effect"
+import { Cause, Context, DateTime, Effect, Exit, Layer, Schedule, Schema, Stream } from "effect"
 import { CardCipher, DurableQuotes, Outcomes } from "../../src/index.js"
 import * as Runner from "../../src/Runner.js"
 import * as TestPg from "../utils/postgres.js"
@@ -116,13 +116,13 @@ describe("cluster", () => {
           )
 
           // a client keeping `inFlight` quotes going: submit (durably recorded once it returns), then await
+          const submitFailures: Array<string> = []
           const run = Effect.forEach(requestIds, (requestId, index) =>
             api.submit({ cardNumber: cardNumber(index), pinNumber: pinSentinel, productLineId: "1000" }, { requestId })
               .pipe(
                 Effect.zipRight(Effect.exit(api.result(requestId))),
-                Effect.tap((exit) =>
-                  Effect.sync(() => outcomes.set(requestId, exit))
-                )
+                Effect.tap((exit) => Effect.sync(() => outcomes.set(requestId, exit))),
+                Effect.catchAllCause((cause) => Effect.sync(() => submitFailures.push(Cause.pretty(cause))))
               ), { concurrency: inFlight, discard: true })
           const startedAt = Date.now()
           const runFiber = yield* Effect.fork(run)
@@ -169,6 +169,7 @@ describe("cluster", () => {
           console.log(`all outcomes after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
 
           // every quote: exactly one outcome, and result() on the client returns it
+          expect(submitFailures.slice(0, 2)).toEqual([])
           expect(outcomes.size).toBe(quotes)
           const again = yield* Effect.forEach(requestIds, (requestId) => Effect.exit(api.result(requestId)), {
             concurrency: 50
