@@ -25,7 +25,8 @@ const examples = [
   "resume",
   "custom-schedule",
   "error-handling",
-  "durable"
+  "durable",
+  "cluster"
 ] as const
 
 const root = fileURLToPath(new URL("..", import.meta.url))

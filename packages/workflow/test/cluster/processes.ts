@@ -64,6 +64,8 @@ const spawn = <A>(
       while ((newline = buffer.indexOf("\n")) >= 0) {
         const line = buffer.slice(0, newline)
         buffer = buffer.slice(newline + 1)
+        // other lines (logs, errors printed by the runtime) are kept with stderr for error messages
+        if (!line.startsWith("EVENT ")) stderr = (stderr + line + "\n").slice(-8_000)
         onLine(line)
         if (!done) {
           const value = ready(line)
