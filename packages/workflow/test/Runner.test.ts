@@ -32,6 +32,15 @@ const clientNode = (db: TestPg.TestDatabase) =>
     )
   )
 
+/** A runner and a client-only node on the database and the sandbox of the context. */
+const twoNodes = Effect.gen(function*() {
+  const db = yield* TestPg.PgTestDatabase
+  const server = yield* Sandbox.SandboxServer
+  yield* runnerNode(db, server)
+  const client = yield* clientNode(db)
+  return { db, server, client, api: Context.get(client, DurableQuotes.DurableQuotes) }
+})
+
 describe("Runner: bad input", () => {
   it.effect("an unreachable GCX_DATABASE_URL fails with DatabaseUnreachable, naming the server, never the password", () =>
     Effect.gen(function*() {
@@ -77,11 +86,7 @@ describe("Runner: one runner and a client-only node on PostgreSQL", () => {
     (it) => {
       it.effect("the client submits and awaits; every terminal outcome reaches its Outcomes subscriber", () =>
         Effect.gen(function*() {
-          const db = yield* TestPg.PgTestDatabase
-          const server = yield* Sandbox.SandboxServer
-          yield* runnerNode(db, server)
-          const client = yield* clientNode(db)
-          const api = Context.get(client, DurableQuotes.DurableQuotes)
+          const { api, client } = yield* twoNodes
           const seen = yield* Context.get(client, Outcomes.Outcomes).subscribe.pipe(
             Stream.take(3),
             Stream.runCollect,
@@ -127,11 +132,7 @@ describe("Runner: one runner and a client-only node on PostgreSQL", () => {
       "a runner that loses its database mid-quote keeps none half-done: all complete once it is back",
       () =>
         Effect.gen(function*() {
-          const db = yield* TestPg.PgTestDatabase
-          const server = yield* Sandbox.SandboxServer
-          yield* runnerNode(db, server)
-          const client = yield* clientNode(db)
-          const api = Context.get(client, DurableQuotes.DurableQuotes)
+          const { api, db, server } = yield* twoNodes
           const requestIds = Array.from({ length: 8 }, (_, i) => `outage-${i}`)
           yield* Effect.forEach(
             requestIds,
