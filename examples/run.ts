@@ -26,7 +26,8 @@ const examples = [
   "custom-schedule",
   "error-handling",
   "observability",
-  "durable"
+  "durable",
+  "cluster"
 ] as const
 
 const root = fileURLToPath(new URL("..", import.meta.url))

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Batch from "./commands/Batch.js"
 import * as Heartbeat from "./commands/Heartbeat.js"
 import * as Quote from "./commands/Quote.js"
+import * as RunnerCommand from "./commands/Runner.js"
 import * as SandboxCommand from "./commands/SandboxCommand.js"
 import * as Watch from "./commands/Watch.js"
 import * as ExitCode from "./ExitCode.js"
@@ -32,7 +33,8 @@ export const command = Command.make("gcx").pipe(
     Command.transformHandler(Quote.command, started),
     Command.transformHandler(Watch.command, started),
     Command.transformHandler(Batch.command, started),
-    Command.transformHandler(SandboxCommand.command, started)
+    Command.transformHandler(SandboxCommand.command, started),
+    Command.transformHandler(RunnerCommand.command, started)
   ])
 )
 

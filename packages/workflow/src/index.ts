@@ -14,3 +14,12 @@ export * as QuoteWorkflow from "./QuoteWorkflow.js"
 
 /** The durable counter of POST attempts. */
 export * as SubmitAttempts from "./SubmitAttempts.js"
+
+/** The PostgreSQL connection of a deployment, and `DatabaseUnreachable`. */
+export * as Database from "./Database.js"
+
+/** Terminal outcomes of every runner, over PostgreSQL NOTIFY/LISTEN. */
+export * as Outcomes from "./Outcomes.js"
+
+/** The PostgreSQL deployments: cluster runners and client-only nodes, and their sharding settings. */
+export * as Runner from "./Runner.js"

@@ -1,0 +1,65 @@
+/**
+ * What `gcx runner` runs: a cluster runner of durable quotes on PostgreSQL, loaded on demand so that
+ * the other commands never load the cluster's socket and PostgreSQL modules.
+ */
+import * as CardCipher from "@gcx/workflow/CardCipher"
+import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
+import * as Runner from "@gcx/workflow/Runner"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Connection from "./Connection.js"
+import * as ExitCode from "./ExitCode.js"
+
+/** The runner over the exchange connection of the flags, until interrupted. */
+export const run = (options: { readonly listen: Option.Option<string>; readonly connection: Connection.Flags }) =>
+  Effect.gen(function*() {
+    const listen = yield* Option.match(options.listen, {
+      onNone: () => Effect.succeed(undefined),
+      onSome: (value) =>
+        Either.match(Runner.parseRunnerAddress(value), {
+          onLeft: () =>
+            Effect.fail(ConfigError.InvalidData(["listen"], `--listen: expected host:port, got "${value}"`)),
+          onRight: Effect.succeed
+        })
+    })
+    const advertised = yield* Config.option(Runner.runnerAddressConfig("GCX_RUNNER_ADDRESS"))
+    const runnerAddress = Option.getOrUndefined(advertised) ?? listen
+    if (runnerAddress === undefined) {
+      return yield* Effect.fail(
+        ConfigError.MissingData(["GCX_RUNNER_ADDRESS"], "set GCX_RUNNER_ADDRESS or --listen to host:port")
+      )
+    }
+    const databaseUrl = yield* Runner.databaseUrlConfig
+    const runner = DurableQuotes.layerRunner(Runner.layer({ databaseUrl, runnerAddress, listenAddress: listen })).pipe(
+      Layer.provide(CardCipher.layerConfig()),
+      Layer.provide(Connection.layer(options.connection))
+    )
+    yield* Effect.scoped(Effect.gen(function*() {
+      yield* Layer.build(runner)
+      yield* Console.log(
+        `gcx runner ${runnerAddress.host}:${runnerAddress.port} running durable quotes (Ctrl-C or SIGTERM to stop)`
+      )
+      return yield* Effect.never
+    }))
+  }).pipe(
+    Effect.catchTags({
+      DatabaseUnreachable: (error) =>
+        Effect.fail(new ExitCode.CliError({ code: ExitCode.ExitCode.ServiceFailure, message: error.message })),
+      SocketServerError: (error) =>
+        Effect.fail(
+          new ExitCode.CliError({
+            code: ExitCode.ExitCode.Usage,
+            message: `the runner could not listen: ${error.message}`
+          })
+        ),
+      SqlError: (error) =>
+        Effect.fail(
+          new ExitCode.CliError({ code: ExitCode.ExitCode.ServiceFailure, message: `database: ${error.message}` })
+        )
+    })
+  )

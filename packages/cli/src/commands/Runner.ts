@@ -1,0 +1,25 @@
+/**
+ * `gcx runner`: a cluster runner of durable quotes on PostgreSQL (`GCX_DATABASE_URL`). It runs the
+ * quotes of the shards it owns until stopped (SIGTERM or Ctrl-C: it finishes its current steps and
+ * hands its shards over). It listens on `--listen host:port` and is reached at `GCX_RUNNER_ADDRESS`
+ * (default: the listen address). The card is opened with `GCX_DATA_KEY`.
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import * as Connection from "../Connection.js"
+
+/** The `runner` command. */
+export const command = Command.make(
+  "runner",
+  {
+    listen: Options.text("listen").pipe(
+      Options.withDescription("host:port to listen on for the other nodes (default: GCX_RUNNER_ADDRESS)"),
+      Options.optional
+    ),
+    connection: Connection.options
+  },
+  (options) =>
+    // loaded on demand: the other commands never load the cluster's socket and PostgreSQL modules
+    Effect.flatMap(Effect.promise(() => import("../RunnerNode.js")), (node) => node.run(options))
+).pipe(Command.withDescription("Run durable quotes as a cluster runner on PostgreSQL (GCX_DATABASE_URL)"))

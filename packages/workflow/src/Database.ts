@@ -1,0 +1,89 @@
+/**
+ * The PostgreSQL connection of a deployment: `@effect/sql-pg`'s client, checked at startup. A URL
+ * that is malformed or names a server that cannot be reached fails building the layer with
+ * `DatabaseUnreachable`, whose message names the server (never the password) and the cause.
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Duration from "effect/Duration"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+
+/** The database named by the URL could not be reached (or the URL is not a PostgreSQL URL). */
+export class DatabaseUnreachable extends Schema.TaggedError<DatabaseUnreachable>()("DatabaseUnreachable", {
+  /** `host:port/database` of the URL, without credentials; `(malformed URL)` when it does not parse. */
+  target: Schema.String,
+  /** Why: the driver's error message (connection refused, timeout, authentication, ...). */
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `cannot reach PostgreSQL at ${this.target} (GCX_DATABASE_URL): ${this.reason}`
+  }
+}
+
+/** `host:port/database` of a PostgreSQL URL, without user or password; undefined when malformed. */
+export const describeTarget = (url: string): string | undefined => {
+  try {
+    const parsed = new URL(url)
+    if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") return undefined
+    return `${parsed.hostname}:${parsed.port === "" ? "5432" : parsed.port}${parsed.pathname}`
+  } catch {
+    return undefined
+  }
+}
+
+/** The innermost message of an error chain, scrubbed of the URL's password if it appears. */
+const reasonOf = (error: unknown, password: string): string => {
+  let current: unknown = error
+  let message = "unknown error"
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
+    const candidate = (current as { message?: unknown }).message
+    if (typeof candidate === "string" && candidate !== "") message = candidate
+    const code = (current as { code?: unknown }).code
+    if (typeof code === "string" && !message.includes(code)) message = `${message} (${code})`
+    current = (current as { cause?: unknown }).cause
+  }
+  return password === "" ? message : message.split(password).join("***")
+}
+
+/** Settings of the connection pool. */
+export interface Options {
+  /** How long connecting may take before `DatabaseUnreachable`. Default 5 s. */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  /** Pool size. Default 10. */
+  readonly maxConnections?: number | undefined
+  /** `application_name` shown in `pg_stat_activity`. Default `gcx`. */
+  readonly applicationName?: string | undefined
+}
+
+/** The connection as `PgClient` and `SqlClient`; fails with `DatabaseUnreachable`. */
+export const layer = (
+  url: Redacted.Redacted,
+  options: Options = {}
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, DatabaseUnreachable> => {
+  const value = Redacted.value(url) as string
+  const target = describeTarget(value)
+  if (target === undefined) {
+    return Layer.fail(
+      new DatabaseUnreachable({ target: "(malformed URL)", reason: "expected postgres://user@host:port/database" })
+    )
+  }
+  const password = (() => {
+    try {
+      return decodeURIComponent(new URL(value).password)
+    } catch {
+      return ""
+    }
+  })()
+  return PgClient.layer({
+    url,
+    connectTimeout: options.connectTimeout ?? Duration.seconds(5),
+    maxConnections: options.maxConnections ?? 10,
+    applicationName: options.applicationName ?? "gcx"
+  }).pipe(
+    Layer.catchAll((error) =>
+      Layer.fail(new DatabaseUnreachable({ target, reason: reasonOf(error.cause ?? error, password) }))
+    )
+  )
+}

@@ -1,0 +1,164 @@
+/**
+ * Terminal outcomes across nodes: every runner announces the end of each workflow it runs (keyed
+ * by a `requestId` payload field) with PostgreSQL's `NOTIFY` (`pg_notify`), and any node follows
+ * them with `LISTEN` (`PgClient.listen` of `@effect/sql-pg`). The announcement
+ * comes from the engine itself (`layerPublisher` decorates the `WorkflowEngine` a deployment
+ * provides), so it needs nothing from the workflow.
+ *
+ * Delivery is at least once to the listeners connected at the time: a runner that dies after the
+ * outcome is stored but before the notification replays the workflow elsewhere, which announces it
+ * again (subscribers key outcomes by requestId). A listener that was not connected misses it: the
+ * durable answer is `result(requestId)`.
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import type * as SqlError from "@effect/sql/SqlError"
+import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+
+/** The PostgreSQL channel of the announcements. */
+export const channel = "gcx_quote_outcomes"
+
+/** A workflow ended with its success value. */
+export class Completed extends Schema.TaggedClass<Completed>()("Completed", {
+  requestId: Schema.String,
+  transactionId: Schema.String,
+  workflow: Schema.String,
+  /** The success value, encoded with the workflow's success schema. */
+  value: Schema.Unknown
+}) {}
+
+/** A workflow ended with a typed error. */
+export class Failed extends Schema.TaggedClass<Failed>()("Failed", {
+  requestId: Schema.String,
+  /** Absent when the quote failed before the service created a transaction. */
+  transactionId: Schema.optional(Schema.String),
+  workflow: Schema.String,
+  /** The error's tag, e.g. `InvalidCard`. */
+  errorTag: Schema.String,
+  /** The error, encoded with the workflow's error schema. */
+  error: Schema.Unknown
+}) {}
+
+/** A terminal outcome as announced. */
+export const Outcome = Schema.Union(Completed, Failed)
+
+/** A terminal outcome as announced. */
+export type Outcome = typeof Outcome.Type
+
+const OutcomeJson = Schema.parseJson(Outcome)
+const encodeOutcome = Schema.encode(OutcomeJson)
+const decodeOutcome = Schema.decodeUnknownOption(OutcomeJson)
+
+const field = (value: unknown, name: string): string | undefined => {
+  const found = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[name] : undefined
+  return typeof found === "string" ? found : undefined
+}
+
+/** The outcome of a finished run, if the workflow has a requestId and ended in success or a typed error. */
+const outcomeOf = (
+  workflow: {
+    readonly name: string
+    readonly successSchema: Schema.Schema.Any
+    readonly errorSchema: Schema.Schema.All
+  },
+  payload: unknown,
+  exit: Exit.Exit<unknown, unknown>
+): Effect.Effect<Option.Option<Outcome>> => {
+  const requestId = field(payload, "requestId")
+  if (requestId === undefined) return Effect.succeedNone
+  if (Exit.isSuccess(exit)) {
+    return Schema.encodeUnknown(workflow.successSchema as Schema.Schema<unknown, unknown>)(exit.value).pipe(
+      Effect.map((value) =>
+        Option.some(
+          new Completed({
+            requestId,
+            transactionId: field(exit.value, "transactionId") ?? "",
+            workflow: workflow.name,
+            value
+          })
+        )
+      ),
+      Effect.orElseSucceed(() => Option.none())
+    )
+  }
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isNone(failure)) return Effect.succeedNone // interrupted (suspended) or a defect: no outcome yet
+  return Schema.encodeUnknown(workflow.errorSchema as Schema.Schema<unknown, unknown>)(failure.value).pipe(
+    Effect.map((error) => {
+      const transactionId = field(failure.value, "transactionId")
+      return Option.some(
+        new Failed({
+          requestId,
+          workflow: workflow.name,
+          errorTag: field(failure.value, "_tag") ?? "Unknown",
+          error,
+          ...(transactionId === undefined ? {} : { transactionId })
+        })
+      )
+    }),
+    Effect.orElseSucceed(() => Option.none())
+  )
+}
+
+/**
+ * Announces one outcome; a failure to announce is logged and never fails the workflow.
+ * `pg_notify()` rather than `PgClient.notify`: the latter sends `NOTIFY channel, $1`, which
+ * PostgreSQL refuses (NOTIFY takes no bind parameters); the function is the same NOTIFY.
+ */
+const announce = (pg: PgClient.PgClient, outcome: Outcome) =>
+  encodeOutcome(outcome).pipe(
+    Effect.flatMap((payload) => pg`SELECT pg_notify(${channel}, ${payload})`),
+    Effect.timeout("5 seconds"),
+    Effect.catchAllCause((cause) =>
+      Effect.logWarning("could not announce a quote outcome", cause).pipe(
+        Effect.annotateLogs({ requestId: outcome.requestId })
+      )
+    )
+  )
+
+/** Decorates an engine: every workflow it registers announces its terminal outcome on `channel`. */
+export const decorate = (engine: WorkflowEngine.WorkflowEngine["Type"], pg: PgClient.PgClient) =>
+  WorkflowEngine.WorkflowEngine.of({
+    ...engine,
+    register: (workflow, execute) =>
+      engine.register(workflow, (payload, executionId) =>
+        execute(payload, executionId).pipe(
+          Effect.onExit((exit) =>
+            outcomeOf(workflow, payload, exit).pipe(
+              Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (outcome) => announce(pg, outcome) }))
+            )
+          )
+        ))
+  })
+
+/** The deployment's engine, decorated to announce outcomes; for runners. */
+export const layerPublisher: Layer.Layer<
+  WorkflowEngine.WorkflowEngine,
+  never,
+  WorkflowEngine.WorkflowEngine | PgClient.PgClient
+> = Layer.effect(
+  WorkflowEngine.WorkflowEngine,
+  Effect.zipWith(WorkflowEngine.WorkflowEngine, PgClient.PgClient, decorate)
+)
+
+/** Follows the terminal outcomes announced by every runner. */
+export class Outcomes extends Context.Tag("@gcx/workflow/Outcomes")<Outcomes, {
+  /** Every outcome announced from now on, by any runner (at least once; malformed messages are skipped). */
+  readonly subscribe: Stream.Stream<Outcome, SqlError.SqlError>
+}>() {}
+
+/** `Outcomes` over `LISTEN` on the deployment's PostgreSQL. */
+export const layer: Layer.Layer<Outcomes, never, PgClient.PgClient> = Layer.effect(
+  Outcomes,
+  Effect.map(PgClient.PgClient, (pg) =>
+    Outcomes.of({
+      subscribe: pg.listen(channel).pipe(Stream.filterMap(decodeOutcome))
+    }))
+)

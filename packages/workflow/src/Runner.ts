@@ -1,0 +1,182 @@
+/**
+ * The PostgreSQL deployments: cluster runners (socket runners of `@effect/cluster`, messages and
+ * shard locks in PostgreSQL) and client-only nodes (submit and await, run no workflow). Each is a
+ * layer providing the `WorkflowEngine` and the `SqlClient`, so the quote workflow and the API plug
+ * in on top, as on the embedded deployment.
+ *
+ * Failover: a runner killed without warning stops refreshing its heartbeat row; the others drop it
+ * from the runner list once `shardLockExpiration` has passed since its last heartbeat, reassign its
+ * shards, take their advisory locks (PostgreSQL released them when its connection died) and replay
+ * its workflows from storage. `shardingConfig` below sets these intervals (see the README).
+ *
+ * Every node provides `Outcomes` (the terminal outcomes of all runners, over LISTEN); a runner's
+ * engine announces the outcomes of the workflows it runs (NOTIFY).
+ */
+import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
+import type * as MessageStorage from "@effect/cluster/MessageStorage"
+import { RunnerAddress } from "@effect/cluster/RunnerAddress"
+import type * as Sharding from "@effect/cluster/Sharding"
+import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import type * as SocketServer from "@effect/platform/SocketServer"
+import type * as PgClient from "@effect/sql-pg/PgClient"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Database from "./Database.js"
+import * as Outcomes from "./Outcomes.js"
+
+/**
+ * Sharding settings of every node (runners and clients must agree on `shardsPerGroup`).
+ *
+ * - `shardLockRefreshInterval` 2 s: each runner's heartbeat and shard lock refresh.
+ * - `shardLockExpiration` 6 s: a runner whose heartbeat is older leaves the runner list and its
+ *   shards are reassigned (the library's default is 35 s).
+ * - `refreshAssignmentsInterval` 1 s: how often a runner reads the runner list.
+ * - `entityMessagePollInterval` 1 s: how often a runner reads unprocessed messages of its shards
+ *   (and retries taking shards it should own).
+ * - `runnerHealthCheckInterval` 5 s: the ping check of the other runners (a second path to mark a
+ *   dead runner unhealthy).
+ * - `entityTerminationTimeout` 10 s: on a graceful stop, how long running workflows get to finish
+ *   their current step before their shards are released.
+ *
+ * From a SIGKILL to the next poll of a quote the dead runner held: at most 6 s (expiry) + 1 s
+ * (assignment refresh) + 1 s (shard acquisition and storage read) + the replay.
+ */
+export const shardingConfig: Partial<ShardingConfig.ShardingConfig["Type"]> = {
+  shardLockRefreshInterval: Duration.seconds(2),
+  shardLockExpiration: Duration.seconds(6),
+  refreshAssignmentsInterval: Duration.seconds(1),
+  entityMessagePollInterval: Duration.seconds(1),
+  runnerHealthCheckInterval: Duration.seconds(5),
+  entityTerminationTimeout: Duration.seconds(10)
+}
+
+/** What a deployment provides: the engine, the database, and the cluster under them. */
+export type Services =
+  | WorkflowEngine.WorkflowEngine
+  | Sharding.Sharding
+  | MessageStorage.MessageStorage
+  | SqlClient.SqlClient
+  | PgClient.PgClient
+  | Outcomes.Outcomes
+
+/** Settings of a runner. */
+export interface RunnerOptions {
+  /** The PostgreSQL URL (`GCX_DATABASE_URL`). */
+  readonly databaseUrl: Redacted.Redacted
+  /** The address the other nodes reach this runner at (`GCX_RUNNER_ADDRESS`, `host:port`). */
+  readonly runnerAddress: RunnerAddress
+  /** The address to listen on; defaults to `runnerAddress`. */
+  readonly listenAddress?: RunnerAddress | undefined
+  /** Overrides of `shardingConfig`. */
+  readonly sharding?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
+}
+
+/** Settings of a client-only node. */
+export interface ClientOptions {
+  /** The PostgreSQL URL (`GCX_DATABASE_URL`). */
+  readonly databaseUrl: Redacted.Redacted
+  /** Overrides of `shardingConfig`. */
+  readonly sharding?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
+}
+
+/** `host:port` as a runner address: a non-empty host and a port in 1..65535. */
+export const RunnerAddressFromString: Schema.Schema<RunnerAddress, string> = Schema.transformOrFail(
+  Schema.String,
+  Schema.typeSchema(RunnerAddress),
+  {
+    strict: true,
+    decode: (input, _, ast) => {
+      const match = /^(.+):(\d{1,5})$/.exec(input.trim())
+      const port = match === null ? NaN : Number(match[2])
+      return match !== null && port >= 1 && port <= 65535
+        ? Either.right(new RunnerAddress({ host: match[1]!.replace(/^\[(.*)\]$/, "$1"), port }))
+        : Either.left(new ParseResult.Type(ast, input, `expected host:port, got "${input}"`))
+    },
+    encode: (address) => Either.right(`${address.host}:${address.port}`)
+  }
+)
+
+/** Parses `host:port`. */
+export const parseRunnerAddress = Schema.decodeEither(RunnerAddressFromString)
+
+/** A runner address read from config as `host:port`. */
+export const runnerAddressConfig = (name: string): Config.Config<RunnerAddress> =>
+  Config.string(name).pipe(
+    Config.mapOrFail((value) =>
+      parseRunnerAddress(value).pipe(
+        Either.mapLeft(() => ConfigError.InvalidData([name], `expected host:port, got "${value}"`))
+      )
+    )
+  )
+
+/** `GCX_DATABASE_URL`, redacted. */
+export const databaseUrlConfig: Config.Config<Redacted.Redacted> = Config.redacted("GCX_DATABASE_URL")
+
+/** A runner: serves its shards' workflows on `runnerAddress` and stores everything in PostgreSQL. */
+export const layer = (
+  options: RunnerOptions
+): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | ConfigError.ConfigError> =>
+  Layer.merge(Outcomes.layerPublisher.pipe(Layer.provide(ClusterWorkflowEngine.layer)), Outcomes.layer).pipe(
+    Layer.provideMerge(NodeClusterSocket.layer({
+      storage: "sql",
+      shardingConfig: {
+        ...shardingConfig,
+        ...options.sharding,
+        runnerAddress: Option.some(options.runnerAddress),
+        runnerListenAddress: Option.fromNullable(options.listenAddress)
+      }
+    })),
+    Layer.provideMerge(Database.layer(options.databaseUrl))
+  )
+
+/** A runner from `GCX_DATABASE_URL` and `GCX_RUNNER_ADDRESS` (and `GCX_RUNNER_LISTEN`, optional). */
+export const layerConfig = (
+  overrides?: Partial<Omit<RunnerOptions, "databaseUrl" | "runnerAddress">>
+): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | ConfigError.ConfigError> =>
+  Layer.unwrapEffect(
+    Config.all({
+      databaseUrl: databaseUrlConfig,
+      runnerAddress: runnerAddressConfig("GCX_RUNNER_ADDRESS"),
+      listenAddress: Config.option(runnerAddressConfig("GCX_RUNNER_LISTEN"))
+    }).pipe(
+      Config.map(({ databaseUrl, listenAddress, runnerAddress }) =>
+        layer({
+          databaseUrl,
+          runnerAddress,
+          listenAddress: overrides?.listenAddress ?? Option.getOrUndefined(listenAddress),
+          sharding: overrides?.sharding
+        })
+      )
+    )
+  )
+
+/** A client-only node: submits workflows and reads their results, runs none. */
+export const layerClient = (
+  options: ClientOptions
+): Layer.Layer<Services, Database.DatabaseUnreachable | ConfigError.ConfigError> =>
+  Layer.merge(ClusterWorkflowEngine.layer, Outcomes.layer).pipe(
+    Layer.provideMerge(NodeClusterSocket.layer({
+      storage: "sql",
+      clientOnly: true,
+      shardingConfig: { ...shardingConfig, ...options.sharding, runnerAddress: Option.none() }
+    })),
+    Layer.provideMerge(Database.layer(options.databaseUrl))
+  )
+
+/** A client-only node from `GCX_DATABASE_URL`. */
+export const layerClientConfig = (
+  overrides?: Partial<Omit<ClientOptions, "databaseUrl">>
+): Layer.Layer<Services, Database.DatabaseUnreachable | ConfigError.ConfigError> =>
+  Layer.unwrapEffect(
+    Config.map(databaseUrlConfig, (databaseUrl) => layerClient({ databaseUrl, sharding: overrides?.sharding }))
+  )

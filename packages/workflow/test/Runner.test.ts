@@ -1,0 +1,162 @@
+import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import { FetchHttpClient } from "@effect/platform"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { ExchangeClient } from "@gcx/http"
+import { Sandbox, TestData } from "@gcx/sandbox"
+import { ConfigProvider, Context, Effect, Either, Exit, Layer, Redacted, Stream } from "effect"
+import { CardCipher, DurableQuotes } from "../src/index.js"
+import * as Outcomes from "../src/Outcomes.js"
+import * as Runner from "../src/Runner.js"
+import { card, clientOptions, dataKey, sandbox } from "./fixtures.js"
+import * as TestPg from "./utils/postgres.js"
+
+/** A runner in this process on a free port, for the sandbox in context. */
+const runnerNode = (db: TestPg.TestDatabase, server: Sandbox.Service) =>
+  Effect.flatMap(TestPg.freePort, (port) =>
+    Layer.build(
+      DurableQuotes.layerRunner(
+        Runner.layer({ databaseUrl: db.url, runnerAddress: RunnerAddress.make("127.0.0.1", port) })
+      ).pipe(
+        Layer.provide(CardCipher.layer(dataKey)),
+        Layer.provide(ExchangeClient.layerWith(clientOptions(server))),
+        Layer.provide(FetchHttpClient.layer)
+      )
+    ))
+
+/** A client-only node in this process: the API and the outcomes of every runner. */
+const clientNode = (db: TestPg.TestDatabase) =>
+  Layer.build(
+    DurableQuotes.layer().pipe(
+      Layer.provideMerge(Runner.layerClient({ databaseUrl: db.url })),
+      Layer.provide(CardCipher.layer(dataKey))
+    )
+  )
+
+/** A runner and a client-only node on the database and the sandbox of the context. */
+const twoNodes = Effect.gen(function*() {
+  const db = yield* TestPg.PgTestDatabase
+  const server = yield* Sandbox.SandboxServer
+  yield* runnerNode(db, server)
+  const client = yield* clientNode(db)
+  return { db, server, client, api: Context.get(client, DurableQuotes.DurableQuotes) }
+})
+
+describe("Runner: bad input", () => {
+  it.effect("an unreachable GCX_DATABASE_URL fails with DatabaseUnreachable, naming the server, never the password", () =>
+    Effect.gen(function*() {
+      const port = yield* TestPg.freePort
+      const url = Redacted.make(`postgres://gcx:hunter2-SENTINEL@127.0.0.1:${port}/gcx`)
+      const failure = yield* Effect.flip(Layer.build(Runner.layerClient({ databaseUrl: url })).pipe(Effect.scoped))
+      expect(failure._tag).toBe("DatabaseUnreachable")
+      expect(failure.message).toContain(`cannot reach PostgreSQL at 127.0.0.1:${port}/gcx (GCX_DATABASE_URL)`)
+      expect(failure.message).toContain("ECONNREFUSED")
+      expect(JSON.stringify({ failure, message: failure.message, text: String(failure) })).not.toContain("hunter2")
+    }))
+
+  it.effect("a GCX_DATABASE_URL that is not a PostgreSQL URL fails before any I/O", () =>
+    Effect.gen(function*() {
+      const failure = yield* Effect.flip(
+        Layer.build(Runner.layerClient({ databaseUrl: Redacted.make("mysql://db/gcx") })).pipe(Effect.scoped)
+      )
+      expect(failure._tag).toBe("DatabaseUnreachable")
+      expect(failure.message).toContain("(malformed URL)")
+    }))
+
+  it.effect("GCX_RUNNER_ADDRESS must be host:port; GCX_DATABASE_URL must be set", () =>
+    Effect.gen(function*() {
+      const build = (env: Record<string, string>) =>
+        Layer.build(Runner.layerConfig()).pipe(
+          Effect.scoped,
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+          Effect.flip
+        )
+      const badAddress = yield* build({ GCX_DATABASE_URL: "postgres://127.0.0.1:1/x", GCX_RUNNER_ADDRESS: "runner-1" })
+      expect(String(badAddress)).toContain("GCX_RUNNER_ADDRESS")
+      expect(String(badAddress)).toContain("expected host:port")
+      const noUrl = yield* build({ GCX_RUNNER_ADDRESS: "127.0.0.1:4000" })
+      expect(String(noUrl)).toContain("GCX_DATABASE_URL")
+      expect(Either.getOrThrow(Runner.parseRunnerAddress("[::1]:34431"))).toMatchObject({ host: "::1", port: 34431 })
+      expect(Either.isLeft(Runner.parseRunnerAddress("127.0.0.1:70000"))).toBe(true)
+    }))
+})
+
+describe("Runner: one runner and a client-only node on PostgreSQL", () => {
+  layer(Layer.merge(TestPg.layer(), sandbox({ timeScale: 0.05 })), { excludeTestServices: true, timeout: 60_000 })(
+    "shared database",
+    (it) => {
+      it.effect("the client submits and awaits; every terminal outcome reaches its Outcomes subscriber", () =>
+        Effect.gen(function*() {
+          const { api, client } = yield* twoNodes
+          const seen = yield* Context.get(client, Outcomes.Outcomes).subscribe.pipe(
+            Stream.take(3),
+            Stream.runCollect,
+            Effect.fork
+          )
+          // LISTEN is issued when the stream starts, with no signal back: give it a moment
+          yield* Effect.sleep("1 second")
+          const requests = [
+            { requestId: "runner-test-success", card: card(TestData.Cards.success) },
+            { requestId: "runner-test-instant", card: card(TestData.Cards.instant) },
+            { requestId: "runner-test-invalid", card: card(TestData.Cards.invalid) }
+          ]
+          const exits = yield* Effect.forEach(
+            requests,
+            ({ card, requestId }) =>
+              api.submit(card, { requestId }).pipe(Effect.zipRight(Effect.exit(api.result(requestId)))),
+            { concurrency: "unbounded" }
+          )
+          expect(exits.map((exit) => exit._tag)).toEqual(["Success", "Success", "Failure"])
+          const outcomes = [...(yield* seen.await.pipe(Effect.flatten, Effect.timeout("20 seconds")))]
+          const byRequest = new Map(outcomes.map((outcome) => [outcome.requestId, outcome]))
+          expect(byRequest.size).toBe(3)
+          for (const [index, { requestId }] of requests.entries()) {
+            const outcome = byRequest.get(requestId)!
+            const exit = exits[index]!
+            if (Exit.isSuccess(exit)) {
+              expect(outcome).toMatchObject({ _tag: "Completed", transactionId: exit.value.transactionId })
+            } else {
+              expect(outcome).toMatchObject({ _tag: "Failed", errorTag: "InvalidCard" })
+              expect(outcome.transactionId).toMatch(/.+/)
+            }
+          }
+          expect(JSON.stringify(outcomes)).not.toContain(TestData.pin)
+        }).pipe(Effect.scoped))
+    }
+  )
+
+  layer(Layer.merge(TestPg.layer({ ownServer: true }), sandbox({ timeScale: 1 })), {
+    excludeTestServices: true,
+    timeout: 60_000
+  })("database outage", (it) => {
+    it.effect(
+      "a runner that loses its database mid-quote keeps none half-done: all complete once it is back",
+      () =>
+        Effect.gen(function*() {
+          const { api, db, server } = yield* twoNodes
+          const requestIds = Array.from({ length: 8 }, (_, i) => `outage-${i}`)
+          yield* Effect.forEach(
+            requestIds,
+            (requestId, i) => api.submit(card(`49290000000${String(10_000 + i)}`), { requestId }),
+            { concurrency: "unbounded" }
+          )
+          // the quotes take 2 s: stop the database while they are in flight, start it 3 s later
+          yield* Effect.sleep("500 millis")
+          yield* db.stop
+          yield* Effect.sleep("3 seconds")
+          yield* db.start
+          const results = yield* Effect.forEach(requestIds, (requestId) => api.result(requestId), {
+            concurrency: "unbounded"
+          }).pipe(Effect.timeout("45 seconds"))
+          expect(results).toHaveLength(requestIds.length)
+          const transactions = yield* server.transactions
+          for (const requestId of requestIds) {
+            const mine = transactions.filter((t) => t.requestId === requestId)
+            expect(mine.map((t) => t.state)).toEqual(["completed"])
+          }
+          const journal = yield* server.journal
+          for (const requestId of requestIds) expect(journal.transactionsByRequestId[requestId]).toHaveLength(1)
+        }).pipe(Effect.scoped),
+      90_000
+    )
+  })
+})

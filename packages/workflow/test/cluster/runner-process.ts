@@ -1,0 +1,47 @@
+/**
+ * One cluster runner of the multi-runner proof, in a process of its own: `DurableQuotes.layerRunner`
+ * over `Runner.layerConfig` (GCX_DATABASE_URL, GCX_RUNNER_ADDRESS), the data key of GCX_DATA_KEY, a
+ * client of the sandbox named by GCX_SANDBOX (JSON endpoint) as the partner of GCX_PARTNER. Prints
+ * `READY` once its layers are built, and one `EVENT <tag> <transactionId> <requestId|-> <epoch ms>`
+ * line per event of its local bus, for the proof's failover figures. Runs until SIGTERM (graceful)
+ * or SIGKILL.
+ *
+ * Usage: node --import tsx packages/workflow/test/cluster/runner-process.ts
+ */
+import { FetchHttpClient } from "@effect/platform"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { ExchangeClient } from "@gcx/http"
+import { QuoteEvents } from "@gcx/poller"
+import type { TestData } from "@gcx/sandbox"
+import { Sandbox } from "@gcx/sandbox"
+import { Effect, Layer, Stream } from "effect"
+import { CardCipher, DurableQuotes } from "../../src/index.js"
+import * as Runner from "../../src/Runner.js"
+
+const endpoint = JSON.parse(process.env.GCX_SANDBOX ?? "{}") as Sandbox.Service
+const partner = JSON.parse(process.env.GCX_PARTNER ?? "{}") as TestData.Partner
+
+const print = (line: string) => Effect.sync(() => process.stdout.write(line + "\n"))
+
+/** Every event of the local bus, as one line. */
+const eventLines = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const events = yield* (yield* QuoteEvents.QuoteEvents).subscribe
+    yield* Effect.forkScoped(Stream.runForEach(events, (event) =>
+      print(
+        `EVENT ${event._tag} ${event.transactionId} ${event._tag === "Submitted" ? event.requestId : "-"} ${Date.now()}`
+      )))
+  })
+)
+
+const runner = DurableQuotes.layerRunner(Runner.layerConfig(), { bus: { capacity: 100_000 } }).pipe(
+  Layer.provide(CardCipher.layerConfig()),
+  Layer.provide(ExchangeClient.layerWith(Sandbox.clientOptions(endpoint, partner))),
+  Layer.provide(FetchHttpClient.layer)
+)
+
+NodeRuntime.runMain(Layer.launch(
+  Layer.mergeAll(eventLines, Layer.effectDiscard(print("READY"))).pipe(
+    Layer.provideMerge(runner)
+  )
+))
