@@ -30,6 +30,7 @@ import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Embedded from "@gcx/workflow/Embedded"
 import type * as QuoteWorkflow from "@gcx/workflow/QuoteWorkflow"
+import * as Runner from "@gcx/workflow/Runner"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
@@ -44,14 +45,23 @@ import * as Stream from "effect/Stream"
 import * as Connection from "./Connection.js"
 
 /**
- * The deployment of a client-only node on the runners of `databaseUrl`.
- * The lead wires `@gcx/workflow/Runner`'s client-only layer here; until then
- * it fails with a configuration error that says so.
+ * The deployment of a client-only node on the runners of `databaseUrl`
+ * (`@gcx/workflow/Runner`). A database that cannot be reached is a
+ * `JournalError` that names it, as for the embedded file: the durable store is
+ * the quotes' journal.
  */
 export const clientDeployment = (
-  _databaseUrl: Redacted.Redacted<string>
-): DurableQuotes.ClientDeployment<ConfigError.ConfigError> =>
-  Layer.fail(ConfigError.InvalidData(["GCX_DATABASE_URL"], "gcx cannot reach runners on PostgreSQL yet; unset it"))
+  databaseUrl: Redacted.Redacted<string>
+): DurableQuotes.ClientDeployment<ConfigError.ConfigError | QuoteJournal.JournalError> =>
+  Runner.layerClient({ databaseUrl }).pipe(
+    Layer.catchAll((error) =>
+      Layer.fail(
+        error._tag === "DatabaseUnreachable"
+          ? new QuoteJournal.JournalError({ operation: "open", message: error.message })
+          : error
+      )
+    )
+  )
 
 /** A durable quote's failure as the CLI reports it: a card that cannot be decrypted is a configuration fault. */
 const toQuoteFailure = (error: QuoteWorkflow.DurableQuoteFailure): Errors.QuoteFailure =>
@@ -130,7 +140,10 @@ export const databaseFile: Config.Config<string> = Config.string("GCX_DATABASE_F
 )
 
 /** What the durable layers of the CLI fail with: configuration, or the embedded database. */
-type LayerError = ConfigError.ConfigError | Layer.Layer.Error<ReturnType<typeof Embedded.layerQuotes>>
+type LayerError =
+  | ConfigError.ConfigError
+  | QuoteJournal.JournalError
+  | Layer.Layer.Error<ReturnType<typeof Embedded.layerQuotes>>
 
 /** The services `--durable` provides to the commands. */
 type Quotes<E> = Layer.Layer<
