@@ -8,8 +8,7 @@
  * `result`, and follows every terminal outcome announced by the runners (`Outcomes`, over
  * PostgreSQL LISTEN/NOTIFY). Without GCX_DATABASE_URL it says so and exits.
  */
-import { FetchHttpClient } from "@effect/platform"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
 import { CardCipher, DurableQuotes, Outcomes, Runner } from "@gcx/workflow"
 import { Console, Context, Effect, Either, Layer, Stream } from "effect"
@@ -40,7 +39,7 @@ const program = Effect.gen(function*() {
     ).pipe(
       Layer.provide(CardCipher.layerConfig()),
       Layer.provide(ExchangeClient.layerConfig()),
-      Layer.provide(FetchHttpClient.layer)
+      Layer.provide(NodeHttpClient.layerUndici)
     )
   )
   // the client-only node: submits, awaits, and follows the outcomes of every runner

@@ -8,8 +8,7 @@
  * one, built from scratch over the same file, resumes them and awaits their outcomes. The card
  * number and PIN are stored sealed with AES-256-GCM under `GCX_DATA_KEY` (32 bytes in base64).
  */
-import { FetchHttpClient } from "@effect/platform"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
 import { CardCipher, DurableQuotes, Embedded } from "@gcx/workflow"
 import { BigDecimal, Console, Effect, Either, Layer } from "effect"
@@ -22,7 +21,7 @@ const durableLive = (filename: string) =>
   Embedded.layerQuotes({ filename }).pipe(
     Layer.provide(CardCipher.layerConfig()),
     Layer.provide(ExchangeClient.layerConfig()),
-    Layer.provide(FetchHttpClient.layer)
+    Layer.provide(NodeHttpClient.layerUndici)
   )
 
 const cards = [

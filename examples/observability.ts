@@ -9,8 +9,7 @@
  * a stand-in started on loopback (`@gcx/sandbox/OtlpReceiver`), so that the example shows what
  * arrives: the spans of each quote and the metric series. It then prints the Prometheus scrape.
  */
-import { FetchHttpClient } from "@effect/platform"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
 import * as Telemetry from "@gcx/http/Telemetry"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
@@ -20,7 +19,7 @@ import { Console, Effect, Layer, Option } from "effect"
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
   Layer.provide(ExchangeClient.layerConfig()),
-  Layer.provide(FetchHttpClient.layer)
+  Layer.provide(NodeHttpClient.layerUndici)
 )
 
 const cards = [
