@@ -1,7 +1,8 @@
 /**
  * Reads an answer's body as text, never more than a cap of bytes: a hostile
  * or broken server cannot make the client hold a body of any size in memory.
- * - A `content-length` over the cap fails at once, without reading the body.
+ * - A `content-length` over the cap fails at once, and the body is left
+ *   unread: nothing of it is buffered beyond the socket's.
  * - A `content-length` within the cap (and no `content-encoding`, which
  *   `fetch` would decompress past the declared length) is read whole: HTTP
  *   framing stops it at that length.
@@ -46,13 +47,16 @@ export const read = (
   maxBytes: number
 ): Effect.Effect<Body, HttpClientError.ResponseError> => {
   const declared = declaredLength(response)
-  if (declared !== undefined && declared <= maxBytes) {
-    return Effect.map(response.text, (text): Body => ({ _tag: "Text", text }))
+  if (declared !== undefined) {
+    // Over the cap: left unread, so nothing of it is buffered beyond the socket's.
+    return declared <= maxBytes
+      ? Effect.map(response.text, (text): Body => ({ _tag: "Text", text }))
+      : Effect.succeed(tooLarge)
   }
   return Effect.suspend(() => {
     const chunks: Array<Uint8Array> = []
     let bytes = 0
-    let over = declared !== undefined
+    let over = false
     return Stream.runForEachWhile(response.stream, (chunk) =>
       Effect.sync(() => {
         if (over) return false

@@ -238,11 +238,8 @@ export const send = (
     Effect.catchAll((error) => Effect.fail(fromHttpClientError(request, context, error))),
     Effect.flatMap((response) =>
       isRedirect(response.status)
-        // A redirect's body is not wanted: reading none of it cancels it (a 304 may have none at all).
-        ? Effect.zipRight(
-          Effect.ignore(Body.read(response, 0)),
-          Effect.fail(unexpected(request, context, response, "Redirect", limits.maxResponseBytes))
-        )
+        // A redirect's body is left unread: nothing of it is buffered beyond the socket's.
+        ? Effect.fail(unexpected(request, context, response, "Redirect", limits.maxResponseBytes))
         : Effect.flatMap(
           Effect.catchAll(
             Body.read(response, limits.maxResponseBytes),
