@@ -15,6 +15,7 @@ import * as Machine from "./internal/machine.js"
 import type { RowContext, RowResult } from "./internal/report.js"
 import * as Report from "./internal/report.js"
 import { round } from "./internal/stats.js"
+import * as Durable from "./rows/durable.js"
 import * as Memory from "./rows/memory.js"
 import * as Polling from "./rows/polling.js"
 import * as Sandbox from "./rows/sandbox.js"
@@ -28,6 +29,7 @@ const rows: ReadonlyArray<readonly [string, (context: RowContext) => Effect.Effe
   ["polling", Polling.run],
   ["memory", Memory.run],
   ["sandbox", Sandbox.run],
+  ["durable", Durable.run],
   ["startup", Startup.run]
 ]
 

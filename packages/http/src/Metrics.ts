@@ -118,29 +118,30 @@ export const recordRequest = (
  * answer's status (also when the answer was refused, e.g. a redirect or a body
  * past the size cap), or the reason of the `TransportError` it failed with.
  */
-export const timeRequest = (operation: Operation) =>
-<A extends { readonly status: number }, E extends Errors.TransportError | Errors.UnexpectedResponse, R>(
-  self: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> =>
-  Effect.clockWith((clock) => {
-    const startedAt = clock.unsafeCurrentTimeMillis()
-    return self.pipe(
-      Effect.tapBoth({
-        onSuccess: (answer) =>
-          recordRequest(operation, clock.unsafeCurrentTimeMillis() - startedAt, { status: answer.status }),
-        onFailure: (error) =>
-          recordRequest(
-            operation,
-            clock.unsafeCurrentTimeMillis() - startedAt,
-            error._tag === "TransportError"
-              ? { errorType: error.reason }
-              : error.httpStatus !== undefined
-              ? { status: error.httpStatus }
-              : { errorType: error._tag }
-          )
-      })
-    )
-  })
+export const timeRequest =
+  (operation: Operation) =>
+  <A extends { readonly status: number }, E extends Errors.TransportError | Errors.UnexpectedResponse, R>(
+    self: Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E, R> =>
+    Effect.clockWith((clock) => {
+      const startedAt = clock.unsafeCurrentTimeMillis()
+      return self.pipe(
+        Effect.tapBoth({
+          onSuccess: (answer) =>
+            recordRequest(operation, clock.unsafeCurrentTimeMillis() - startedAt, { status: answer.status }),
+          onFailure: (error) =>
+            recordRequest(
+              operation,
+              clock.unsafeCurrentTimeMillis() - startedAt,
+              error._tag === "TransportError"
+                ? { errorType: error.reason }
+                : error.httpStatus !== undefined
+                ? { status: error.httpStatus }
+                : { errorType: error._tag }
+            )
+        })
+      )
+    })
 
 /** The `reason` label of a retry: the error's tag, with a transport failure's reason. */
 export const retryReason = (error: { readonly _tag: string; readonly reason?: unknown }): string =>
