@@ -15,7 +15,7 @@ const nodeOptions = inherited.includes(conditionFlag) ? inherited : `${inherited
 const config: ViteUserConfig = {
   esbuild: { target: "es2022" },
   resolve: { conditions: [sourceCondition, "module", "node", "development|production"] },
-  ssr: { resolve: { conditions: [sourceCondition, "module", "node", "development|production"] } },
+  ssr: { resolve: { conditions: [sourceCondition, "node", "development|production"] } },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
