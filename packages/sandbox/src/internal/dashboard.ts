@@ -12,13 +12,13 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as fs from "node:fs"
 import { DashboardSnapshot } from "../Api.js"
 import * as Faults from "../Faults.js"
 import * as Journal from "../Journal.js"
 import * as Lifecycle from "../Lifecycle.js"
 import { Store } from "../Store.js"
 import { SandboxConfig } from "./config.js"
+import { page } from "./dashboardPage.js"
 import { extraPaths } from "./routes.js"
 
 /** How many transactions and journal entries a snapshot carries (the latest). */
@@ -72,8 +72,6 @@ export const events = Effect.map(
       { contentType: "text/event-stream", headers: { "cache-control": "no-store" } }
     )
 )
-
-const page = fs.readFileSync(new URL("../dashboard/index.html", import.meta.url), "utf8")
 
 /** The page's answer: the HTML, not cached, scripts and styles from the page only, no framing. */
 const pageResponse = HttpServerResponse.text(page, {
