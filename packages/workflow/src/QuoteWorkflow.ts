@@ -24,8 +24,10 @@ import * as Ids from "@gcx/core/Ids"
 import * as Quote from "@gcx/core/Quote"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as ExchangeClient from "@gcx/http/ExchangeClient"
+import * as PollSchedule from "@gcx/poller/PollSchedule"
 import * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -57,8 +59,23 @@ export type Payload = typeof Payload.Type
 export class Submission extends Schema.Class<Submission>("@gcx/workflow/Submission")({
   transactionId: Schema.String,
   expectedCompletionTime: Schema.optional(Schema.Number),
+  /** When the POST was answered (epoch milliseconds): the hint counts from here, also after a replay. */
+  submittedAt: Schema.optional(Schema.Number),
   completed: Schema.optional(Quote.CompletedQuote)
 }) {}
+
+/**
+ * The service's hint less the time since the POST was answered, never below
+ * zero: a quote resumed on another runner after a crash polls at once when
+ * its hint has passed, instead of waiting a whole hint again.
+ */
+export const remainingHint = (submission: Submission, now: number, options: Options = {}): number | undefined => {
+  const hint = submission.expectedCompletionTime
+  if (hint === undefined || submission.submittedAt === undefined || Schedule.isSchedule(options.schedule)) return hint
+  const unit = options.schedule?.hintUnit ?? PollSchedule.defaults.hintUnit
+  const elapsed = Math.max(0, now - submission.submittedAt) / (unit === "seconds" ? 1000 : 1)
+  return Math.max(0, hint - elapsed)
+}
 
 /** The name of the workflow, and the prefix of its activities. */
 export const name = "GcxQuote"
@@ -134,6 +151,7 @@ export const submit = (payload: Payload) =>
       }
       return new Submission({
         transactionId: created.transactionId,
+        submittedAt: yield* Clock.currentTimeMillis,
         ...(created.quote.expectedCompletionTime !== undefined
           ? { expectedCompletionTime: created.quote.expectedCompletionTime }
           : {}),
@@ -150,9 +168,10 @@ export const outcome = (submission: Submission, options: Options = {}) =>
     error: DurableQuoteFailure,
     execute: Effect.gen(function*() {
       const poller = yield* QuotePoller.QuotePoller
+      const now = yield* Clock.currentTimeMillis
       const terminal = yield* poller.track(submission.transactionId, {
         ...options,
-        expectedCompletionTime: submission.expectedCompletionTime
+        expectedCompletionTime: remainingHint(submission, now, options)
       }).pipe(Stream.filter(QuoteEvent.isTerminal), Stream.runHead)
       // No terminal event: the poller stopped (its runner is shutting down); the engine runs the activity again.
       if (Option.isNone(terminal)) return yield* Effect.interrupt

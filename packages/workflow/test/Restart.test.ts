@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { randomBytes, randomInt } from "node:crypto"
 import * as Path from "node:path"
 import { CardCipher, DurableQuotes } from "../src/index.js"
-import { clientOptions, dumpTables, quotesLayer, sandbox, tempDirectory } from "./fixtures.js"
+import { clientOptions, dumpTables, jwtShape, quotesLayer, sandbox, tempDirectory } from "./fixtures.js"
 import { type ChildInput, runAndKill } from "./fixtures/restart.js"
 
 const count = 30
@@ -28,9 +28,6 @@ const quotes = Array.from({ length: count }, (_, index) => ({
     productLineId: TestData.defaultProductLineId
   }
 }))
-
-/** JWT-shaped strings: an access token, whoever issued it. */
-const jwtShape = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}/
 
 layer(sandbox({ partners: [partner], timeScale: 0.5 }), { excludeTestServices: true })("embedded restart", (it) => {
   it.effect(

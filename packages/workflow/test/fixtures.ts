@@ -91,4 +91,10 @@ export const dumpTables = Effect.gen(function*() {
   return { tables: tables.map(({ name }) => name), text: dumps.join("\n") }
 })
 
+/**
+ * JWT-shaped strings (header and claims): an access token, whoever issued it.
+ * Not a bare `eyJ`: sealed cards are random base64, which holds `eyJ` now and then.
+ */
+export const jwtShape = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}/
+
 export type { DurableQuotes }

@@ -1,0 +1,28 @@
+import { describe, expect, it } from "@effect/vitest"
+import { PollSchedule } from "@gcx/poller"
+import { QuoteWorkflow } from "../src/index.js"
+
+const submission = (fields: Partial<QuoteWorkflow.Submission>) =>
+  new QuoteWorkflow.Submission({ transactionId: "txn-1", ...fields })
+
+describe("QuoteWorkflow.remainingHint", () => {
+  it("counts the hint from the POST's answer: after a replay, only what is left of it is waited", () => {
+    const answered = submission({ expectedCompletionTime: 3, submittedAt: 10_000 })
+    expect(QuoteWorkflow.remainingHint(answered, 10_000)).toBe(3)
+    expect(QuoteWorkflow.remainingHint(answered, 11_500)).toBe(1.5)
+    // a runner that takes the quote over after the hint has passed polls at once
+    expect(QuoteWorkflow.remainingHint(answered, 19_000)).toBe(0)
+  })
+
+  it("honours the schedule's hint unit", () => {
+    const answered = submission({ expectedCompletionTime: 3_000, submittedAt: 10_000 })
+    expect(QuoteWorkflow.remainingHint(answered, 11_000, { schedule: { hintUnit: "milliseconds" } })).toBe(2_000)
+  })
+
+  it("keeps the hint as given with no answer time (persisted before it was recorded) or a custom schedule", () => {
+    expect(QuoteWorkflow.remainingHint(submission({ expectedCompletionTime: 3 }), 50_000)).toBe(3)
+    const answered = submission({ expectedCompletionTime: 3, submittedAt: 10_000 })
+    expect(QuoteWorkflow.remainingHint(answered, 50_000, { schedule: PollSchedule.fixed("1 second") })).toBe(3)
+    expect(QuoteWorkflow.remainingHint(submission({ submittedAt: 10_000 }), 50_000)).toBeUndefined()
+  })
+})
