@@ -9,10 +9,14 @@
  * Run by `pnpm build`, after tsc.
  */
 import * as Esbuild from "esbuild"
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Url from "node:url"
 
 const cli = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../packages/cli")
+
+// The chunks' names change with their content: the chunks of an earlier build would be packed too.
+Fs.rmSync(Path.join(cli, "dist/gcx"), { recursive: true, force: true })
 
 await Esbuild.build({
   absWorkingDir: cli,
