@@ -1,9 +1,10 @@
 /**
  * Bundles the `gcx` bin (`packages/cli/dist/bin.js`, compiled by `tsc -b`) into
- * `packages/cli/dist/gcx/`: one ES module for start-up, plus chunks that load on demand
- * (the sandbox for `gcx sandbox` and `--embedded`). Node resolves several hundred small
- * modules of effect, @effect/cli and their dependencies at each start; one file cuts
- * `gcx --version` to about a third (`pnpm bench --only startup`).
+ * `packages/cli/dist/gcx/`: the ES module of the start (with the chunks it shares with the
+ * rest), plus chunks that load on demand: each command's handler (`src/run/`, see
+ * `Lazy.handler`), undici, the sandbox, the workflow, OpenTelemetry. Node resolves several
+ * hundred small modules of effect, @effect/cli and their dependencies at each start; the bundle
+ * cuts `gcx --version` to about a third (`pnpm bench --only startup`, bench/README.md row 7).
  *
  * The library modules of @gcx/cli stay unbundled in `dist/`, sharing the application's effect.
  * Run by `pnpm build`, after tsc.
