@@ -52,8 +52,12 @@ const workspaceFiles = (files: Iterable<string>): Array<string> =>
   )
 
 describe("start-up", () => {
+  // one bundle for both tests (each build takes seconds on a busy machine)
+  let built: Promise<Esbuild.Metafile["inputs"]> | undefined
+  const graphOf = () => (built ??= inputs())
+
   it("the start loads the command definitions, and no handler, client, poller, sandbox or error class", async () => {
-    const graph = await inputs()
+    const graph = await graphOf()
     const loaded = workspaceFiles(staticClosure(graph, "src/bin.ts"))
     expect(loaded).toContain("cli/src/commands/Quote.ts")
     // `Polling` names the poller's schedules for `--poll-interval`: `PollSchedule` is effect's Schedule only
@@ -66,7 +70,7 @@ describe("start-up", () => {
   })
 
   it("each command's handler is a dynamic import of its own module", async () => {
-    const graph = await inputs()
+    const graph = await graphOf()
     const handlers = Object.fromEntries(
       ["Batch", "Heartbeat", "Quote", "Runner", "SandboxCommand", "Watch"].map((command) => [
         command,
