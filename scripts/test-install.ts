@@ -9,8 +9,9 @@
  *   `.cjs` file does the same through `require(esm)`; every public module loads;
  * - `tsc --noEmit` on a strict consumer (NodeNext, exactOptionalPropertyTypes) of every
  *   package's public API, handling errors with `Effect.catchTags`;
- * - the installed `gcx`: `--version`, `quote --embedded --json` (last line `Completed`),
- *   `sandbox --help`;
+ * - the installed `gcx`: `--version`, each command's `--help`, and a run of each command's
+ *   handler (each a chunk of the bundle, loaded when its command runs): `quote --embedded --json`
+ *   (last line `Completed`), `heartbeat`, `watch`, `batch`, `sandbox` and `runner`;
  * - reported, not required: the plain program under Node 22 and Bun, from their npm packages.
  *
  * Prints one line per check and a summary; exits 1 when a required check fails.
@@ -204,9 +205,43 @@ const main = async () => {
     ], { cwd: app, timeout: 60_000 })
     return completedQuote(result)
   })
-  await check("installed bin: gcx sandbox --help", true, () => {
-    const result = App.run(gcx, ["sandbox", "--help"], { cwd: app })
-    return result.code === 0 && result.stdout.includes("sandbox") ? "" : failed(result)
+  // Each command's handler is a chunk of the bundle loaded when the command runs: every command's
+  // help, and a run of each handler, prove that every chunk is packed and loads on plain node.
+  for (const command of ["heartbeat", "quote", "watch", "batch", "sandbox", "runner"]) {
+    await check(`installed bin: gcx ${command} --help`, true, () => {
+      const result = App.run(gcx, [command, "--help"], { cwd: app })
+      return result.code === 0 && result.stdout.includes(`$ ${command}`) ? "" : failed(result)
+    })
+  }
+  await check("installed bin: gcx heartbeat --embedded --json", true, () => {
+    const result = App.run(gcx, ["heartbeat", "--embedded", "--json"], { cwd: app, timeout: 60_000 })
+    if (result.code !== 0) return failed(result)
+    return JSON.parse(lastLine(result.stdout)).ok === true ? lastLine(result.stdout) : failed(result)
+  })
+  await check("installed bin: gcx watch of an unknown transaction exits 2 (TransactionNotFound)", true, () => {
+    const result = App.run(gcx, ["watch", "00000000-0000-0000-0000-000000000000", "--embedded"], {
+      cwd: app,
+      timeout: 60_000
+    })
+    return result.code === 2 && result.stderr.includes("TransactionNotFound") ? lastLine(result.stderr) : failed(result)
+  })
+  await check("installed bin: gcx batch --embedded --json of two cards", true, () => {
+    Fs.writeFileSync(
+      Path.join(app, "cards.csv"),
+      "cardNumber,pinNumber,productLineId\n6006000000000019,1234,1000\n6006000000000035,1234,1000\n"
+    )
+    const result = App.run(gcx, ["batch", "cards.csv", "--embedded", "--json"], { cwd: app, timeout: 60_000 })
+    const statuses = result.stdout.trim().split("\n").map((line) => JSON.parse(line).status).sort()
+    // the invalid card fails as a card outcome: exit code 3
+    return result.code === 3 && statuses.join(" ") === "completed failed" ? statuses.join(", ") : failed(result)
+  })
+  await check("installed bin: gcx sandbox with a bad --fault rule exits 2", true, () => {
+    const result = App.run(gcx, ["sandbox", "--fault", "nonsense"], { cwd: app })
+    return result.code === 2 && result.stderr.includes("--fault") ? "" : failed(result)
+  })
+  await check("installed bin: gcx runner without its address exits 2 (configuration)", true, () => {
+    const result = App.run(gcx, ["runner"], { cwd: app })
+    return result.code === 2 && result.stderr.includes("GCX_RUNNER_ADDRESS") ? "" : failed(result)
   })
 
   // Other runtimes, from their npm packages: reported, never required.

@@ -14,8 +14,6 @@
  *   setting is given, all the required ones must be (a missing one is a
  *   configuration error, exit code 2).
  */
-import type * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as ExchangeClient from "@gcx/http/ExchangeClient"
@@ -31,8 +29,8 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as ConnectionFlags from "./ConnectionFlags.js"
 import type * as Embedded from "./Embedded.js"
-import * as Flag from "./Flag.js"
 
 /**
  * Node's fast HTTP client (`NodeHttpClient.layerUndici`), loaded when a command first builds a
@@ -47,37 +45,11 @@ export const httpClient: Layer.Layer<HttpClient.HttpClient> = Layer.unwrapEffect
 /** The variables that configure a connection; setting any of them turns the embedded default off. */
 export const variables = ExchangeConfig.variables
 
-const text = (name: string, pseudoName: string, variable: string, description: string) =>
-  Options.text(name).pipe(
-    Options.withPseudoName(pseudoName),
-    Options.withDescription(`${description} (${variable})`),
-    Options.optional
-  )
-
-/** The connection flags. */
-export const options = {
-  env: Flag.choice("env", ["sandbox", "production", "custom"]).pipe(
-    Options.withDescription("environment: picks the default stage segment (GCX_ENV, default custom)"),
-    Options.optional
-  ),
-  baseUrl: text("base-url", "url", "GCX_BASE_URL", "base URL of the API"),
-  authUrl: text("auth-url", "url", "GCX_AUTH_URL", "base URL of the token endpoint"),
-  stage: text("stage", "segment", "GCX_STAGE", "stage segment of the quote paths; empty for none"),
-  clientId: text("client-id", "id", "GCX_CLIENT_ID", "partner client id"),
-  scope: text("scope", "scope", "GCX_SCOPE", "OAuth scope of the token request"),
-  authStyle: Flag.choice("auth-style", ["body", "basic"]).pipe(
-    Options.withDescription("how the client secret is sent to the token endpoint (GCX_AUTH_STYLE, default body)"),
-    Options.optional
-  ),
-  embedded: Options.boolean("embedded").pipe(
-    Options.withDescription(
-      "use an in-process sandbox and its test partner (the default when no GCX_* connection setting is given)"
-    )
-  )
-}
+/** The connection flags (`ConnectionFlags.options`). */
+export const options = ConnectionFlags.options
 
 /** The parsed connection flags. */
-export type Flags = Command.Command.ParseConfig<typeof options>
+export type Flags = ConnectionFlags.Flags
 
 /** The flags given, as the variables they stand for. */
 const flagValues = (flags: Flags): ReadonlyArray<readonly [string, string]> =>

@@ -22,7 +22,8 @@ import * as CliValidationError from "@effect/cli/ValidationError"
 import type * as PlatformError from "@effect/platform/Error"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import type { Teardown } from "@effect/platform/Runtime"
-import * as Errors from "@gcx/core/Errors"
+import type * as Errors from "@gcx/core/Errors"
+import * as ErrorTraits from "@gcx/core/ErrorTraits"
 import type { JournalError } from "@gcx/poller/QuoteJournal"
 import * as Cause from "effect/Cause"
 import * as ConfigError from "effect/ConfigError"
@@ -76,11 +77,11 @@ export type Failure =
 
 const isQuoteFailure = (error: unknown): error is Errors.QuoteFailure =>
   Predicate.hasProperty(error, "_tag") && typeof error._tag === "string" &&
-  Object.prototype.hasOwnProperty.call(Errors.Traits, error._tag)
+  Object.prototype.hasOwnProperty.call(ErrorTraits.Traits, error._tag)
 
 /** The exit code of a quote failure, by its recovery group. */
 export const ofQuoteFailure = (error: Errors.QuoteFailure): ExitCode => {
-  switch (Errors.groupOf(error)) {
+  switch (ErrorTraits.groupOf(error)) {
     case "card":
       return ExitCode.CardOutcome
     case "merchant":
@@ -116,7 +117,7 @@ const ranks: ReadonlyArray<ExitCode> = [
 
 const rank = (code: ExitCode): number => ranks.indexOf(code)
 
-const what: Readonly<Record<Errors.ErrorGroup, string>> = {
+const what: Readonly<Record<ErrorTraits.ErrorGroup, string>> = {
   card: "the card was refused",
   merchant: "the merchant is unavailable, retry later",
   request: "the service refused the request",
@@ -140,11 +141,11 @@ export const describeQuoteFailure = (error: Errors.QuoteFailure): string => {
     ? "the quote did not complete in time"
     : error._tag === "TokenError"
     ? "no access token"
-    : what[Errors.groupOf(error)]
+    : what[ErrorTraits.groupOf(error)]
   const text = error._tag === "PollTimeout"
     ? `transaction ${error.transactionId} did not complete within ${error.deadlineMillis} ms; ` +
       `follow it with: gcx watch ${error.transactionId}`
-    : Option.getOrElse(Errors.customerMessage(error), () => error.message)
+    : Option.getOrElse(ErrorTraits.customerMessage(error), () => error.message)
   return `${summary} (${details.join(", ")}): ${oneLine(text)}`
 }
 

@@ -20,12 +20,12 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Batch from "./commands/Batch.js"
-import * as Quote from "./commands/Quote.js"
 import * as Connection from "./Connection.js"
 import * as Embedded from "./Embedded.js"
 import * as ExitCode from "./ExitCode.js"
 import * as Render from "./Render.js"
+import * as Batch from "./run/Batch.js"
+import * as Quote from "./run/Quote.js"
 
 /** The demo's time scale unless `GCX_SANDBOX_TIME_SCALE` is set: the slow card takes 15 s instead of 30. */
 const defaultTimeScale = 0.5

@@ -5,7 +5,6 @@
  */
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { ErrorBody, ErrorCodes, normalizeKeys } from "./ErrorBody.js"
@@ -201,64 +200,8 @@ const QuoteFailureMembers = [
   InvalidCardInput
 ] as const
 
-/** The recovery groups of ARCHITECTURE.md. */
-export type ErrorGroup = "card" | "merchant" | "request" | "service" | "transport" | "unknown" | "local"
-
-/**
- * What each error means for recovery.
- * - `transient`: the condition may pass by itself.
- * - `retryable`: the SDK retries it automatically (within its budget).
- * - `customerFacing`: its userMessage is meant for the customer or agent.
- */
-export interface ErrorTraits {
-  readonly group: ErrorGroup
-  readonly transient: boolean
-  readonly retryable: boolean
-  readonly customerFacing: boolean
-}
-
-const traits = (
-  group: ErrorGroup,
-  transient: boolean,
-  retryable: boolean,
-  customerFacing: boolean
-): ErrorTraits => ({ group, transient, retryable, customerFacing })
-
-/** The traits of every error, by tag. */
-export const Traits: { readonly [Tag in QuoteFailure["_tag"]]: ErrorTraits } = {
-  InvalidCard: traits("card", false, false, true),
-  CardValueOutOfRange: traits("card", false, false, true),
-  CardNotAccepted: traits("card", false, false, true),
-  OfferExpired: traits("card", false, false, true),
-  MerchantUnavailable: traits("merchant", true, false, true),
-  MissingRequestId: traits("request", false, false, false),
-  InvalidApiKey: traits("request", false, false, false),
-  PartnerNotFound: traits("request", false, false, false),
-  TransactionNotFound: traits("request", false, false, false),
-  InvalidRequest: traits("request", false, false, false),
-  ServerError: traits("service", true, true, false),
-  ServiceUnavailable: traits("service", true, true, false),
-  RateLimited: traits("service", true, true, false),
-  Unauthorized: traits("service", true, true, false),
-  TransportError: traits("transport", true, true, false),
-  UnexpectedResponse: traits("transport", false, false, false),
-  UnknownServiceError: traits("unknown", false, false, true),
-  PollTimeout: traits("local", true, false, false),
-  TokenError: traits("local", false, false, false),
-  InvalidCardInput: traits("local", false, false, false)
-}
-
-/** The recovery group of an error. */
-export const groupOf = (error: QuoteFailure): ErrorGroup => Traits[error._tag].group
-
-/** Whether the condition behind an error may pass by itself. */
-export const isTransient = (error: QuoteFailure): boolean => Traits[error._tag].transient
-
-/** Whether the SDK retries an error automatically. Card outcomes and MerchantUnavailable are never retried. */
-export const isRetryable = (error: QuoteFailure): boolean => Traits[error._tag].retryable
-
-/** Whether an error's userMessage is meant for the customer or agent. */
-export const isCustomerFacing = (error: QuoteFailure): boolean => Traits[error._tag].customerFacing
+export type { ErrorGroup, ErrorTraits } from "./ErrorTraits.js"
+export { customerMessage, groupOf, isCustomerFacing, isRetryable, isTransient, Traits } from "./ErrorTraits.js"
 
 /** The classes that a documented error code maps to, aliases included. */
 const byCode: Readonly<Record<string, ServiceErrorClass>> = {
@@ -438,9 +381,3 @@ export const withAttempts = <E extends ServiceError>(error: E, attempts: number,
   const { _tag: _, ...props } = error as ServiceError
   return new ErrorClass({ ...props, message: error.message, attempts, retryDelayMillis: Duration.toMillis(retryDelay) })
 }
-
-/** The user message to show a customer for an error, if it has one meant for them. */
-export const customerMessage = (error: QuoteFailure): Option.Option<string> =>
-  isCustomerFacing(error) && "userMessage" in error && typeof error.userMessage === "string"
-    ? Option.some(error.userMessage)
-    : Option.none()

@@ -9,6 +9,9 @@ export * as ErrorBody from "./ErrorBody.js"
 /** The error taxonomy and the mapping from HTTP answers to errors. */
 export * as Errors from "./Errors.js"
 
+/** What each error means for recovery, as plain data (also in `Errors`). */
+export * as ErrorTraits from "./ErrorTraits.js"
+
 /** Request and transaction identifiers. */
 export * as Ids from "./Ids.js"
 

@@ -7,7 +7,7 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
-import * as Connection from "../Connection.js"
+import * as ConnectionFlags from "../ConnectionFlags.js"
 
 /** The `runner` command. */
 export const command = Command.make(
@@ -17,7 +17,7 @@ export const command = Command.make(
       Options.withDescription("host:port to listen on for the other nodes (default: GCX_RUNNER_ADDRESS)"),
       Options.optional
     ),
-    connection: Connection.options
+    connection: ConnectionFlags.options
   },
   (options) =>
     // loaded on demand: the other commands never load the cluster's socket and PostgreSQL modules

@@ -1,0 +1,64 @@
+/**
+ * `gcx quote --card N --pin P --product ID [--json]`: submits one quote and
+ * follows it to its end: a live progress bar on a terminal, one line per
+ * event on a pipe, one JSON event per line with `--json`. It ends with the
+ * quote's values, or fails with the quote's error. Its flags are in
+ * `commands/Quote`.
+ */
+import type * as Terminal from "@effect/platform/Terminal"
+import type * as Card from "@gcx/core/Card"
+import * as Errors from "@gcx/core/Errors"
+import type * as Quote from "@gcx/core/Quote"
+import type * as QuoteEvent from "@gcx/core/QuoteEvent"
+import * as QuotePoller from "@gcx/poller/QuotePoller"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import type * as QuoteCommand from "../commands/Quote.js"
+import * as Connection from "../Connection.js"
+import * as Durable from "../Durable.js"
+import * as Polling from "../Polling.js"
+import * as Reachability from "../Reachability.js"
+import * as Render from "../Render.js"
+
+/** The outcome of a quote's event stream: the completed quote, or the quote's error. */
+export const outcome = (
+  last: Option.Option<QuoteEvent.QuoteEvent>
+): Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure> =>
+  Option.match(last, {
+    onNone: () => Effect.fail(Errors.unexpectedResponse({}, "the quote ended without an outcome")),
+    onSome: (event) =>
+      event._tag === "Completed"
+        ? Effect.succeed(event.quote)
+        : event._tag === "Failed"
+        ? Effect.fail(event.error)
+        : Effect.fail(Errors.unexpectedResponse({ transactionId: event.transactionId }, "no terminal event"))
+  })
+
+/** Shows a quote's events in the mode for `json` and the terminal, and returns its outcome. */
+export const follow = <E, R>(
+  events: (mode: Render.Mode) => Stream.Stream<QuoteEvent.QuoteEvent, E, R>,
+  json: boolean
+): Effect.Effect<Quote.CompletedQuote, E | Errors.QuoteFailure, R | Terminal.Terminal> =>
+  Effect.scoped(Effect.gen(function*() {
+    const mode = yield* Render.mode(json)
+    const show = yield* Render.quote(mode)
+    return yield* events(mode).pipe(Stream.tap(show), Stream.runLast, Effect.flatMap(outcome))
+  }))
+
+/** Submits one quote and follows it; fails with its error. */
+export const run = (
+  card: Card.CardInput,
+  options: Polling.Flags & { readonly json: boolean }
+): Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure, QuotePoller.QuotePoller | Terminal.Terminal> =>
+  Effect.flatMap(
+    QuotePoller.QuotePoller,
+    (poller) => follow((mode) => poller.quote(card, Polling.trackOptions(options, mode)), options.json)
+  )
+
+/** The `quote` command's handler: the quote of the flags, on the connection (or `--durable`) they give. */
+export const handler = ({ card, connection, durable, pin, product, ...options }: QuoteCommand.Flags) =>
+  run({ cardNumber: card, pinNumber: pin, productLineId: product }, options).pipe(
+    Reachability.explain,
+    Effect.provide(durable ? Durable.pollerLayer(connection) : Connection.pollerLayer(connection))
+  )

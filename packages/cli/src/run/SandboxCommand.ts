@@ -1,0 +1,46 @@
+/**
+ * `gcx sandbox [--port N] [fault flags]`: runs the sandbox (the simulated
+ * partner service of @gcx/sandbox) until Ctrl+C, and prints its addresses,
+ * the `GCX_*` variables that point gcx at it, and the scenario cards.
+ * Its flags, those of `pnpm sandbox`, are in `commands/SandboxCommand`.
+ */
+import type { ServeError } from "@effect/platform/HttpServerError"
+import * as Faults from "@gcx/sandbox/Faults"
+import * as Sandbox from "@gcx/sandbox/Sandbox"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import type * as SandboxCommand from "../commands/SandboxCommand.js"
+import { CliError, ExitCode } from "../ExitCode.js"
+
+/** The sandbox options for the flags, or what is wrong with a fault rule. */
+export const sandboxOptions = (flags: SandboxCommand.Flags): Either.Either<Sandbox.SandboxOptions, CliError> =>
+  Either.map(
+    Either.all(
+      [...flags.fault, ...Option.toArray(Option.map(flags.latency, (ms) => `any:latency:ms=${ms}`))].map(
+        Faults.parseRule
+      )
+    ),
+    (faults): Sandbox.SandboxOptions => ({
+      port: flags.port,
+      host: Option.getOrUndefined(flags.host),
+      stage: Option.getOrUndefined(flags.stage),
+      timeScale: Option.getOrUndefined(flags.timeScale),
+      tokenLifetimeSeconds: Option.getOrUndefined(flags.tokenLifetime),
+      seed: Option.getOrUndefined(Option.map(flags.seed, (seed) => (Number.isNaN(Number(seed)) ? seed : Number(seed)))),
+      faults,
+      logLevel: flags.quiet ? "None" : "Info"
+    })
+  ).pipe(Either.mapLeft((message) => new CliError({ code: ExitCode.Usage, message })))
+
+/** Runs a sandbox until interrupted, and prints its banner. */
+export const run = (options: Sandbox.SandboxOptions): Effect.Effect<never, ServeError> =>
+  Effect.gen(function*() {
+    yield* Console.log(Sandbox.banner(yield* Sandbox.SandboxServer))
+    return yield* Effect.never
+  }).pipe(Effect.provide(Sandbox.layer(options)))
+
+/** The `sandbox` command's handler: a sandbox with the flags' options, until interrupted. */
+export const handler = (flags: SandboxCommand.Flags): Effect.Effect<never, CliError | ServeError> =>
+  Effect.flatMap(sandboxOptions(flags), run)

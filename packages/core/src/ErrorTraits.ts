@@ -1,0 +1,73 @@
+/**
+ * What each error of the taxonomy (`Errors`) means for recovery: its group,
+ * and whether it is transient, retried, or meant for the customer. Plain data
+ * with no schema, so that a program can classify failures (`gcx`'s exit codes)
+ * without building the error classes; `Errors` re-exports all of it.
+ */
+import * as Option from "effect/Option"
+import type { QuoteFailure } from "./Errors.js"
+
+/** The recovery groups of ARCHITECTURE.md. */
+export type ErrorGroup = "card" | "merchant" | "request" | "service" | "transport" | "unknown" | "local"
+
+/**
+ * What each error means for recovery.
+ * - `transient`: the condition may pass by itself.
+ * - `retryable`: the SDK retries it automatically (within its budget).
+ * - `customerFacing`: its userMessage is meant for the customer or agent.
+ */
+export interface ErrorTraits {
+  readonly group: ErrorGroup
+  readonly transient: boolean
+  readonly retryable: boolean
+  readonly customerFacing: boolean
+}
+
+const traits = (
+  group: ErrorGroup,
+  transient: boolean,
+  retryable: boolean,
+  customerFacing: boolean
+): ErrorTraits => ({ group, transient, retryable, customerFacing })
+
+/** The traits of every error, by tag. */
+export const Traits: { readonly [Tag in QuoteFailure["_tag"]]: ErrorTraits } = {
+  InvalidCard: traits("card", false, false, true),
+  CardValueOutOfRange: traits("card", false, false, true),
+  CardNotAccepted: traits("card", false, false, true),
+  OfferExpired: traits("card", false, false, true),
+  MerchantUnavailable: traits("merchant", true, false, true),
+  MissingRequestId: traits("request", false, false, false),
+  InvalidApiKey: traits("request", false, false, false),
+  PartnerNotFound: traits("request", false, false, false),
+  TransactionNotFound: traits("request", false, false, false),
+  InvalidRequest: traits("request", false, false, false),
+  ServerError: traits("service", true, true, false),
+  ServiceUnavailable: traits("service", true, true, false),
+  RateLimited: traits("service", true, true, false),
+  Unauthorized: traits("service", true, true, false),
+  TransportError: traits("transport", true, true, false),
+  UnexpectedResponse: traits("transport", false, false, false),
+  UnknownServiceError: traits("unknown", false, false, true),
+  PollTimeout: traits("local", true, false, false),
+  TokenError: traits("local", false, false, false),
+  InvalidCardInput: traits("local", false, false, false)
+}
+
+/** The recovery group of an error. */
+export const groupOf = (error: QuoteFailure): ErrorGroup => Traits[error._tag].group
+
+/** Whether the condition behind an error may pass by itself. */
+export const isTransient = (error: QuoteFailure): boolean => Traits[error._tag].transient
+
+/** Whether the SDK retries an error automatically. Card outcomes and MerchantUnavailable are never retried. */
+export const isRetryable = (error: QuoteFailure): boolean => Traits[error._tag].retryable
+
+/** Whether an error's userMessage is meant for the customer or agent. */
+export const isCustomerFacing = (error: QuoteFailure): boolean => Traits[error._tag].customerFacing
+
+/** The user message to show a customer for an error, if it has one meant for them. */
+export const customerMessage = (error: QuoteFailure): Option.Option<string> =>
+  isCustomerFacing(error) && "userMessage" in error && typeof error.userMessage === "string"
+    ? Option.some(error.userMessage)
+    : Option.none()
