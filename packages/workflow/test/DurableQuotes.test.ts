@@ -32,6 +32,27 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
       expect(journal.transactionsByRequestId[requestId]).toEqual([quote.transactionId])
     })))
 
+  it.effect("result of a requestId never submitted fails at once with QuoteNotFound, naming it and no card", () =>
+    withQuotes()(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const quotes = yield* DurableQuotes.DurableQuotes
+      // Another quote is recorded in the same database: only the requestId asked for is looked up.
+      const known = yield* quotes.execute(card(TestData.Cards.success), { requestId: "durable-known-1" })
+      const before = (yield* server.journal).requests
+      const error = yield* Effect.flip(quotes.result("durable-never-submitted-1"))
+      assert(error._tag === "QuoteNotFound")
+      expect(error.requestId).toBe("durable-never-submitted-1")
+      expect(error.message).toBe(`no durable quote was submitted with requestId "durable-never-submitted-1"`)
+      expect(error.message).not.toContain(TestData.Cards.success)
+      // Not a requestId at all: refused before any I/O, with the same typed error.
+      const malformed = yield* Effect.flip(quotes.result("has space"))
+      assert(malformed._tag === "QuoteNotFound")
+      expect(malformed.requestId).toBe("has space")
+      // The lookups sent nothing to the service, and the known quote is still found.
+      expect((yield* server.journal).requests).toEqual(before)
+      expect((yield* quotes.result("durable-known-1")).transactionId).toBe(known.transactionId)
+    })))
+
   it.effect("a card outcome is the workflow's typed error", () =>
     withQuotes()(Effect.gen(function*() {
       const quotes = yield* DurableQuotes.DurableQuotes
