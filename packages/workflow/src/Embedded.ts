@@ -38,9 +38,11 @@ export const defaultFilename = ".gcx/gcx.db"
  * - `NORMAL` (the default): a commit is written to the WAL without waiting
  *   for the disk; the WAL is synced at checkpoints. A process that crashes or
  *   is killed loses nothing committed. An OS crash or a power loss may lose
- *   the last commits (never corrupts the file): quotes whose submit or
- *   outcome was among them run again, and the durable attempt counter and the
- *   service's requestId rule still keep them to one transaction each.
+ *   the last commits (never corrupts the file): a quote submitted just before
+ *   may be gone, one whose activity result was lost runs that step again, and
+ *   one whose attempt counter's last bump was lost may repeat a
+ *   `previousAttempts`, which the service refuses (that quote fails with
+ *   `InvalidRequest`). Never a second transaction for a requestId.
  * - `FULL`: every commit waits for the disk (an fsync per transaction, about
  *   six per quote), so not even a power loss loses a commit.
  */
