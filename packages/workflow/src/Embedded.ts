@@ -105,14 +105,14 @@ const lockExclusively = (synchronous: Synchronous) => (context: Context.Context<
  * the quotes they hold are read again. With one shard every entity maps to it,
  * so one statement does it; nothing to do on a new file.
  */
-const moveToOneShard = (context: Context.Context<SqlClient.SqlClient>) => {
+const moveToOneShard = (context: Context.Context<SqlClient.SqlClient>): Effect.Effect<void, SqlError.SqlError> => {
   const sql = Context.get(context, SqlClient.SqlClient)
   return sql<{ readonly name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name = ${messagesTable}`
     .pipe(
       Effect.flatMap((tables) =>
         tables.length === 0
           ? Effect.void
-          : sql`UPDATE ${sql(messagesTable)} SET shard_id = ${oneShard} WHERE shard_id <> ${oneShard}`
+          : Effect.asVoid(sql`UPDATE ${sql(messagesTable)} SET shard_id = ${oneShard} WHERE shard_id <> ${oneShard}`)
       )
     )
 }
@@ -160,7 +160,9 @@ export const layerSqlite = (
     })
   ).pipe(
     Layer.tap(lockExclusively(options.synchronous ?? "NORMAL")),
-    Layer.tap((context) => options.oneShard === false ? Effect.void : moveToOneShard(context)),
+    Layer.tap((context): Effect.Effect<void, SqlError.SqlError> =>
+      options.oneShard === false ? Effect.void : moveToOneShard(context)
+    ),
     Layer.catchAllCause(openError(filename))
   )
 
