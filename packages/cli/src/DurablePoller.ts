@@ -63,13 +63,20 @@ export const clientDeployment = (
     )
   )
 
-/** A durable quote's failure as the CLI reports it: a card that cannot be decrypted is a configuration fault. */
-const toQuoteFailure = (error: QuoteWorkflow.DurableQuoteFailure): Errors.QuoteFailure =>
-  error._tag === "CardDecryptionError" ? new Errors.InvalidRequest({ message: error.message }) : error
+/**
+ * A durable quote's failure as the CLI reports it: a card that cannot be decrypted is a configuration fault, an
+ * unknown requestId a bad request.
+ */
+const toQuoteFailure = (
+  error: QuoteWorkflow.DurableQuoteFailure | DurableQuotes.QuoteNotFound
+): Errors.QuoteFailure =>
+  error._tag === "CardDecryptionError" || error._tag === "QuoteNotFound"
+    ? new Errors.InvalidRequest({ message: error.message })
+    : error
 
 /** The terminal event of a quote, from its recorded outcome. */
 const terminalEvent = (
-  exit: Exit.Exit<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure>,
+  exit: Exit.Exit<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure | DurableQuotes.QuoteNotFound>,
   transactionId: string | undefined
 ): Effect.Effect<QuoteEvent.Terminal> =>
   Effect.map(DateTime.now, (timestamp) =>

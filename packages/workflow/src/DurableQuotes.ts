@@ -8,6 +8,12 @@
  * quotes: `layerRunner(deployment)` for a node that runs quotes,
  * `layerClient(deployment)` for one that only submits and awaits.
  */
+import * as ClusterSchema from "@effect/cluster/ClusterSchema"
+import { EntityAddress } from "@effect/cluster/EntityAddress"
+import { EntityId } from "@effect/cluster/EntityId"
+import { EntityType } from "@effect/cluster/EntityType"
+import * as MessageStorage from "@effect/cluster/MessageStorage"
+import * as Sharding from "@effect/cluster/Sharding"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type * as SqlError from "@effect/sql/SqlError"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
@@ -28,6 +34,23 @@ import * as Schema from "effect/Schema"
 import * as CardCipher from "./CardCipher.js"
 import * as QuoteWorkflow from "./QuoteWorkflow.js"
 
+/**
+ * `result` was asked for a requestId under which no quote was ever submitted
+ * (in this deployment's database), or that is not a requestId at all. Names
+ * the requestId only: there is no card to name.
+ */
+export class QuoteNotFound extends Schema.TaggedError<QuoteNotFound>()("QuoteNotFound", {
+  requestId: Schema.String
+}) {
+  override get message(): string {
+    const shown = this.requestId.length > 80 ? `${this.requestId.slice(0, 80)}…` : this.requestId
+    return `no durable quote was submitted with requestId ${JSON.stringify(shown)}`
+  }
+}
+
+/** What a deployment provides to the API: the engine, and the cluster's storage and sharding it runs on. */
+export type Engine = WorkflowEngine | MessageStorage.MessageStorage | Sharding.Sharding
+
 /** Options of one quote. */
 export interface SubmitOptions {
   /** The quote's requestId (its idempotency key); 32 random hex characters unless given. */
@@ -47,10 +70,14 @@ export interface Service {
   ) => Effect.Effect<string, Errors.InvalidCardInput | Errors.InvalidRequest>
   /**
    * Awaits the outcome of a submitted quote, from any node of the deployment.
-   * A requestId that was never submitted is awaited until interrupted: bound
-   * it with `Effect.timeout` where that can happen.
+   * A requestId under which no quote was recorded (or that is not a
+   * requestId) fails at once with `QuoteNotFound`: `submit` returns only once
+   * its quote is in the database, so a quote submitted before the call is
+   * always found.
    */
-  readonly result: (requestId: string) => Effect.Effect<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure>
+  readonly result: (
+    requestId: string
+  ) => Effect.Effect<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure | QuoteNotFound>
   /** Submits a quote and awaits its outcome. */
   readonly execute: (
     request: QuotePoller.QuoteInput,
@@ -70,9 +97,11 @@ export interface Options {
 const isRequestId = Schema.is(Ids.RequestId)
 
 /** Builds the API over the engine and the cipher in context. */
-export const make = (options: Options = {}): Effect.Effect<Service, never, WorkflowEngine | CardCipher.CardCipher> =>
+export const make = (options: Options = {}): Effect.Effect<Service, never, Engine | CardCipher.CardCipher> =>
   Effect.gen(function*() {
     const cipher = yield* CardCipher.CardCipher
+    const storage = yield* MessageStorage.MessageStorage
+    const sharding = yield* Sharding.Sharding
     const context = yield* Effect.context<WorkflowEngine>()
     const resultSchedule = Schedule.exponential("10 millis", 2).pipe(
       Schedule.union(Schedule.spaced(options.resultPollInterval ?? "500 millis"))
@@ -97,20 +126,47 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Workf
         Effect.withSpan("DurableQuotes.submit")
       )
 
+    /**
+     * Whether the engine holds the workflow's `run` request for `executionId`
+     * (what `submit` records before it returns), read from the cluster's
+     * storage as the engine itself looks it up.
+     */
+    const isRecorded = (executionId: string) => {
+      const entityId = EntityId.make(executionId)
+      const group = Context.get(QuoteWorkflow.QuoteWorkflow.annotations, ClusterSchema.ShardGroup)(entityId)
+      return storage.requestIdForPrimaryKey({
+        address: new EntityAddress({
+          entityType: EntityType.make(`Workflow/${QuoteWorkflow.name}`),
+          entityId,
+          shardId: sharding.getShardId(entityId, group)
+        }),
+        tag: "run",
+        id: ""
+      }).pipe(Effect.map((found) => found._tag === "Some"), Effect.orDie)
+    }
+
     /** Reads the stored outcome until there is one, backing off from 10 ms to `resultPollInterval`. */
-    const awaitOutcome = (executionId: string) =>
+    const awaitOutcome = (requestId: string, executionId: string) =>
       Effect.gen(function*() {
         const driver = yield* Schedule.driver(resultSchedule)
+        let recorded = false
         while (true) {
           const result = yield* QuoteWorkflow.QuoteWorkflow.poll(executionId)
           if (result?._tag === "Complete") return yield* result.exit
+          // Once recorded, a quote stays recorded: the storage is asked once.
+          if (!recorded && !(recorded = yield* isRecorded(executionId))) {
+            return yield* new QuoteNotFound({ requestId })
+          }
           yield* Effect.orDie(driver.next(undefined))
         }
       })
 
     const result: Service["result"] = (requestId) =>
-      QuoteWorkflow.executionId(requestId).pipe(
-        Effect.flatMap(awaitOutcome),
+      Effect.suspend(() =>
+        isRequestId(requestId)
+          ? Effect.flatMap(QuoteWorkflow.executionId(requestId), (executionId) => awaitOutcome(requestId, executionId))
+          : Effect.fail(new QuoteNotFound({ requestId }))
+      ).pipe(
         Effect.provide(context),
         Effect.withSpan("DurableQuotes.result", { attributes: { requestId } })
       )
@@ -126,7 +182,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Workf
   })
 
 /** The API; needs the engine of a deployment and the cipher. */
-export const layer = (options?: Options): Layer.Layer<DurableQuotes, never, WorkflowEngine | CardCipher.CardCipher> =>
+export const layer = (options?: Options): Layer.Layer<DurableQuotes, never, Engine | CardCipher.CardCipher> =>
   Layer.effect(DurableQuotes, make(options))
 
 /** Settings of a node that runs quotes. */
@@ -146,7 +202,7 @@ export interface RunnerOptions extends Options {
  * engine's storage is the journal: the poller keeps none of its own.
  */
 export const layerRunner = <E, R>(
-  deployment: Layer.Layer<WorkflowEngine | SqlClient.SqlClient, E, R>,
+  deployment: Layer.Layer<Engine | SqlClient.SqlClient, E, R>,
   options: RunnerOptions = {}
 ): Layer.Layer<
   DurableQuotes | QuotePoller.QuotePoller | QuoteEvents.QuoteEvents | WorkflowEngine | SqlClient.SqlClient,
@@ -163,12 +219,12 @@ export const layerRunner = <E, R>(
     Layer.provideMerge(deployment)
   )
 
-/** The deployment of a client-only node: what provides the workflow engine. */
-export type ClientDeployment<E = never, R = never> = Layer.Layer<WorkflowEngine, E, R>
+/** The deployment of a client-only node: what provides the workflow engine (and the cluster under it). */
+export type ClientDeployment<E = never, R = never> = Layer.Layer<Engine, E, R>
 
 /** A node that submits and awaits quotes but runs none, over a deployment that provides the engine. */
 export const layerClient = <E, R>(
-  deployment: Layer.Layer<WorkflowEngine, E, R>,
+  deployment: Layer.Layer<Engine, E, R>,
   options: Options = {}
-): Layer.Layer<DurableQuotes | WorkflowEngine, E, R | CardCipher.CardCipher> =>
+): Layer.Layer<DurableQuotes | Engine, E, R | CardCipher.CardCipher> =>
   layer(options).pipe(Layer.provideMerge(deployment))

@@ -33,36 +33,91 @@ import * as DurableQuotes from "./DurableQuotes.js"
 /** Where the embedded database lives unless told. */
 export const defaultFilename = ".gcx/gcx.db"
 
+/**
+ * SQLite's `synchronous` setting (the database runs in WAL mode):
+ * - `NORMAL` (the default): a commit is written to the WAL without waiting
+ *   for the disk; the WAL is synced at checkpoints. A process that crashes or
+ *   is killed loses nothing committed. An OS crash or a power loss may lose
+ *   the last commits (never corrupts the file): a quote submitted just before
+ *   may be gone, one whose activity result was lost runs that step again, and
+ *   one whose attempt counter's last bump was lost may repeat a
+ *   `previousAttempts`, which the service refuses (that quote fails with
+ *   `InvalidRequest`). Never a second transaction for a requestId.
+ * - `FULL`: every commit waits for the disk (an fsync per transaction, about
+ *   six per quote), so not even a power loss loses a commit.
+ */
+export type Synchronous = "NORMAL" | "FULL"
+
 /** Settings of the embedded deployment. */
 export interface Options {
   /** The SQLite file; its directory is created when missing. Default `.gcx/gcx.db`. */
   readonly filename?: string | undefined
   /** Overrides of the sharding settings (see `shardingDefaults`). */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
+  /** SQLite's `synchronous` (see `Synchronous`). Default `NORMAL`. */
+  readonly synchronous?: Synchronous | undefined
 }
 
 /**
  * The sharding settings of the embedded runner:
+ * - one shard (not 300): the single runner owns every shard anyway, and the
+ *   storage poll, which runs once per stored message, names every shard in its
+ *   SQL (300 literals to parse at each poll, a statement prepared anew each
+ *   time); a file written with more shards is moved onto the one at open
+ *   (see `layerSqlite`);
  * - stored messages are looked for every second (not 10 s), so that a
  *   restarted process resumes its quotes quickly;
+ * - a finished quote's workflow entity is dropped after 5 s idle (not 60 s):
+ *   thousands of finished entities otherwise stay in memory for a minute, for
+ *   the garbage collector to walk. An entity with a request in progress is
+ *   never dropped, and one dropped is rebuilt by its next message;
  * - a stopping process waits at most 3 s (not 15 s) for its quotes in flight:
  *   what it stops is resumed from the file by the next start.
  */
 export const shardingDefaults: Partial<ShardingConfig.ShardingConfig["Type"]> = {
+  shardsPerGroup: 1,
   entityMessagePollInterval: Duration.seconds(1),
+  entityMaxIdleTime: Duration.seconds(5),
   entityTerminationTimeout: Duration.seconds(3)
 }
+
+/** The cluster's message table (`SqlMessageStorage`, prefix `cluster`). */
+const messagesTable = "cluster_messages"
 
 /**
  * Takes the database for this process alone (`locking_mode = EXCLUSIVE`,
  * held until the connection closes or the process dies), so that a second
  * process on the same file fails, after SQLite's busy timeout (5 s), instead
- * of running the same quotes.
+ * of running the same quotes; then sets `synchronous`.
  */
-const lockExclusively = (context: Context.Context<SqlClient.SqlClient>) => {
+const lockExclusively = (synchronous: Synchronous) => (context: Context.Context<SqlClient.SqlClient>) => {
   const sql = Context.get(context, SqlClient.SqlClient)
-  return sql`PRAGMA locking_mode = EXCLUSIVE`.pipe(Effect.zipRight(sql`BEGIN EXCLUSIVE`), Effect.zipRight(sql`COMMIT`))
+  return sql`PRAGMA locking_mode = EXCLUSIVE`.pipe(
+    Effect.zipRight(sql`BEGIN EXCLUSIVE`),
+    Effect.zipRight(sql`COMMIT`),
+    Effect.zipRight(sql.unsafe(`PRAGMA synchronous = ${synchronous}`))
+  )
 }
+
+/**
+ * Moves the stored messages of a file written with more shards (the
+ * cluster's default, 300) onto the one shard of `shardingDefaults`, so that
+ * the quotes they hold are read again. With one shard every entity maps to it,
+ * so one statement does it; nothing to do on a new file.
+ */
+const moveToOneShard = (context: Context.Context<SqlClient.SqlClient>): Effect.Effect<void, SqlError.SqlError> => {
+  const sql = Context.get(context, SqlClient.SqlClient)
+  return sql<{ readonly name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name = ${messagesTable}`
+    .pipe(
+      Effect.flatMap((tables) =>
+        tables.length === 0
+          ? Effect.void
+          : Effect.asVoid(sql`UPDATE ${sql(messagesTable)} SET shard_id = ${oneShard} WHERE shard_id <> ${oneShard}`)
+      )
+    )
+}
+
+const oneShard = "default:1"
 
 /** A database that cannot be opened (the driver throws), or is locked, as a `SqlError` that says which and why. */
 const openError = (filename: string) => (cause: Cause.Cause<unknown>) => {
@@ -82,26 +137,48 @@ const openError = (filename: string) => (cause: Cause.Cause<unknown>) => {
   )
 }
 
-/** SQLite in `filename`, its directory created first, locked for this process alone. */
-export const layerSqlite = (filename: string = defaultFilename): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
+/** Settings of the embedded database. */
+export interface SqliteOptions {
+  /** SQLite's `synchronous` (see `Synchronous`). Default `NORMAL`. */
+  readonly synchronous?: Synchronous | undefined
+  /** Whether the runner on it uses one shard (`shardingDefaults`): its stored messages are moved onto it. Default true. */
+  readonly oneShard?: boolean | undefined
+}
+
+/**
+ * SQLite in `filename` (WAL mode), its directory created first, locked for
+ * this process alone, `synchronous` set, and its stored messages on one shard.
+ */
+export const layerSqlite = (
+  filename: string = defaultFilename,
+  options: SqliteOptions = {}
+): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
   Layer.unwrapEffect(
     Effect.sync(() => {
       Fs.mkdirSync(Path.dirname(Path.resolve(filename)), { recursive: true })
       return SqliteClient.layer({ filename })
     })
-  ).pipe(Layer.tap(lockExclusively), Layer.catchAllCause(openError(filename)))
+  ).pipe(
+    Layer.tap(lockExclusively(options.synchronous ?? "NORMAL")),
+    Layer.tap((context): Effect.Effect<void, SqlError.SqlError> =>
+      options.oneShard === false ? Effect.void : moveToOneShard(context)
+    ),
+    Layer.catchAllCause(openError(filename))
+  )
 
 /** The deployment: the workflow engine of a single runner over SQLite in a file. */
 export const layer = (options: Options = {}): Layer.Layer<
   WorkflowEngine | Sharding.Sharding | MessageStorage.MessageStorage | SqlClient.SqlClient,
   ConfigError.ConfigError | SqlError.SqlError
-> =>
-  ClusterWorkflowEngine.layer.pipe(
+> => {
+  const sharding = { ...shardingDefaults, ...options.sharding }
+  return ClusterWorkflowEngine.layer.pipe(
+    Layer.provideMerge(SingleRunner.layer({ runnerStorage: "memory", shardingConfig: sharding })),
     Layer.provideMerge(
-      SingleRunner.layer({ runnerStorage: "memory", shardingConfig: { ...shardingDefaults, ...options.sharding } })
-    ),
-    Layer.provideMerge(layerSqlite(options.filename))
+      layerSqlite(options.filename, { synchronous: options.synchronous, oneShard: sharding.shardsPerGroup === 1 })
+    )
   )
+}
 
 /**
  * Durable quotes embedded: the API, the workflow, the poller and its bus over

@@ -117,56 +117,73 @@ const submitted = (payload: Payload, created: ExchangeClient.CreatedQuote) =>
         : {})
     }, true))
 
-/** The submit activity of one quote: open the card, POST with durable attempt counting, publish `Submitted`. */
-export const submit = (payload: Payload) =>
-  Activity.make({
-    name: `${name}/submit`,
-    success: Submission,
-    error: DurableQuoteFailure,
-    execute: Effect.gen(function*() {
-      const cipher = yield* CardCipher.CardCipher
-      const attempts = yield* SubmitAttempts.SubmitAttempts
-      const client = yield* ExchangeClient.ExchangeClient
-      const bus = yield* QuoteEvents.QuoteEvents
-      const card = yield* cipher.open(payload.card, payload.requestId)
-      const previousAttempts = yield* nextAttempt(attempts, payload.requestId)
-      const created = yield* client.createQuote(new Quote.QuoteRequest({ card }, true), {
-        requestId: payload.requestId,
-        previousAttempts,
-        onRetry: () => Effect.asVoid(nextAttempt(attempts, payload.requestId))
-      })
-      yield* Effect.flatMap(submitted(payload, created), bus.publish)
-      const completed = Quote.toCompleted(created.quote)
-      if (Option.isSome(completed)) {
-        yield* Effect.flatMap(
-          DateTime.now,
-          (timestamp) =>
-            bus.publish(
-              new QuoteEvent.Completed(
-                { transactionId: created.transactionId, timestamp, quote: completed.value },
-                true
-              )
-            )
-        )
-      }
-      return new Submission({
-        transactionId: created.transactionId,
-        submittedAt: yield* Clock.currentTimeMillis,
-        ...(created.quote.expectedCompletionTime !== undefined
-          ? { expectedCompletionTime: created.quote.expectedCompletionTime }
-          : {}),
-        ...(Option.isSome(completed) ? { completed: completed.value } : {})
-      }, true)
-    })
-  })
+/**
+ * The quote an activity runs for. The workflow body provides it around each
+ * activity, and the engine runs the activity in the body's context: so each
+ * activity is made once (its schemas, and the parsers compiled from them, are
+ * reused by every quote) rather than once per quote.
+ */
+class CurrentPayload extends Context.Tag("@gcx/workflow/QuoteWorkflow/CurrentPayload")<CurrentPayload, Payload>() {}
 
-/** The outcome activity of one quote: poll its transaction until it is terminal. */
-export const outcome = (submission: Submission, options: Options = {}) =>
+/** The persisted submission the outcome activity polls for, provided like `CurrentPayload`. */
+class CurrentSubmission
+  extends Context.Tag("@gcx/workflow/QuoteWorkflow/CurrentSubmission")<CurrentSubmission, Submission>()
+{}
+
+/** The submit activity (for the quote in `CurrentPayload`): open the card, POST with durable attempt counting, publish `Submitted`. */
+const submitActivity = Activity.make({
+  name: `${name}/submit`,
+  success: Submission,
+  error: DurableQuoteFailure,
+  execute: Effect.gen(function*() {
+    const payload = yield* CurrentPayload
+    const cipher = yield* CardCipher.CardCipher
+    const attempts = yield* SubmitAttempts.SubmitAttempts
+    const client = yield* ExchangeClient.ExchangeClient
+    const bus = yield* QuoteEvents.QuoteEvents
+    const card = yield* cipher.open(payload.card, payload.requestId)
+    const previousAttempts = yield* nextAttempt(attempts, payload.requestId)
+    const created = yield* client.createQuote(new Quote.QuoteRequest({ card }, true), {
+      requestId: payload.requestId,
+      previousAttempts,
+      onRetry: () => Effect.asVoid(nextAttempt(attempts, payload.requestId))
+    })
+    yield* Effect.flatMap(submitted(payload, created), bus.publish)
+    const completed = Quote.toCompleted(created.quote)
+    if (Option.isSome(completed)) {
+      yield* Effect.flatMap(
+        DateTime.now,
+        (timestamp) =>
+          bus.publish(
+            new QuoteEvent.Completed(
+              { transactionId: created.transactionId, timestamp, quote: completed.value },
+              true
+            )
+          )
+      )
+    }
+    return new Submission({
+      transactionId: created.transactionId,
+      submittedAt: yield* Clock.currentTimeMillis,
+      ...(created.quote.expectedCompletionTime !== undefined
+        ? { expectedCompletionTime: created.quote.expectedCompletionTime }
+        : {}),
+      ...(Option.isSome(completed) ? { completed: completed.value } : {})
+    }, true)
+  })
+})
+
+/** The submit activity of one quote: open the card, POST with durable attempt counting, publish `Submitted`. */
+export const submit = (payload: Payload) => Effect.provideService(submitActivity, CurrentPayload, payload)
+
+/** The outcome activity, made once per runner: poll the transaction in `CurrentSubmission` until it is terminal. */
+const makeOutcomeActivity = (options: Options) =>
   Activity.make({
     name: `${name}/outcome`,
     success: Quote.CompletedQuote,
     error: DurableQuoteFailure,
     execute: Effect.gen(function*() {
+      const submission = yield* CurrentSubmission
       const poller = yield* QuotePoller.QuotePoller
       const now = yield* Clock.currentTimeMillis
       const terminal = yield* poller.track(submission.transactionId, {
@@ -180,6 +197,13 @@ export const outcome = (submission: Submission, options: Options = {}) =>
         : yield* Effect.fail(terminal.value.error)
     })
   })
+
+/** The outcome activities of a runner: one for its polling options. */
+export const outcomes = (options: Options = {}) => {
+  const activity = makeOutcomeActivity(options)
+  /** The outcome activity of one quote: poll its transaction until it is terminal. */
+  return (submission: Submission) => Effect.provideService(activity, CurrentSubmission, submission)
+}
 
 /** The terminal outcome of a quote, as the runner that ran it tells `QuoteOutcomes`. */
 export interface Outcome {
@@ -200,8 +224,16 @@ export class QuoteOutcomes extends Context.Reference<QuoteOutcomes>()("@gcx/work
   defaultValue: (): { readonly publish: (outcome: Outcome) => Effect.Effect<void> } => ({ publish: () => Effect.void })
 }) {}
 
-/** The body of the workflow: submit, then the outcome (unless the POST answered it); the outcome told to `QuoteOutcomes`. */
-export const run = (payload: Payload, options: Options = {}) =>
+/**
+ * The body of the workflow: submit, then the outcome (unless the POST answered
+ * it); the outcome told to `QuoteOutcomes`. Made once per runner (see `outcomes`).
+ */
+export const makeRun = (options: Options = {}) => {
+  const outcome = outcomes(options)
+  return (payload: Payload) => run(payload, outcome)
+}
+
+const run = (payload: Payload, outcome: ReturnType<typeof outcomes>) =>
   Effect.gen(function*() {
     const outcomes = yield* QuoteOutcomes
     let transactionId: string | undefined
@@ -209,7 +241,7 @@ export const run = (payload: Payload, options: Options = {}) =>
       const submission = yield* submit(payload)
       transactionId = submission.transactionId
       if (submission.completed !== undefined) return submission.completed
-      return yield* outcome(submission, options)
+      return yield* outcome(submission)
     }).pipe(
       Effect.tapBoth({
         onSuccess: (quote) =>
@@ -238,7 +270,7 @@ export const layer = (options: Options = {}): Layer.Layer<
   | QuoteEvents.QuoteEvents
   | CardCipher.CardCipher
 > =>
-  QuoteWorkflow.toLayer((payload) => run(payload, options)).pipe(
+  QuoteWorkflow.toLayer(makeRun(options)).pipe(
     Layer.provide(SubmitAttempts.layer)
   )
 

@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { assert, describe, expect, it, layer } from "@effect/vitest"
 import { Card, Errors } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
@@ -30,6 +31,27 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
       expect(yield* quotes.result(requestId)).toEqual(quote)
       const journal = yield* server.journal
       expect(journal.transactionsByRequestId[requestId]).toEqual([quote.transactionId])
+    })))
+
+  it.effect("result of a requestId never submitted fails at once with QuoteNotFound, naming it and no card", () =>
+    withQuotes()(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const quotes = yield* DurableQuotes.DurableQuotes
+      // Another quote is recorded in the same database: only the requestId asked for is looked up.
+      const known = yield* quotes.execute(card(TestData.Cards.success), { requestId: "durable-known-1" })
+      const before = (yield* server.journal).requests
+      const error = yield* Effect.flip(quotes.result("durable-never-submitted-1"))
+      assert(error._tag === "QuoteNotFound")
+      expect(error.requestId).toBe("durable-never-submitted-1")
+      expect(error.message).toBe(`no durable quote was submitted with requestId "durable-never-submitted-1"`)
+      expect(error.message).not.toContain(TestData.Cards.success)
+      // Not a requestId at all: refused before any I/O, with the same typed error.
+      const malformed = yield* Effect.flip(quotes.result("has space"))
+      assert(malformed._tag === "QuoteNotFound")
+      expect(malformed.requestId).toBe("has space")
+      // The lookups sent nothing to the service, and the known quote is still found.
+      expect((yield* server.journal).requests).toEqual(before)
+      expect((yield* quotes.result("durable-known-1")).transactionId).toBe(known.transactionId)
     })))
 
   it.effect("a card outcome is the workflow's typed error", () =>
@@ -165,5 +187,53 @@ describe("Embedded", () => {
         expect(error.message).toContain("is in use by another process")
       }).pipe(Effect.scoped),
     20_000
+  )
+})
+
+layer(sandbox({ timeScale: 0.1 }), { excludeTestServices: true })("Embedded: the SQLite file", (it) => {
+  it.effect("synchronous is NORMAL unless FULL is asked for", () =>
+    Effect.gen(function*() {
+      const directory = yield* tempDirectory
+      const synchronous = (options: Embedded.SqliteOptions, file: string) =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const rows = yield* sql<{ readonly synchronous: number }>`PRAGMA synchronous`
+          return rows[0]?.synchronous
+        }).pipe(Effect.provide(Embedded.layerSqlite(Path.join(directory, file), options)), Effect.scoped)
+      // SQLite's codes: 1 is NORMAL, 2 is FULL.
+      expect(yield* synchronous({}, "normal.db")).toBe(1)
+      expect(yield* synchronous({ synchronous: "FULL" }, "full.db")).toBe(2)
+    }).pipe(Effect.scoped, Effect.orDie))
+
+  it.effect(
+    "a file written with the cluster's 300 shards is moved onto one at open; its quote in flight completes",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const directory = yield* tempDirectory
+        const filename = Path.join(directory, "gcx.db")
+        // The slow card takes 3 s at this time scale: the first runner stops (at once) with the quote in flight.
+        const requestId = yield* Effect.gen(function*() {
+          const quotes = yield* DurableQuotes.DurableQuotes
+          return yield* quotes.submit(card(TestData.Cards.slow))
+        }).pipe(
+          Effect.provide(
+            quotesLayer(server, filename, {
+              sharding: { shardsPerGroup: 300, entityTerminationTimeout: "10 millis" }
+            })
+          ),
+          Effect.scoped
+        )
+        const [quote, shards] = yield* Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const shards = yield* sql<{ readonly shard_id: string }>`SELECT DISTINCT shard_id FROM cluster_messages`
+          const quotes = yield* DurableQuotes.DurableQuotes
+          return [yield* quotes.result(requestId), shards.map(({ shard_id }) => shard_id)] as const
+        }).pipe(Effect.provide(quotesLayer(server, filename)), Effect.scoped)
+        expect(shards).toEqual(["default:1"])
+        expect(BigDecimal.format(quote.actualCardValue)).toBe("250")
+        expect((yield* server.journal).transactionsByRequestId[requestId]).toEqual([quote.transactionId])
+      }).pipe(Effect.scoped),
+    30_000
   )
 })

@@ -106,6 +106,9 @@ describe("Runner: one runner and a client-only node on PostgreSQL", () => {
             { concurrency: "unbounded" }
           )
           expect(exits.map((exit) => exit._tag)).toEqual(["Success", "Success", "Failure"])
+          // A requestId no node submitted: the client-only node finds no quote in PostgreSQL, and says so at once.
+          const unknown = yield* Effect.flip(api.result("runner-test-never-submitted"))
+          expect(unknown).toMatchObject({ _tag: "QuoteNotFound", requestId: "runner-test-never-submitted" })
           const outcomes = [...(yield* seen.await.pipe(Effect.flatten, Effect.timeout("20 seconds")))]
           const byRequest = new Map(outcomes.map((outcome) => [outcome.requestId, outcome]))
           expect(byRequest.size).toBe(3)

@@ -41,9 +41,13 @@ export const dataKey = CardCipher.generateKey()
 export const quotesLayer = (
   server: Sandbox.Service,
   filename: string,
-  options: { readonly client?: Partial<ExchangeConfig.Options>; readonly key?: string } = {}
+  options: {
+    readonly client?: Partial<ExchangeConfig.Options>
+    readonly key?: string
+    readonly sharding?: Embedded.Options["sharding"]
+  } = {}
 ) =>
-  Embedded.layerQuotes({ filename }).pipe(
+  Embedded.layerQuotes({ filename, sharding: options.sharding }).pipe(
     Layer.provide(CardCipher.layer(options.key ?? dataKey)),
     Layer.provideMerge(ExchangeClient.layerWith(clientOptions(server, options.client))),
     Layer.provide(FetchHttpClient.layer),
