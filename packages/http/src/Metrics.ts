@@ -11,13 +11,17 @@
  *
  * Labels come from small closed sets (operations, status codes, error tags):
  * never a requestId, a transaction id, a token or card data. Tagged metrics
- * are built once per label set and kept, so that recording one costs a map
- * lookup and an update. Export them with `@gcx/http/Telemetry`.
+ * are built once per label set (`labelled`) and kept, so that recording one
+ * costs a map lookup and an update. Export them with `@gcx/http/Telemetry`.
  */
 import type * as Errors from "@gcx/core/Errors"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricKey from "effect/MetricKey"
+import type * as MetricKeyType from "effect/MetricKeyType"
+import * as MetricLabel from "effect/MetricLabel"
 
 /** The requests the client makes: the token endpoint's and the three calls of the exchange client. */
 export type Operation = "token" | "heartbeat" | "createQuote" | "getTransaction"
@@ -40,33 +44,23 @@ export const requestDurationBoundaries: ReadonlyArray<number> = [
   10
 ]
 
-/** How long each HTTP request took, from sending it to its answer (or its failure), in seconds. */
-export const requestDuration = Metric.histogram(
-  "http.client.request.duration",
-  MetricBoundaries.fromIterable(requestDurationBoundaries),
-  "Duration of the HTTP requests of gcx, in seconds"
-)
+/**
+ * The metric of `key` with `labels` added to its key: `Metric.tagged` for a
+ * label set known in advance. A `Metric.tagged` metric builds its key anew and
+ * looks it up in the metric registry (hashing its name, labels and buckets) on
+ * every update; this one finds its registry entry on its first update and
+ * keeps it. Build one per label set and keep it.
+ */
+export const labelled = <Type extends MetricKeyType.MetricKeyType<any, any>>(
+  key: MetricKey.MetricKey<Type>,
+  labels: Readonly<Record<string, string>>
+): Metric.Metric<Type, MetricKeyType.MetricKeyType.InType<Type>, MetricKeyType.MetricKeyType.OutType<Type>> =>
+  Metric.fromMetricKey(
+    MetricKey.taggedWithLabels(key, Object.entries(labels).map(([name, value]) => MetricLabel.make(name, value)))
+  )
 
-/** Retries of the exchange client, by operation and by the failure retried (an error tag). */
-export const retries = Metric.counter("gcx.retries", {
-  description: "Retries of the exchange client's calls",
-  incremental: true
-})
-
-/** Retries refused because the client-wide retry budget was empty. */
-export const retryBudgetExhausted = Metric.counter("gcx.retry_budget.exhausted", {
-  description: "Retries refused by the empty retry budget",
-  incremental: true
-})
-
-/** Requests to the token endpoint, by result: `success`, `refused` (an error status), `unreadable` or `no_answer`. */
-export const tokenFetches = Metric.counter("gcx.token.fetches", {
-  description: "Requests to the token endpoint",
-  incremental: true
-})
-
-/** Builds each tagged metric once per label set. */
-const memoize = <M>(make: (key: string) => M): (key: string) => M => {
+/** Builds each labelled metric once per label set. */
+export const memoize = <M>(make: (key: string) => M): (key: string) => M => {
   const cache = new Map<string, M>()
   return (key) => {
     let metric = cache.get(key)
@@ -78,22 +72,62 @@ const memoize = <M>(make: (key: string) => M): (key: string) => M => {
   }
 }
 
+const requestDurationKey = MetricKey.histogram(
+  "http.client.request.duration",
+  MetricBoundaries.fromIterable(requestDurationBoundaries),
+  "Duration of the HTTP requests of gcx, in seconds"
+)
+
+/** How long each HTTP request took, from sending it to its answer (or its failure), in seconds. */
+export const requestDuration = Metric.fromMetricKey(requestDurationKey)
+
+const retriesKey = MetricKey.counter("gcx.retries", {
+  description: "Retries of the exchange client's calls",
+  incremental: true
+})
+
+/** Retries of the exchange client, by operation and by the failure retried (an error tag). */
+export const retries = Metric.fromMetricKey(retriesKey)
+
+const retryBudgetExhaustedKey = MetricKey.counter("gcx.retry_budget.exhausted", {
+  description: "Retries refused by the empty retry budget",
+  incremental: true
+})
+
+/** Retries refused because the client-wide retry budget was empty. */
+export const retryBudgetExhausted = Metric.fromMetricKey(retryBudgetExhaustedKey)
+
+const tokenFetchesKey = MetricKey.counter("gcx.token.fetches", {
+  description: "Requests to the token endpoint",
+  incremental: true
+})
+
+/** Requests to the token endpoint, by result: `success`, `refused` (an error status), `unreadable` or `no_answer`. */
+export const tokenFetches = Metric.fromMetricKey(tokenFetchesKey)
+
+/**
+ * `Metric.update` (and `Metric.increment` of a counter) in one step: the
+ * fiber's metric labels (`Effect.tagMetrics`) are read where the update runs.
+ */
+export const update = <In>(metric: Metric.Metric<any, In, any>, input: In): Effect.Effect<void> =>
+  Effect.withFiberRuntime((fiber) => {
+    metric.unsafeUpdate(input, fiber.getFiberRef(FiberRef.currentMetricLabels))
+    return Effect.void
+  })
+
 const durationByKey = memoize((key) => {
   const [operation, label, value] = key.split(" ") as [string, string, string]
-  return requestDuration.pipe(
-    Metric.tagged("gcx.operation", operation),
-    Metric.tagged(label, value)
-  )
+  return labelled(requestDurationKey, { "gcx.operation": operation, [label]: value })
 })
 
 const retriesByKey = memoize((key) => {
   const [operation, reason] = key.split(" ") as [string, string]
-  return retries.pipe(Metric.tagged("operation", operation), Metric.tagged("reason", reason))
+  return labelled(retriesKey, { operation, reason })
 })
 
-const exhaustedByOperation = memoize((operation) => Metric.tagged(retryBudgetExhausted, "operation", operation))
+const exhaustedByOperation = memoize((operation) => labelled(retryBudgetExhaustedKey, { operation }))
 
-const tokenFetchesByResult = memoize((result) => Metric.tagged(tokenFetches, "result", result))
+const tokenFetchesByResult = memoize((result) => labelled(tokenFetchesKey, { result }))
 
 /**
  * Records one HTTP request: `millis` it took, with the status it was answered
@@ -104,7 +138,7 @@ export const recordRequest = (
   millis: number,
   outcome: { readonly status: number } | { readonly errorType: string }
 ): Effect.Effect<void> =>
-  Metric.update(
+  update(
     durationByKey(
       "status" in outcome
         ? `${operation} http.response.status_code ${outcome.status}`
@@ -151,11 +185,11 @@ export const retryReason = (error: { readonly _tag: string; readonly reason?: un
 export const recordRetry = (
   operation: string,
   error: { readonly _tag: string; readonly reason?: unknown }
-): Effect.Effect<void> => Metric.increment(retriesByKey(`${operation} ${retryReason(error)}`))
+): Effect.Effect<void> => update(retriesByKey(`${operation} ${retryReason(error)}`), 1)
 
 /** Counts a retry refused by the empty budget. */
 export const recordBudgetExhausted = (operation: string): Effect.Effect<void> =>
-  Metric.increment(exhaustedByOperation(operation))
+  update(exhaustedByOperation(operation), 1)
 
 /** The `result` label of a token request: `success`, or how it failed. */
 export const tokenResult = (error: Errors.TokenError | undefined): string =>
@@ -169,4 +203,4 @@ export const tokenResult = (error: Errors.TokenError | undefined): string =>
 
 /** Counts a token request by its result. */
 export const recordTokenFetch = (error: Errors.TokenError | undefined): Effect.Effect<void> =>
-  Metric.increment(tokenFetchesByResult(tokenResult(error)))
+  update(tokenFetchesByResult(tokenResult(error)), 1)

@@ -15,9 +15,16 @@
  *   `gcx.telemetry.exports.failed{signal}`, and logged once per signal.
  * - Spans and metrics are flushed when the layer's scope closes (bounded by
  *   `shutdownTimeout`), so a command exports everything before it exits.
+ * - Effect's OpenTelemetry tracer makes the current span OpenTelemetry's
+ *   active context around every run of a fiber, for libraries instrumented
+ *   with OpenTelemetry. That only has an effect when a context manager is
+ *   registered (`NodeSdk` registers none); without one it is skipped, which
+ *   saves a context object and a few calls per fiber run (`skipUselessContext`).
  */
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import type * as Resource from "@effect/opentelemetry/Resource"
+import * as OtelTracer from "@effect/opentelemetry/Tracer"
+import * as OtelApi from "@opentelemetry/api"
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http"
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
@@ -33,6 +40,7 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
+import * as Tracer from "effect/Tracer"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 
@@ -102,6 +110,36 @@ const guard = <E extends Exporter<any>>(exporter: E, signal: Signal, runtime: Ru
   return exporter
 }
 
+const probe = OtelApi.ROOT_CONTEXT.setValue(OtelApi.createContextKey("gcx.telemetry.probe"), true)
+
+/** Whether an OpenTelemetry context manager is registered: without one, `context.with` does nothing. */
+export const hasContextManager = (): boolean => OtelApi.context.with(probe, () => OtelApi.context.active() === probe)
+
+/**
+ * `tracer` (Effect's OpenTelemetry tracer), whose work around every fiber run
+ * (making the current span OpenTelemetry's active context) is skipped while no
+ * OpenTelemetry context manager is registered, as it changes nothing then.
+ * Whether one is registered is checked again at each new span, so that a
+ * manager registered later is honoured from the next span on.
+ */
+export const skipUselessContext = (tracer: Tracer.Tracer): Tracer.Tracer => {
+  let managed = hasContextManager()
+  return Tracer.make({
+    span: (name, parent, context, links, startTime, kind, options) => {
+      managed = hasContextManager()
+      return tracer.span(name, parent, context, links, startTime, kind, options)
+    },
+    context: (execution, fiber) => managed ? tracer.context(execution, fiber) : execution()
+  })
+}
+
+/** Effect's OpenTelemetry tracer over a tracer provider with `processor` (`skipUselessContext`). */
+const tracing = (processor: BatchSpanProcessor, shutdownTimeout: Duration.DurationInput) =>
+  Layer.unwrapEffect(Effect.map(OtelTracer.make, (tracer) => Layer.setTracer(skipUselessContext(tracer)))).pipe(
+    Layer.provide(OtelTracer.layerTracer),
+    Layer.provide(NodeSdk.layerTracerProvider(processor, { shutdownTimeout }))
+  )
+
 /** Serves `exporter`'s scrape at `/metrics` on loopback (or `host`) until the scope closes. */
 const servePrometheus = (exporter: PrometheusExporter, port: number, host: string) =>
   Effect.acquireRelease(
@@ -135,10 +173,10 @@ export const layer = (options: Options): Layer.Layer<Resource.Resource | Prometh
     const timeoutMillis = Duration.toMillis(options.exportTimeout ?? "5 seconds")
     const base = options.endpoint?.replace(/\/+$/, "")
     const readers: Array<MetricReader> = []
-    const spanProcessors: Array<BatchSpanProcessor> = []
+    let spanProcessor: BatchSpanProcessor | undefined
     if (base !== undefined) {
       const traces = guard(new OTLPTraceExporter({ url: `${base}/v1/traces`, timeoutMillis }), "traces", runtime)
-      spanProcessors.push(new BatchSpanProcessor(traces, { exportTimeoutMillis: timeoutMillis }))
+      spanProcessor = new BatchSpanProcessor(traces, { exportTimeoutMillis: timeoutMillis })
       const metrics = guard(new OTLPMetricExporter({ url: `${base}/v1/metrics`, timeoutMillis }), "metrics", runtime)
       const intervalMillis = Duration.toMillis(options.metricExportInterval ?? "10 seconds")
       readers.push(
@@ -161,13 +199,15 @@ export const layer = (options: Options): Layer.Layer<Resource.Resource | Prometh
         url: Option.some(`http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics`)
       })
     }
+    const shutdownTimeout = options.shutdownTimeout ?? "3 seconds"
+    // The SDK's resource and metrics; its tracer is set up here (`tracing`), over the same resource.
     const sdk = NodeSdk.layer(() => ({
-      spanProcessor: spanProcessors,
       metricReader: readers,
       resource: { serviceName: options.serviceName ?? "gcx", attributes: options.resourceAttributes ?? {} },
-      shutdownTimeout: options.shutdownTimeout ?? "3 seconds"
+      shutdownTimeout
     }))
-    return Layer.merge(sdk, endpoint)
+    const traced = spanProcessor === undefined ? sdk : Layer.provideMerge(tracing(spanProcessor, shutdownTimeout), sdk)
+    return Layer.merge(traced, endpoint)
   }))
 
 /**

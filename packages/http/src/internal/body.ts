@@ -10,6 +10,7 @@
  *   stops at the first chunk past the cap, which cancels the body (the
  *   connection is closed).
  */
+import type * as Headers from "@effect/platform/Headers"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
@@ -21,10 +22,10 @@ export type Body = { readonly _tag: "Text"; readonly text: string } | { readonly
 const tooLarge: Body = { _tag: "TooLarge" }
 
 /** The body declared length, when it bounds what will be read. */
-const declaredLength = (response: HttpClientResponse.HttpClientResponse): number | undefined => {
-  const encoding = response.headers["content-encoding"]
+const declaredLength = (headers: Headers.Headers): number | undefined => {
+  const encoding = headers["content-encoding"]
   if (encoding !== undefined && encoding.trim().toLowerCase() !== "identity") return undefined
-  const length = response.headers["content-length"]
+  const length = headers["content-length"]
   return length !== undefined && /^\d{1,15}$/.test(length.trim()) ? Number(length) : undefined
 }
 
@@ -41,12 +42,17 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, bytes: number): Uint8Array =>
   return out
 }
 
-/** Reads at most `maxBytes` of the body, then stops (see the module notes). */
+/**
+ * Reads at most `maxBytes` of the body, then stops (see the module notes).
+ * `headers` are the response's, read once by the caller: some clients build
+ * them anew on every `response.headers`.
+ */
 export const read = (
   response: HttpClientResponse.HttpClientResponse,
+  headers: Headers.Headers,
   maxBytes: number
 ): Effect.Effect<Body, HttpClientError.ResponseError> => {
-  const declared = declaredLength(response)
+  const declared = declaredLength(headers)
   if (declared !== undefined) {
     // Over the cap: left unread, so nothing of it is buffered beyond the socket's.
     return declared <= maxBytes

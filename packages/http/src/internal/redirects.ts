@@ -33,20 +33,51 @@ const manual = (fetch: typeof globalThis.fetch): typeof globalThis.fetch => (inp
 const globalFetchManual: typeof globalThis.fetch = (input, init) =>
   globalThis.fetch(input, { ...init, redirect: "manual" })
 
-// A request's context is usually the same object from one request to the next: derive it once.
-const derived = new WeakMap<Context.Context<never>, Context.Context<never>>()
+type UndiciOptions = Readonly<Record<string, unknown>>
 
-const withoutRedirects = (context: Context.Context<never>): Context.Context<never> => {
-  const known = derived.get(context)
-  if (known !== undefined) return known
-  const fetch = Context.getOption(context, FetchHttpClient.Fetch)
-  const undici = Context.getOption(context, UndiciRequestOptions)
-  const out = context.pipe(
-    Context.add(FetchHttpClient.Fetch, fetch._tag === "Some" ? manual(fetch.value) : globalFetchManual),
-    Context.add(UndiciRequestOptions, { ...(undici._tag === "Some" ? undici.value : {}), maxRedirections: 0 })
-  )
-  derived.set(context, out)
+const noRedirections: UndiciOptions = { maxRedirections: 0 }
+
+// What each fetch and each set of undici options becomes, built once for each: a request's context
+// differs from the last one's (each call has its own span), the fetch and the options in it seldom do.
+const manualFetches = new WeakMap<typeof globalThis.fetch, typeof globalThis.fetch>()
+const refusingOptions = new WeakMap<UndiciOptions, UndiciOptions>()
+const refusing = new WeakSet<object>([globalFetchManual, noRedirections])
+
+const manualFetch = (fetch: typeof globalThis.fetch | undefined): typeof globalThis.fetch => {
+  if (fetch === undefined) return globalFetchManual
+  if (refusing.has(fetch)) return fetch
+  let out = manualFetches.get(fetch)
+  if (out === undefined) {
+    out = manual(fetch)
+    manualFetches.set(fetch, out)
+    refusing.add(out)
+  }
   return out
+}
+
+const refusingUndici = (options: UndiciOptions | undefined): UndiciOptions => {
+  if (options === undefined) return noRedirections
+  if (refusing.has(options)) return options
+  let out = refusingOptions.get(options)
+  if (out === undefined) {
+    out = { ...options, maxRedirections: 0 }
+    refusingOptions.set(options, out)
+    refusing.add(out)
+  }
+  return out
+}
+
+/** The context with the redirect-refusing fetch and undici options: one copy of it, or none when it has them. */
+const withoutRedirects = (context: Context.Context<never>): Context.Context<never> => {
+  const fetch = context.unsafeMap.get(FetchHttpClient.Fetch.key) as typeof globalThis.fetch | undefined
+  const undici = context.unsafeMap.get(UndiciRequestOptions.key) as UndiciOptions | undefined
+  const wantedFetch = manualFetch(fetch)
+  const wantedUndici = refusingUndici(undici)
+  if (wantedFetch === fetch && wantedUndici === undici) return context
+  const map = new Map(context.unsafeMap)
+  map.set(FetchHttpClient.Fetch.key, wantedFetch)
+  map.set(UndiciRequestOptions.key, wantedUndici)
+  return Context.unsafeMake(map)
 }
 
 /** The client with every request sent so that the transport does not follow redirects (see the module notes). */

@@ -236,21 +236,23 @@ export const send = (
 ): Effect.Effect<Answer, Errors.TransportError | Errors.UnexpectedResponse> =>
   client.execute(request).pipe(
     Effect.catchAll((error) => Effect.fail(fromHttpClientError(request, context, error))),
-    Effect.flatMap((response) =>
-      isRedirect(response.status)
+    Effect.flatMap((response) => {
+      // Read once: undici's response builds its `headers` anew on every access.
+      const answered = { status: response.status, headers: response.headers }
+      return isRedirect(answered.status)
         // A redirect's body is left unread: nothing of it is buffered beyond the socket's.
-        ? Effect.fail(unexpected(request, context, response, "Redirect", limits.maxResponseBytes))
+        ? Effect.fail(unexpected(request, context, answered, "Redirect", limits.maxResponseBytes))
         : Effect.flatMap(
           Effect.catchAll(
-            Body.read(response, limits.maxResponseBytes),
+            Body.read(response, answered.headers, limits.maxResponseBytes),
             (error) => Effect.fail(fromHttpClientError(request, context, error))
           ),
           (body): Effect.Effect<Answer, Errors.UnexpectedResponse> =>
             body._tag === "TooLarge"
-              ? Effect.fail(unexpected(request, context, response, "TooLarge", limits.maxResponseBytes))
-              : Effect.succeed({ status: response.status, headers: response.headers, body: body.text })
+              ? Effect.fail(unexpected(request, context, answered, "TooLarge", limits.maxResponseBytes))
+              : Effect.succeed({ status: answered.status, headers: answered.headers, body: body.text })
         )
-    ),
+    }),
     (effect) => timeoutFail(effect, limits.timeout, () => transportError(request, context, "Timeout")),
     redactingSecrets
   )

@@ -1,0 +1,79 @@
+/**
+ * `Telemetry.skipUselessContext`: Effect's OpenTelemetry tracer makes the
+ * current span OpenTelemetry's active context around every fiber run only
+ * when a context manager is registered, and then as it always did.
+ */
+import * as OtelTracer from "@effect/opentelemetry/Tracer"
+import { afterEach, describe, expect, it } from "@effect/vitest"
+import * as Telemetry from "@gcx/http/Telemetry"
+import * as OtelApi from "@opentelemetry/api"
+import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base"
+import { Effect, Layer } from "effect"
+
+/**
+ * A context manager that keeps the active context on a stack: the tracer's
+ * `context.with` runs the fiber synchronously, so a stack serves, and the
+ * test needs no async-hooks package of its own.
+ */
+const stackContextManager = (): OtelApi.ContextManager => {
+  const stack: Array<OtelApi.Context> = []
+  const manager: OtelApi.ContextManager = {
+    active: () => stack.at(-1) ?? OtelApi.ROOT_CONTEXT,
+    with: (context, fn, thisArg, ...args) => {
+      stack.push(context)
+      try {
+        return fn.call(thisArg, ...args)
+      } finally {
+        stack.pop()
+      }
+    },
+    bind: (_context, target) => target,
+    enable: () => manager,
+    disable: () => {
+      stack.length = 0
+      return manager
+    }
+  }
+  return manager
+}
+
+/** The tracer under test, over a real OpenTelemetry tracer provider (spans kept in memory, exported nowhere). */
+const tracerLayer = Layer.unwrapEffect(
+  Effect.map(OtelTracer.make, (tracer) => Layer.setTracer(Telemetry.skipUselessContext(tracer)))
+).pipe(Layer.provide(Layer.succeed(OtelTracer.OtelTracer, new BasicTracerProvider().getTracer("test"))))
+
+/** OpenTelemetry's active span id inside an Effect span, and the Effect span's id. */
+const activeInsideSpan = Effect.gen(function*() {
+  yield* Effect.yieldNow() // a new run of the fiber, inside the span
+  const effectSpan = yield* Effect.currentSpan
+  return { active: OtelApi.trace.getActiveSpan()?.spanContext().spanId, effect: effectSpan.spanId }
+}).pipe(Effect.withSpan("outer"))
+
+describe("Telemetry.skipUselessContext", () => {
+  afterEach(() => OtelApi.context.disable())
+
+  it.effect("without a context manager, no OpenTelemetry context is set around fiber runs", () =>
+    Effect.gen(function*() {
+      expect(Telemetry.hasContextManager()).toBe(false)
+      const { active, effect } = yield* activeInsideSpan
+      expect(active).toBeUndefined()
+      expect(effect).toMatch(/^[0-9a-f]{16}$/)
+    }).pipe(Effect.provide(tracerLayer)))
+
+  it.effect("with a context manager, the current Effect span is OpenTelemetry's active span", () =>
+    Effect.gen(function*() {
+      expect(OtelApi.context.setGlobalContextManager(stackContextManager())).toBe(true)
+      expect(Telemetry.hasContextManager()).toBe(true)
+      const { active, effect } = yield* activeInsideSpan
+      expect(active).toBe(effect)
+    }).pipe(Effect.provide(tracerLayer)))
+
+  it.effect("a context manager registered after the tracer is honoured from the next span on", () =>
+    Effect.gen(function*() {
+      const before = yield* activeInsideSpan
+      expect(OtelApi.context.setGlobalContextManager(stackContextManager())).toBe(true)
+      const after = yield* activeInsideSpan
+      expect(before.active).toBeUndefined()
+      expect(after.active).toBe(after.effect)
+    }).pipe(Effect.provide(tracerLayer)))
+})
