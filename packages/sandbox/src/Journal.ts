@@ -75,11 +75,19 @@ const transactions = globalValue(
 
 const sourceOf = (request: HttpServerRequest.HttpServerRequest): object => request.source as object
 
+/** Marks the transaction that `request` created or read, for its journal entry, at once (from inside its fiber). */
+export const unsafeAnnotateTransaction = (
+  request: HttpServerRequest.HttpServerRequest,
+  transactionId: string
+): void => {
+  transactions.set(sourceOf(request), transactionId)
+}
+
 /** Marks the transaction that `request` created or read, for its journal entry. */
 export const annotateTransaction = (
   request: HttpServerRequest.HttpServerRequest,
   transactionId: string
-): Effect.Effect<void> => Effect.sync(() => transactions.set(sourceOf(request), transactionId))
+): Effect.Effect<void> => Effect.sync(() => unsafeAnnotateTransaction(request, transactionId))
 
 /** The transaction that `request` created or read, if any. */
 export const annotatedTransaction = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
