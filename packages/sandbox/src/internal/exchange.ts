@@ -131,6 +131,13 @@ const transactionNotFound = Effect.fail(
 const jsonResponse = (json: string): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(json, { contentType: "application/json" })
 
+/**
+ * The option of the handlers that never wait (no body to read, no I/O): the
+ * router need not make them interruptible, which costs two runtime-flag
+ * changes per request.
+ */
+const uninterruptible = { uninterruptible: true } as const
+
 /** The heartbeat, the POST quote and the GET transaction. */
 export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handlers) =>
   Effect.gen(function*() {
@@ -144,7 +151,7 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
           const { partner } = yield* Caller
           const now = yield* DateTime.now
           return new Heartbeat({ status: "OK", partner: partner.clientId, responseTimestamp: now })
-        }))
+        }), uninterruptible)
       .handleRaw("createQuote", ({ headers, request }) =>
         Effect.gen(function*() {
           const { partner, requestId } = yield* Caller
@@ -205,5 +212,5 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
               // Encoded with the endpoint's own schema, compiled once (the platform looks up annotations per answer).
               onRight: (status) => Effect.succeed(jsonResponse(StatusBody.bodyOf(transaction, status, now)))
             })
-          })))
+          })), uninterruptible)
   }))
