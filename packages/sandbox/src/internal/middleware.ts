@@ -125,6 +125,20 @@ const entryOf = (
   return entry
 }
 
+/**
+ * Makes the request, for the rest of its fiber, the same request with the
+ * stage segment left out of its URL (`originalUrl` keeps it), so that the
+ * platform's router finds the endpoint. A one-way update of the context
+ * rather than `Effect.provideService`, which scopes the change with an
+ * acquire-use-release around the whole API; nothing after the API needs the
+ * staged URL back (the answer goes to the same node response either way).
+ */
+const unstage = (request: HttpServerRequest.HttpServerRequest, url: string): Effect.Effect<void> =>
+  FiberRef.update(
+    FiberRef.currentContext,
+    (context) => Context.add(context, HttpServerRequest.HttpServerRequest, request.modify({ url }))
+  )
+
 /** How a fault shows in the request's log line instead of its status. */
 const loggedStatus = (fault: Faults.FaultRule | undefined, status: number): string | number =>
   fault?.kind === "reset" ? "reset" : fault?.kind === "dropAnswer" ? "dropped" : status
@@ -214,12 +228,10 @@ export const layer = (role: Routes.Role) =>
               case "status500":
                 return Effect.succeed(faultResponse(fault))
             }
-            const routed = target.url === request.url ? app : Effect.provideService(
-              app,
-              HttpServerRequest.HttpServerRequest,
-              request.modify({ url: target.url })
+            return Effect.catchAllCause(
+              target.url === request.url ? app : Effect.zipRight(unstage(request, target.url), app),
+              answerCause(target.route)
             )
-            return Effect.catchAllCause(routed, answerCause(target.route))
           }
           return Effect.zipRight(
             HttpApp.appendPreResponseHandler(onResponse),
