@@ -195,7 +195,10 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
         }))
       .handleRaw("getTransaction", ({ path, request }) =>
         Effect.flatMap(Caller, ({ partner }) =>
-          Effect.flatMap(store.get(path.transactionId), (found) => {
+          Effect.flatMap(store.get(path.transactionId), (found): Effect.Effect<
+            HttpServerResponse.HttpServerResponse,
+            NotFound | BadRequest
+          > => {
             if (Option.isNone(found) || found.value.clientId !== partner.clientId) {
               return transactionNotFound
             }

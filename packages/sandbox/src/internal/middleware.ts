@@ -216,7 +216,11 @@ export const layer = (role: Routes.Role) =>
                 recorded
               )
             })
-          const answer = () => {
+          const answer = (): Effect.Effect<
+            HttpServerResponse.HttpServerResponse,
+            never,
+            HttpServerRequest.HttpServerRequest
+          > => {
             if (!target.served) return Effect.succeed(notFound)
             switch (fault?.kind) {
               case "reset":
