@@ -158,15 +158,18 @@ export const make = (options: {
           const decision: Decision = { delayMillis, answer, injected }
           return [decision, { ...current, seen }] as const
         }))
+    // Whether rules are set, kept beside the state (both change in one step, under the lock): without rules,
+    // requests need not read the state or queue for the lock.
+    let active = options.rules.length > 0
+    const untouched = Effect.succeed(none)
     return FaultInjector.of({
       rules: Effect.map(SynchronizedRef.get(state), (current) => current.rules),
-      set: (rules) => SynchronizedRef.set(state, fresh(rules)),
-      // Without rules, requests need not queue for the lock.
-      decide: (route) =>
-        Effect.flatMap(
-          SynchronizedRef.get(state),
-          (current) => current.rules.length === 0 ? Effect.succeed(none) : decide(route)
-        )
+      set: (rules) =>
+        SynchronizedRef.update(state, () => {
+          active = rules.length > 0
+          return fresh(rules)
+        }),
+      decide: (route) => active ? decide(route) : untouched
     })
   })
 

@@ -53,9 +53,9 @@ export type RequestCounts = typeof RequestCounts.Type
 /** A snapshot of the journal. */
 export const Journal = Schema.Struct({
   requests: RequestCounts,
-  /** requestId -> the distinct transaction ids its POSTs answered with, in order. */
+  /** requestId -> the distinct transaction ids its POSTs answered with, in order (those the store still keeps). */
   transactionsByRequestId: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) }),
-  /** transactionId -> how many GETs read it. */
+  /** transactionId -> how many GETs read it (for the transactions the store still keeps). */
   getsByTransactionId: Schema.Record({ key: Schema.String, value: Schema.Int }),
   /** The latest requests, oldest first (at most `maxEntries`). */
   entries: Schema.Array(Entry)
@@ -75,11 +75,19 @@ const transactions = globalValue(
 
 const sourceOf = (request: HttpServerRequest.HttpServerRequest): object => request.source as object
 
+/** Marks the transaction that `request` created or read, for its journal entry, at once (from inside its fiber). */
+export const unsafeAnnotateTransaction = (
+  request: HttpServerRequest.HttpServerRequest,
+  transactionId: string
+): void => {
+  transactions.set(sourceOf(request), transactionId)
+}
+
 /** Marks the transaction that `request` created or read, for its journal entry. */
 export const annotateTransaction = (
   request: HttpServerRequest.HttpServerRequest,
   transactionId: string
-): Effect.Effect<void> => Effect.sync(() => transactions.set(sourceOf(request), transactionId))
+): Effect.Effect<void> => Effect.sync(() => unsafeAnnotateTransaction(request, transactionId))
 
 /** The transaction that `request` created or read, if any. */
 export const annotatedTransaction = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
@@ -93,6 +101,12 @@ export class Recorder extends Context.Tag("@gcx/sandbox/Journal/Recorder")<Recor
   readonly snapshotCounts: Effect.Effect<RequestCounts>
   /** The latest `count` entries, newest first. */
   readonly recent: (count: number) => Effect.Effect<ReadonlyArray<Entry>>
+  /**
+   * Drops a transaction from the indexes (`transactionsByRequestId`,
+   * `getsByTransactionId`), at once: the store calls it when it evicts the
+   * transaction, so that the indexes stay as bounded as the store.
+   */
+  readonly unsafeForget: (transactionId: string) => void
   readonly reset: Effect.Effect<void>
 }>() {}
 
@@ -107,12 +121,17 @@ const emptyCounts = (): { -readonly [K in keyof RequestCounts]: number } => ({
 
 /**
  * Builds an empty journal. Its state lives in plain maps and an array touched
- * only inside `Effect.sync`, so each record is atomic on the single JavaScript
- * thread and costs a few map operations.
+ * only inside `Effect.sync` (or synchronously by the store), so each record is
+ * atomic on the single JavaScript thread and costs a few map operations.
+ *
+ * The indexes hold only transactions the store keeps: `unsafeForget` drops an
+ * evicted one. The entries are bounded by `maxEntries`.
  */
 export const makeRecorder: Effect.Effect<Recorder["Type"]> = Effect.sync(() => {
   let requests = emptyCounts()
   let transactionsByRequestId = new Map<string, Array<string>>()
+  // The requestId each indexed transaction is listed under, so that forgetting it is two map operations.
+  let requestIdOfTransaction = new Map<string, string>()
   let getsByTransactionId = new Map<string, number>()
   let entries: Array<Entry> = []
   const append = (entry: Entry): void => {
@@ -122,6 +141,7 @@ export const makeRecorder: Effect.Effect<Recorder["Type"]> = Effect.sync(() => {
       const ids = transactionsByRequestId.get(requestId)
       if (ids === undefined) transactionsByRequestId.set(requestId, [transactionId])
       else if (!ids.includes(transactionId)) ids.push(transactionId)
+      requestIdOfTransaction.set(transactionId, requestId)
     } else if (route === "getTransaction" && transactionId !== undefined) {
       getsByTransactionId.set(transactionId, (getsByTransactionId.get(transactionId) ?? 0) + 1)
     }
@@ -141,9 +161,19 @@ export const makeRecorder: Effect.Effect<Recorder["Type"]> = Effect.sync(() => {
     })),
     snapshotCounts: Effect.sync(() => ({ ...requests })),
     recent: (count) => Effect.sync(() => entries.slice(-count).reverse()),
+    unsafeForget: (transactionId) => {
+      getsByTransactionId.delete(transactionId)
+      const requestId = requestIdOfTransaction.get(transactionId)
+      if (requestId === undefined) return
+      requestIdOfTransaction.delete(transactionId)
+      const ids = transactionsByRequestId.get(requestId)?.filter((id) => id !== transactionId)
+      if (ids === undefined || ids.length === 0) transactionsByRequestId.delete(requestId)
+      else transactionsByRequestId.set(requestId, ids)
+    },
     reset: Effect.sync(() => {
       requests = emptyCounts()
       transactionsByRequestId = new Map()
+      requestIdOfTransaction = new Map()
       getsByTransactionId = new Map()
       entries = []
     })

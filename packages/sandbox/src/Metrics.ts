@@ -13,8 +13,10 @@
  * metric registry, so several sandboxes in one process add up.
  */
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
 import * as MetricKey from "effect/MetricKey"
+import type * as MetricLabel from "effect/MetricLabel"
 import type { FaultKind } from "./Faults.js"
 import type { Route } from "./Journal.js"
 
@@ -66,15 +68,28 @@ export const faultCounter = (kind: FaultKind): Metric.Metric.Counter<number> => 
   return counter
 }
 
+/**
+ * Counts one request and the faults injected into it, synchronously, with the
+ * caller's metric labels (`FiberRef.currentMetricLabels`): for code that
+ * already runs inside the fiber of the request.
+ */
+export const unsafeRecord = (
+  route: Route,
+  status: number | undefined,
+  injected: ReadonlyArray<FaultKind>,
+  labels: ReadonlyArray<MetricLabel.MetricLabel>
+): void => {
+  requestCounter(route, status).unsafeUpdate(1, labels)
+  for (const kind of injected) faultCounter(kind).unsafeUpdate(1, labels)
+}
+
 /** Counts one request and the faults injected into it. */
 export const record = (
   route: Route,
   status: number | undefined,
   injected: ReadonlyArray<FaultKind>
 ): Effect.Effect<void> =>
-  injected.length === 0
-    ? Metric.increment(requestCounter(route, status))
-    : Effect.zipRight(
-      Metric.increment(requestCounter(route, status)),
-      Effect.forEach(injected, (kind) => Metric.increment(faultCounter(kind)), { discard: true })
-    )
+  FiberRef.getWith(
+    FiberRef.currentMetricLabels,
+    (labels) => Effect.sync(() => unsafeRecord(route, status, injected, labels))
+  )

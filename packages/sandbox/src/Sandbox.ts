@@ -100,8 +100,12 @@ export const make = (options: SandboxOptions = {}): Effect.Effect<Service, Serve
       productLines: options.productLines ?? TestData.productLines,
       requestLogLevel: LogLevel.fromLiteral(options.logLevel ?? "Debug")
     })
-    const store = yield* Store.make({ maxTransactions: options.maxTransactions })
     const recorder = yield* Journal.makeRecorder
+    // The journal's indexes keep only the transactions the store keeps.
+    const store = yield* Store.make({
+      maxTransactions: options.maxTransactions,
+      onEvict: (transaction) => recorder.unsafeForget(transaction.id)
+    })
     const injector = yield* Faults.make({ seed: options.seed ?? 0, rules: options.faults ?? [] })
     const tokens = yield* Tokens.make({ lifetimeSeconds: options.tokenLifetimeSeconds ?? 3600 })
     const context = Context.make(SandboxConfig, config).pipe(

@@ -66,12 +66,19 @@ const isFinished = (transaction: Transaction, now: number): boolean =>
  * (default 100,000). Past that, each new transaction evicts the oldest
  * finished one (completed or failed), or the oldest one when none has
  * finished, with its idempotency record: a later retry of its requestId
- * creates a new transaction, and a GET of its id answers 404.
+ * creates a new transaction, and a GET of its id answers 404; `onEvict` is
+ * told.
  *
  * The state lives in insertion-ordered maps touched only inside `Effect.sync`,
  * so every operation is atomic on the single JavaScript thread.
  */
-export const make = (options: { readonly maxTransactions?: number | undefined } = {}): Effect.Effect<Store["Type"]> =>
+export const make = (
+  options: {
+    readonly maxTransactions?: number | undefined
+    /** Called, synchronously, with each transaction evicted (e.g. to drop it from the journal's indexes). */
+    readonly onEvict?: ((transaction: Transaction) => void) | undefined
+  } = {}
+): Effect.Effect<Store["Type"]> =>
   Effect.sync(() => {
     const maxTransactions = Math.max(1, options.maxTransactions ?? defaultMaxTransactions)
     const transactions = new Map<string, Transaction>()
@@ -89,6 +96,7 @@ export const make = (options: { readonly maxTransactions?: number | undefined } 
       transactions.delete(victim.id)
       const key = idempotencyKey(victim)
       if (attempts.get(key)?.transactionId === victim.id) attempts.delete(key)
+      options.onEvict?.(victim)
     }
     const create = (transaction: Transaction): Creation => {
       const key = idempotencyKey(transaction)

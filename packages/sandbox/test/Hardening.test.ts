@@ -210,4 +210,47 @@ describe("bounded transactions", () => {
       expect(kept).toHaveLength(2)
       expect(kept).not.toContain(oldest.body.transactionId)
     }).pipe(Effect.scoped))
+
+  it.live("the journal's indexes drop an evicted transaction: transactionsByRequestId and getsByTransactionId", () =>
+    Effect.gen(function*() {
+      const server = yield* Sandbox.make({ timeScale: 1, maxTransactions: 2 })
+      const token = yield* tokenFor(server)
+      // Each transaction is created (instant card: finished at once) and read once.
+      const createAndRead = (requestId: string) =>
+        Effect.gen(function*() {
+          const created = yield* postQuote(
+            server,
+            exchangeHeaders(token, { requestId }),
+            quoteBody(TestData.Cards.instant)
+          )
+          expect(created.status).toBe(201)
+          const transactionId: string = created.body.transactionId
+          expect((yield* getTransaction(server, exchangeHeaders(token), transactionId)).status).toBe(200)
+          return transactionId
+        })
+      const a = yield* createAndRead("a")
+      const b = yield* createAndRead("b")
+      const before = yield* server.journal
+      expect(before.transactionsByRequestId).toEqual({ a: [a], b: [b] })
+      expect(before.getsByTransactionId).toEqual({ [a]: 1, [b]: 1 })
+      // A third evicts the oldest finished one (a), with its index entries.
+      const c = yield* createAndRead("c")
+      const after = yield* server.journal
+      expect(after.transactionsByRequestId).toEqual({ b: [b], c: [c] })
+      expect(after.getsByTransactionId).toEqual({ [b]: 1, [c]: 1 })
+      // The evicted requestId used again lists only its new transaction; b goes in turn.
+      const again = yield* createAndRead("a")
+      expect(again).not.toBe(a)
+      const last = yield* server.journal
+      expect(last.transactionsByRequestId).toEqual({ c: [c], a: [again] })
+      expect(last.getsByTransactionId).toEqual({ [c]: 1, [again]: 1 })
+      // The counts and entries still cover every request.
+      expect(last.requests.createQuote).toBe(4)
+      expect(last.requests.getTransaction).toBe(4)
+      // Many more stay bounded by maxTransactions.
+      for (let index = 0; index < 20; index++) yield* createAndRead(`many-${index}`)
+      const many = yield* server.journal
+      expect(Object.keys(many.transactionsByRequestId)).toHaveLength(2)
+      expect(Object.keys(many.getsByTransactionId)).toHaveLength(2)
+    }).pipe(Effect.scoped))
 })

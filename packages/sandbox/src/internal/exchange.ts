@@ -25,6 +25,7 @@ import * as Lifecycle from "../Lifecycle.js"
 import * as Scenarios from "../Scenarios.js"
 import type { Transaction } from "../Store.js"
 import { Store } from "../Store.js"
+import type { Partner } from "../TestData.js"
 import { Tokens } from "../Tokens.js"
 import { readJson } from "./body.js"
 import { SandboxConfig } from "./config.js"
@@ -35,46 +36,61 @@ const badRequest = (ErrorCode: string, Message: string) => Effect.fail(new BadRe
 
 const requestIdSyntax = new RegExp(`^[A-Za-z0-9_-]{1,${maxRequestIdLength}}$`)
 
-/** The bearer token, the partner, its x-api-key and the requestId header, checked in that order. */
+const unauthorized = (Message: string) =>
+  Effect.fail(new Unauthorized({ ErrorCode: ErrorBody.ErrorCodes.unauthorized, Message }))
+
+const partnerNotFound = badRequest(ErrorBody.ErrorCodes.partnerNotFound, "The partner is not recognized")
+
+const apiKeyHeader = Routes.Headers.apiKey
+const requestIdHeader = Routes.Headers.requestId.toLowerCase()
+
+/**
+ * The bearer token, the partner, its x-api-key and the requestId header,
+ * checked in that order. It runs on every exchange call, so the checks are
+ * plain code between the two effects they need (the token's verification
+ * against `Clock`, and whether the partner is enabled).
+ */
 export const AuthorizationLive = Layer.effect(
   Authorization,
   Effect.gen(function*() {
     const config = yield* SandboxConfig
     const tokens = yield* Tokens
     const store = yield* Store
-    return Authorization.of({
-      bearer: (token) =>
-        Effect.gen(function*() {
-          if (Redacted.value(token) === "") {
-            return yield* Effect.fail(
-              new Unauthorized({ ErrorCode: ErrorBody.ErrorCodes.unauthorized, Message: "A bearer token is required" })
-            )
-          }
-          const claims = yield* tokens.verify(Redacted.value(token)).pipe(
-            Effect.mapError((error) =>
-              new Unauthorized({ ErrorCode: ErrorBody.ErrorCodes.unauthorized, Message: error.message })
-            )
+    const partners = new Map(config.partners.map((partner) => [partner.clientId, partner]))
+    /** The header checks, once the partner is known and enabled. */
+    const checkHeaders = (partner: Partner) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, ({ headers }) => {
+        if (!safeEqual(headers[apiKeyHeader] ?? "", partner.apiKey)) {
+          return badRequest(ErrorBody.ErrorCodes.invalidApiKey, "The x-api-key header is invalid")
+        }
+        const requestId = headers[requestIdHeader]?.trim() ?? ""
+        if (requestId === "") {
+          return badRequest(ErrorBody.ErrorCodes.missingRequestId, "The requestId header is required")
+        }
+        if (!requestIdSyntax.test(requestId)) {
+          return badRequest(
+            ErrorBody.ErrorCodes.invalidParameter,
+            `requestId must be 1 to ${maxRequestIdLength} characters of A-Z, a-z, 0-9, - and _`
           )
-          const partner = config.partners.find((candidate) => candidate.clientId === claims.sub)
-          if (partner === undefined || !(yield* store.isEnabled(partner.clientId))) {
-            return yield* badRequest(ErrorBody.ErrorCodes.partnerNotFound, "The partner is not recognized")
-          }
-          const { headers } = yield* HttpServerRequest.HttpServerRequest
-          if (!safeEqual(headers[Routes.Headers.apiKey] ?? "", partner.apiKey)) {
-            return yield* badRequest(ErrorBody.ErrorCodes.invalidApiKey, "The x-api-key header is invalid")
-          }
-          const requestId = headers[Routes.Headers.requestId.toLowerCase()]?.trim() ?? ""
-          if (requestId === "") {
-            return yield* badRequest(ErrorBody.ErrorCodes.missingRequestId, "The requestId header is required")
-          }
-          if (!requestIdSyntax.test(requestId)) {
-            return yield* badRequest(
-              ErrorBody.ErrorCodes.invalidParameter,
-              `requestId must be 1 to ${maxRequestIdLength} characters of A-Z, a-z, 0-9, - and _`
+        }
+        return Effect.succeed({ partner, requestId })
+      })
+    return Authorization.of({
+      bearer: (token) => {
+        const value = Redacted.value(token)
+        if (value === "") return unauthorized("A bearer token is required")
+        return Effect.matchEffect(tokens.verify(value), {
+          onFailure: (error) => unauthorized(error.message),
+          onSuccess: (claims) => {
+            const partner = partners.get(claims.sub)
+            if (partner === undefined) return partnerNotFound
+            return Effect.flatMap(
+              store.isEnabled(partner.clientId),
+              (enabled) => enabled ? checkHeaders(partner) : partnerNotFound
             )
           }
-          return { partner, requestId }
         })
+      }
     })
   })
 )
@@ -107,22 +123,35 @@ const locationOf = (request: HttpServerRequest.HttpServerRequest, stage: string,
 
 const encodeQuote = Schema.encode(Quote.QuoteResponse)
 
+const transactionNotFound = Effect.fail(
+  new NotFound({ ErrorCode: ErrorBody.ErrorCodes.transactionNotFound, Message: "No transaction has this id" })
+)
+
 /** A 200 answer with a JSON body. */
 const jsonResponse = (json: string): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(json, { contentType: "application/json" })
+
+/**
+ * The option of the handlers that never wait (no body to read, no I/O): the
+ * router need not make them interruptible, which costs two runtime-flag
+ * changes per request.
+ */
+const uninterruptible = { uninterruptible: true } as const
 
 /** The heartbeat, the POST quote and the GET transaction. */
 export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handlers) =>
   Effect.gen(function*() {
     const config = yield* SandboxConfig
     const store = yield* Store
+    // Request fibers are forked from the runtime the layer is built in, so they see this same clock.
+    const clock = yield* Effect.clock
     return handlers
       .handle("heartbeat", () =>
         Effect.gen(function*() {
           const { partner } = yield* Caller
           const now = yield* DateTime.now
           return new Heartbeat({ status: "OK", partner: partner.clientId, responseTimestamp: now })
-        }))
+        }), uninterruptible)
       .handleRaw("createQuote", ({ headers, request }) =>
         Effect.gen(function*() {
           const { partner, requestId } = yield* Caller
@@ -165,29 +194,26 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
           })
         }))
       .handleRaw("getTransaction", ({ path, request }) =>
-        Effect.gen(function*() {
-          const { partner } = yield* Caller
-          const found = Option.filter(
-            yield* store.get(path.transactionId),
-            (transaction) => transaction.clientId === partner.clientId
-          )
-          if (Option.isNone(found)) {
-            return yield* Effect.fail(
-              new NotFound({
-                ErrorCode: ErrorBody.ErrorCodes.transactionNotFound,
-                Message: "No transaction has this id"
-              })
-            )
-          }
-          const transaction = found.value
-          yield* Journal.annotateTransaction(request, transaction.id)
-          const now = yield* Clock.currentTimeMillis
-          const kept = StatusBody.doneBodyAt(transaction, now)
-          if (kept !== undefined) return jsonResponse(kept)
-          return yield* Either.match(Lifecycle.statusAt(transaction, now), {
-            onLeft: (error) => Effect.fail(new BadRequest(error)),
-            // Encoded with the endpoint's own schema, compiled once (the platform looks up annotations per answer).
-            onRight: (status) => Effect.succeed(jsonResponse(StatusBody.bodyOf(transaction, status, now)))
-          })
-        }))
+        Effect.flatMap(Caller, ({ partner }) =>
+          Effect.flatMap(store.get(path.transactionId), (found): Effect.Effect<
+            HttpServerResponse.HttpServerResponse,
+            NotFound | BadRequest
+          > => {
+            if (Option.isNone(found) || found.value.clientId !== partner.clientId) {
+              return transactionNotFound
+            }
+            const transaction = found.value
+            Journal.unsafeAnnotateTransaction(request, transaction.id)
+            const now = clock.unsafeCurrentTimeMillis()
+            const kept = StatusBody.doneBodyAt(transaction, now)
+            if (kept !== undefined) {
+              return Effect.succeed(jsonResponse(kept))
+            }
+            return Either.match(Lifecycle.statusAt(transaction, now), {
+              onLeft: (error) =>
+                Effect.fail(new BadRequest(error)),
+              // Encoded with the endpoint's own schema, compiled once (the platform looks up annotations per answer).
+              onRight: (status) => Effect.succeed(jsonResponse(StatusBody.bodyOf(transaction, status, now)))
+            })
+          })), uninterruptible)
   }))

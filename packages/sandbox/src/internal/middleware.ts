@@ -15,9 +15,11 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ErrorBody, Ids, Routes as Wire } from "@gcx/core"
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
@@ -95,93 +97,164 @@ const answerCause = (route: Journal.Route) => (cause: Cause.Cause<never>) => {
 const previousAttemptsOf = (header: string | undefined): number | undefined =>
   header !== undefined && /^\d{1,9}$/.test(header.trim()) ? Number(header) : undefined
 
+const requestIdHeader = Wire.Headers.requestId.toLowerCase()
+const previousAttemptsHeader = Wire.Headers.previousAttempts.toLowerCase()
+
 /** The journal entry of a request, from what it asked and how it was answered. No secrets are read. */
 const entryOf = (
+  time: DateTime.Utc,
   request: HttpServerRequest.HttpServerRequest,
   target: Routes.Target,
   decision: Faults.Decision,
   status: number | undefined,
   transactionId: string | undefined
-) =>
-  Effect.map(DateTime.now, (time): Journal.Entry => {
-    const requestId = request.headers[Wire.Headers.requestId.toLowerCase()]
-    const previousAttempts = previousAttemptsOf(request.headers[Wire.Headers.previousAttempts.toLowerCase()])
-    return {
-      time,
-      route: target.route,
-      method: request.method,
-      path: target.pathname,
-      ...(status === undefined ? {} : { status }),
-      ...(requestId === undefined ? {} : { requestId }),
-      ...(previousAttempts === undefined ? {} : { previousAttempts }),
-      ...(transactionId === undefined ? {} : { transactionId }),
-      ...(decision.injected.length === 0 ? {} : { faults: decision.injected })
-    }
-  })
+): Journal.Entry => {
+  const requestId = request.headers[requestIdHeader]
+  const previousAttempts = previousAttemptsOf(request.headers[previousAttemptsHeader])
+  const entry: { -readonly [K in keyof Journal.Entry]: Journal.Entry[K] } = {
+    time,
+    route: target.route,
+    method: request.method,
+    path: target.pathname
+  }
+  if (status !== undefined) entry.status = status
+  if (requestId !== undefined) entry.requestId = requestId
+  if (previousAttempts !== undefined) entry.previousAttempts = previousAttempts
+  if (transactionId !== undefined) entry.transactionId = transactionId
+  if (decision.injected.length > 0) entry.faults = decision.injected
+  return entry
+}
 
-/** The middleware of a server with the given role. */
+/**
+ * Makes the request, for the rest of its fiber, the same request with the
+ * stage segment left out of its URL (`originalUrl` keeps it), so that the
+ * platform's router finds the endpoint. A one-way update of the context
+ * rather than `Effect.provideService`, which scopes the change with an
+ * acquire-use-release around the whole API; nothing after the API needs the
+ * staged URL back (the answer goes to the same node response either way).
+ */
+const unstage = (request: HttpServerRequest.HttpServerRequest, url: string): Effect.Effect<void> =>
+  FiberRef.update(
+    FiberRef.currentContext,
+    (context) => Context.add(context, HttpServerRequest.HttpServerRequest, request.modify({ url }))
+  )
+
+/** How a fault shows in the request's log line instead of its status. */
+const loggedStatus = (fault: Faults.FaultRule | undefined, status: number): string | number =>
+  fault?.kind === "reset" ? "reset" : fault?.kind === "dropAnswer" ? "dropped" : status
+
+/**
+ * The middleware of a server with the given role.
+ *
+ * It runs on every request, so its work is plain code inside the request's
+ * fiber (`Effect.withFiberRuntime`) rather than a chain of effects: the clock
+ * is the one the server's request fibers inherit (captured when the layer is
+ * built), the fault decision is one effect only when rules are set, and the
+ * journal entry, the metrics and the trace header are done in one step on the
+ * final answer.
+ */
 export const layer = (role: Routes.Role) =>
   HttpApiBuilder.middleware(
     Effect.gen(function*() {
       const config = yield* SandboxConfig
       const recorder = yield* Journal.Recorder
       const injector = yield* Faults.FaultInjector
+      // Request fibers are forked from the runtime this layer is built in, so they see this same clock.
+      const clock = yield* Effect.clock
       const classify = Routes.classifier(role, config.stage)
-      return (app) =>
-        Effect.gen(function*() {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const startedAt = yield* Clock.currentTimeMillis
-          const target = classify(request.method, request.url)
-          const served = target.served
-          const decision = served ? yield* injector.decide(target.route) : Faults.none
+      const logLevel = config.requestLogLevel
+      return (app) => {
+        /** What happens to a request once its faults are decided. */
+        const handle = (
+          fiber: Fiber.RuntimeFiber<unknown, unknown>,
+          request: HttpServerRequest.HttpServerRequest,
+          target: Routes.Target,
+          startedAt: number,
+          decision: Faults.Decision
+        ) => {
           const fault = Option.getOrUndefined(decision.answer)
           const traceId = Ids.makeRequestId()
-
           // Runs on the final answer, whoever produced it (the API's error encoding included).
-          yield* HttpApp.appendPreResponseHandler((_, response) =>
-            Effect.gen(function*() {
+          const onResponse = (
+            _: HttpServerRequest.HttpServerRequest,
+            response: HttpServerResponse.HttpServerResponse
+          ) =>
+            Effect.suspend(() => {
               if (fault?.kind === "dropAnswer") destroySocket(request)
               const status = fault?.kind === "reset" ? undefined : response.status
-              yield* recorder.record(
-                yield* entryOf(request, target, decision, status, Journal.annotatedTransaction(request))
+              const now = clock.unsafeCurrentTimeMillis()
+              const entry = entryOf(
+                DateTime.unsafeMake(now),
+                request,
+                target,
+                decision,
+                status,
+                Journal.annotatedTransaction(request)
               )
-              yield* Metrics.record(target.route, status, decision.injected)
-              const millis = (yield* Clock.currentTimeMillis) - startedAt
-              if (config.requestLogLevel._tag !== "None") {
-                yield* Effect.logWithLevel(config.requestLogLevel, "request").pipe(
+              Metrics.unsafeRecord(
+                target.route,
+                status,
+                decision.injected,
+                fiber.getFiberRef(FiberRef.currentMetricLabels)
+              )
+              const answer = fault?.kind === "reset" || fault?.kind === "dropAnswer"
+                ? unanswered
+                : fault?.kind === "malformed"
+                ? malformed(HttpServerResponse.setHeader(response, Wire.Headers.traceId, traceId))
+                : HttpServerResponse.setHeader(response, Wire.Headers.traceId, traceId)
+              const recorded = Effect.as(recorder.record(entry), answer)
+              if (logLevel._tag === "None") return recorded
+              return Effect.zipRight(
+                Effect.logWithLevel(logLevel, "request").pipe(
                   Effect.annotateLogs({
                     method: request.method,
                     route: target.route,
-                    status: fault?.kind === "reset"
-                      ? "reset"
-                      : fault?.kind === "dropAnswer"
-                      ? "dropped"
-                      : response.status,
-                    millis
+                    status: loggedStatus(fault, response.status),
+                    millis: now - startedAt
                   })
-                )
-              }
-              if (fault?.kind === "reset" || fault?.kind === "dropAnswer") return unanswered
-              const traced = HttpServerResponse.setHeader(response, Wire.Headers.traceId, traceId)
-              return fault?.kind === "malformed" ? malformed(traced) : traced
+                ),
+                recorded
+              )
             })
-          )
-
-          if (decision.delayMillis > 0) yield* Effect.interruptible(Effect.sleep(decision.delayMillis))
-          if (!served) return notFound
-          switch (fault?.kind) {
-            case "reset":
-              destroySocket(request)
-              return unanswered
-            case "status503":
-            case "status500":
-              return faultResponse(fault)
+          const answer = (): Effect.Effect<
+            HttpServerResponse.HttpServerResponse,
+            never,
+            HttpServerRequest.HttpServerRequest
+          > => {
+            if (!target.served) return Effect.succeed(notFound)
+            switch (fault?.kind) {
+              case "reset":
+                return Effect.sync(() => {
+                  destroySocket(request)
+                  return unanswered
+                })
+              case "status503":
+              case "status500":
+                return Effect.succeed(faultResponse(fault))
+            }
+            return Effect.catchAllCause(
+              target.url === request.url ? app : Effect.zipRight(unstage(request, target.url), app),
+              answerCause(target.route)
+            )
           }
-          const routed = target.url === request.url ? request : request.modify({ url: target.url })
-          return yield* app.pipe(
-            Effect.provideService(HttpServerRequest.HttpServerRequest, routed),
-            Effect.catchAllCause(answerCause(target.route))
+          return Effect.zipRight(
+            HttpApp.appendPreResponseHandler(onResponse),
+            decision.delayMillis > 0
+              ? Effect.zipRight(Effect.interruptible(Effect.sleep(decision.delayMillis)), Effect.suspend(answer))
+              : Effect.suspend(answer)
           )
+        }
+        return Effect.withFiberRuntime((fiber) => {
+          const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+          const startedAt = clock.unsafeCurrentTimeMillis()
+          const target = classify(request.method, request.url)
+          return target.served
+            ? Effect.flatMap(
+              injector.decide(target.route),
+              (decision) => handle(fiber, request, target, startedAt, decision)
+            )
+            : handle(fiber, request, target, startedAt, Faults.none)
         })
+      }
     })
   )

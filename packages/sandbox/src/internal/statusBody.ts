@@ -21,7 +21,17 @@ const marker = JSON.stringify("\u0000responseTimestamp\u0000")
 /** The encoded bodies of done transactions, split around the answer's time. */
 const doneBodies = new WeakMap<Transaction, readonly [string, string]>()
 
-const stamp = (now: number): string => JSON.stringify(encodeTimestamp(DateTime.unsafeMake(now)))
+// The last time written and its JSON: answers within the same millisecond share it.
+let lastStampMillis = Number.NaN
+let lastStamp = ""
+
+const stamp = (now: number): string => {
+  if (now !== lastStampMillis) {
+    lastStamp = JSON.stringify(encodeTimestamp(DateTime.unsafeMake(now)))
+    lastStampMillis = now
+  }
+  return lastStamp
+}
 
 /** The kept body of a done transaction at `now`, if it was answered before. */
 export const doneBodyAt = (transaction: Transaction, now: number): string | undefined => {
