@@ -87,18 +87,29 @@ const rawSide = async (endpoint: Endpoint, quotes: number, concurrency: number):
   return failures
 }
 
-/** One run of `side`, as a promise of its failures. */
-const runner = (side: Side, endpoint: Endpoint, quotes: number, concurrency: number): () => Promise<number> => {
+/** A side: one run as a promise of its failures, and what releases what the side holds open. */
+interface Runner {
+  readonly run: () => Promise<number>
+  readonly close: () => Promise<void>
+}
+
+const nothingToClose = (): Promise<void> => Promise.resolve()
+
+/** The runner of `side`. */
+const runner = (side: Side, endpoint: Endpoint, quotes: number, concurrency: number): Runner => {
   switch (side) {
     case "raw":
-      return () => rawSide(endpoint, quotes, concurrency)
+      return { run: () => rawSide(endpoint, quotes, concurrency), close: nothingToClose }
     case "gcx":
-      return () => Effect.runPromise(gcxSide(endpoint, quotes, concurrency))
+      return { run: () => Effect.runPromise(gcxSide(endpoint, quotes, concurrency)), close: nothingToClose }
     case "undici":
       // The same getQuote over Node's undici dispatcher instead of Effect's fetch client.
-      return () => Effect.runPromise(gcxSide(endpoint, quotes, concurrency, NodeHttpClient.layerUndici))
+      return {
+        run: () => Effect.runPromise(gcxSide(endpoint, quotes, concurrency, NodeHttpClient.layerUndici)),
+        close: nothingToClose
+      }
     case "client":
-      return () => Effect.runPromise(clientSide(endpoint, quotes, concurrency))
+      return { run: () => Effect.runPromise(clientSide(endpoint, quotes, concurrency)), close: nothingToClose }
     case "telemetry": {
       // Set up once for the process, as an application does: spans and metrics exported over OTLP/HTTP JSON
       // (metrics every second) to a receiver in this process that reads each export and keeps nothing.
@@ -106,7 +117,8 @@ const runner = (side: Side, endpoint: Endpoint, quotes: number, concurrency: num
         OtlpReceiver.make({ discard: true }),
         (receiver) => Telemetry.layer({ endpoint: receiver.url, metricExportInterval: "1 second" })
       )))
-      return () => runtime.runPromise(gcxSide(endpoint, quotes, concurrency))
+      // closing the runtime stops the periodic export and the receiver, which would keep the process alive
+      return { run: () => runtime.runPromise(gcxSide(endpoint, quotes, concurrency)), close: () => runtime.dispose() }
     }
   }
 }
@@ -114,9 +126,13 @@ const runner = (side: Side, endpoint: Endpoint, quotes: number, concurrency: num
 const main = () => {
   const [endpoint, side, quotes, concurrency] = process.argv.slice(2)
   if (!sides.includes(side as Side)) throw new Error(`unknown side: ${side}`)
-  const run = runner(side as Side, JSON.parse(endpoint!) as Endpoint, Number(quotes), Number(concurrency))
+  const { close, run } = runner(side as Side, JSON.parse(endpoint!) as Endpoint, Number(quotes), Number(concurrency))
   let queue = Promise.resolve()
-  Readline.createInterface({ input: process.stdin }).on("line", () => {
+  const lines = Readline.createInterface({ input: process.stdin })
+  lines.on("close", () => {
+    queue = queue.then(close)
+  })
+  lines.on("line", () => {
     queue = queue.then(async () => {
       const measured = await Cpu.measure(undefined, run)
       const result: SideRun = {
