@@ -1,10 +1,11 @@
 /**
  * Bundles the `gcx` bin (`packages/cli/dist/bin.js`, compiled by `tsc -b`) into
- * `packages/cli/dist/gcx/`: the ES module of the start (with the chunks it shares with the
- * rest), plus chunks that load on demand: each command's handler (`src/run/`, see
- * `Lazy.handler`), undici, the sandbox, the workflow, OpenTelemetry. Node resolves several
- * hundred small modules of effect, @effect/cli and their dependencies at each start; the bundle
- * cuts `gcx --version` to about a third (`pnpm bench --only startup`, bench/README.md row 7).
+ * `packages/cli/dist/gcx/`: `gcx.cjs`, the whole CLI as one CommonJS file in which each
+ * command's handler (`src/run/`, see `Lazy.handler`) with the client, the poller, the sandbox or
+ * the workflow is evaluated only when its command runs, and `bin.js`, which runs it with V8's
+ * code cache (`src/launch.ts`, `CodeCache`). Node would otherwise resolve several hundred small
+ * modules of effect, @effect/cli and their dependencies at each start, and compile them all
+ * (`pnpm bench --only startup`, bench/README.md row 7).
  *
  * The library modules of @gcx/cli stay unbundled in `dist/`, sharing the application's effect.
  * Run by `pnpm build`, after tsc.
@@ -16,26 +17,35 @@ import * as Url from "node:url"
 
 const cli = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../packages/cli")
 
-// The chunks' names change with their content: the chunks of an earlier build would be packed too.
+// Files of an earlier build (its chunks, say) would be packed too.
 Fs.rmSync(Path.join(cli, "dist/gcx"), { recursive: true, force: true })
 
+// The CLI as one CommonJS file: V8 caches the code of scripts, not of ES modules, on Node 20
+// (`CodeCache`). Each command's handler (`Lazy.handler`) stays a module evaluated when its command
+// runs: esbuild turns its dynamic import into a lazy initialiser.
 await Esbuild.build({
   absWorkingDir: cli,
-  entryPoints: { bin: "dist/bin.js" },
-  outdir: "dist/gcx",
-  chunkNames: "chunks/[name]-[hash]",
+  entryPoints: ["dist/bin.js"],
+  outfile: "dist/gcx/gcx.cjs",
   bundle: true,
-  splitting: true,
-  format: "esm",
+  format: "cjs",
   platform: "node",
   target: "node20",
   minify: true,
   sourcemap: "linked",
   // Packages with native code, and the optional peers, are loaded from node_modules as they are.
   external: ["better-sqlite3", "pg-native", "@opentelemetry/*", "@effect/opentelemetry"],
-  // CommonJS dependencies bundled into an ES module call `require` for Node's built-ins.
-  banner: {
-    js: "import { createRequire as __gcxRequire } from \"node:module\"; const require = __gcxRequire(import.meta.url);"
-  },
+  logLevel: "warning"
+})
+
+// The bin's entry: runs gcx.cjs with the code cache; node's built-ins only.
+await Esbuild.build({
+  absWorkingDir: cli,
+  entryPoints: ["dist/launch.js"],
+  outfile: "dist/gcx/bin.js",
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
   logLevel: "warning"
 })

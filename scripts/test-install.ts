@@ -10,7 +10,7 @@
  * - `tsc --noEmit` on a strict consumer (NodeNext, exactOptionalPropertyTypes) of every
  *   package's public API, handling errors with `Effect.catchTags`;
  * - the installed `gcx`: `--version`, each command's `--help`, and a run of each command's
- *   handler (each a chunk of the bundle, loaded when its command runs): `quote --embedded --json`
+ *   handler (each evaluated only when its command runs): `quote --embedded --json`
  *   (last line `Completed`), `heartbeat`, `watch`, `batch`, `sandbox` and `runner`;
  * - reported, not required: the plain program under Node 22 and Bun, from their npm packages.
  *
@@ -145,7 +145,7 @@ const main = async () => {
   // Every public module of every package (dist/*.js but the entry points that run at import).
   const modules = packed.flatMap((pkg) =>
     Fs.readdirSync(Path.join(app, "node_modules", pkg.name, "dist"))
-      .filter((file) => file.endsWith(".js") && !["bin.js", "demo.js"].includes(file))
+      .filter((file) => file.endsWith(".js") && !["bin.js", "demo.js", "launch.js"].includes(file))
       .map((file) => file === "index.js" ? pkg.name : `${pkg.name}/${file.slice(0, -3)}`)
   )
   const alias = (specifier: string) => specifier.replace(/^@gcx\//, "").replace(/\W/g, "_")
