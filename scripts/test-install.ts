@@ -182,11 +182,16 @@ const main = async () => {
   })
 
   const gcx = Path.join(app, "node_modules", ".bin", "gcx")
+  // the bin's code cache (`CodeCache`) goes to the application's folder, not the user's
+  process.env.XDG_CACHE_HOME = Path.join(app, ".cache")
   const cli = packed.find((pkg) => pkg.manifest.bin?.gcx !== undefined)
   await check("installed bin: gcx --version", true, () => {
     const result = App.run(gcx, ["--version"], { cwd: app })
     if (result.code !== 0) return failed(result)
     const version = result.stdout.trim()
+    const cached = Fs.existsSync(Path.join(app, ".cache", "gcx")) &&
+      Fs.readdirSync(Path.join(app, ".cache", "gcx")).some((name) => name.endsWith(".v8cache"))
+    if (!cached) return { fail: "no code cache was written" }
     return version === cli?.manifest.version
       ? version
       : { fail: `printed ${version}, package is ${cli?.manifest.version}` }
