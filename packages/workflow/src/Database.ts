@@ -4,11 +4,14 @@
  * `DatabaseUnreachable`, whose message names the server (never the password) and the cause.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
-import type * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlConnection from "@effect/sql/SqlConnection"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 
 /** The database named by the URL could not be reached (or the URL is not a PostgreSQL URL). */
 export class DatabaseUnreachable extends Schema.TaggedError<DatabaseUnreachable>()("DatabaseUnreachable", {
@@ -87,3 +90,31 @@ export const layer = (
     )
   )
 }
+
+/** The advisory lock under which every node creates the cluster's tables ("gcx!"). */
+export const schemaLockKey = 0x67637821
+
+/**
+ * Builds `layer` (the cluster's SQL storage, which creates its tables when
+ * built) while holding a PostgreSQL advisory lock, so that nodes started at
+ * once on a new database create the tables one after the other: concurrent
+ * `CREATE TABLE IF NOT EXISTS` fail in PostgreSQL's catalog
+ * (`pg_type_typname_nsp_index`). The lock is taken on a reserved connection
+ * and released as soon as the layer is built, whether or not it was.
+ */
+export const withSchemaLock = <A, E, R>(
+  layer: Layer.Layer<A, E, R>
+): Layer.Layer<A, E, R | SqlClient.SqlClient> =>
+  Layer.scopedContext(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const connectionScope = yield* Scope.make()
+    const lock = (statement: string) => (connection: SqlConnection.Connection) =>
+      connection.execute(statement, [schemaLockKey], undefined).pipe(Effect.orDie)
+    return yield* Effect.gen(function*() {
+      const connection = yield* Scope.extend(sql.reserve, connectionScope).pipe(Effect.orDie)
+      yield* lock("SELECT pg_advisory_lock($1)")(connection)
+      return yield* Layer.build(layer).pipe(
+        Effect.ensuring(Effect.ignore(lock("SELECT pg_advisory_unlock($1)")(connection)))
+      )
+    }).pipe(Effect.onExit((exit) => Scope.close(connectionScope, exit)))
+  }))

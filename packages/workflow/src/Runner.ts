@@ -132,7 +132,7 @@ export const layer = (
   options: RunnerOptions
 ): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | ConfigError.ConfigError> =>
   Layer.merge(Outcomes.layerPublisher.pipe(Layer.provide(ClusterWorkflowEngine.layer)), Outcomes.layer).pipe(
-    Layer.provideMerge(NodeClusterSocket.layer({
+    Layer.provideMerge(Database.withSchemaLock(NodeClusterSocket.layer({
       storage: "sql",
       shardingConfig: {
         ...shardingConfig,
@@ -140,7 +140,7 @@ export const layer = (
         runnerAddress: Option.some(options.runnerAddress),
         runnerListenAddress: Option.fromNullable(options.listenAddress)
       }
-    })),
+    }))),
     Layer.provideMerge(Database.layer(options.databaseUrl))
   )
 
@@ -170,11 +170,11 @@ export const layerClient = (
   options: ClientOptions
 ): Layer.Layer<Services, Database.DatabaseUnreachable | ConfigError.ConfigError> =>
   Layer.merge(ClusterWorkflowEngine.layer, Outcomes.layer).pipe(
-    Layer.provideMerge(NodeClusterSocket.layer({
+    Layer.provideMerge(Database.withSchemaLock(NodeClusterSocket.layer({
       storage: "sql",
       clientOnly: true,
       shardingConfig: { ...shardingConfig, ...options.sharding, runnerAddress: Option.none() }
-    })),
+    }))),
     Layer.provideMerge(Database.layer(options.databaseUrl))
   )
 

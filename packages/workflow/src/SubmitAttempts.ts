@@ -15,6 +15,7 @@ import type * as SqlError from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 
 /** The counter service. */
 export interface Service {
@@ -35,10 +36,12 @@ export const table = "gcx_submit_attempts"
 /** The counter over the `SqlClient` in context; creates its table when it is missing (SQLite and PostgreSQL). */
 export const make: Effect.Effect<Service, SqlError.SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // Nodes started at once on a new PostgreSQL database race to create the table, and the loser's
+  // `CREATE TABLE IF NOT EXISTS` can fail in the catalog; tried again, it finds the table.
   yield* sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
     request_id VARCHAR(64) PRIMARY KEY,
     attempts INTEGER NOT NULL
-  )`
+  )`.pipe(Effect.retry({ times: 3, schedule: Schedule.spaced("100 millis") }))
   return SubmitAttempts.of({
     // One statement, committed on its own: the upsert returns the count including this attempt.
     next: (requestId) =>

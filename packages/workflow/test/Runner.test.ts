@@ -1,9 +1,11 @@
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import { FetchHttpClient } from "@effect/platform"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { ConfigProvider, Context, Effect, Either, Exit, Layer, Redacted, Stream } from "effect"
+import * as Database from "../src/Database.js"
 import { CardCipher, DurableQuotes } from "../src/index.js"
 import * as Outcomes from "../src/Outcomes.js"
 import * as Runner from "../src/Runner.js"
@@ -78,6 +80,48 @@ describe("Runner: bad input", () => {
       expect(Either.getOrThrow(Runner.parseRunnerAddress("[::1]:34431"))).toMatchObject({ host: "::1", port: 34431 })
       expect(Either.isLeft(Runner.parseRunnerAddress("127.0.0.1:70000"))).toBe(true)
     }))
+})
+
+describe("Runner: nodes started at once on a new database", () => {
+  layer(Layer.provideMerge(TestPg.layerClient, TestPg.layer()), { excludeTestServices: true, timeout: 60_000 })(
+    "new database",
+    (it) => {
+      it.effect("the cluster's tables are created under an advisory lock, held only while a node builds its storage", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const tryLock = sql<
+            { readonly locked: boolean }
+          >`SELECT pg_try_advisory_lock(${Database.schemaLockKey}) AS locked`
+          // while a node's storage is built, another session cannot take the lock
+          const heldInside = yield* Effect.gen(function*() {
+            let locked: boolean | undefined
+            yield* Layer.build(
+              Database.withSchemaLock(Layer.effectDiscard(Effect.map(tryLock, (rows) => {
+                locked = rows[0]!.locked
+              }))).pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, sql)))
+            )
+            return locked
+          })
+          expect(heldInside).toBe(false)
+        }).pipe(Effect.scoped))
+
+      it.effect("three nodes started at once on it all start, and the lock is free afterwards", () =>
+        Effect.gen(function*() {
+          const db = yield* TestPg.PgTestDatabase
+          const sql = yield* SqlClient.SqlClient
+          yield* Effect.forEach(
+            [1, 2, 3],
+            () => Layer.build(Runner.layerClient({ databaseUrl: db.url })),
+            { concurrency: "unbounded", discard: true }
+          )
+          const rows = yield* sql<
+            { readonly locked: boolean }
+          >`SELECT pg_try_advisory_lock(${Database.schemaLockKey}) AS locked`
+          expect(rows[0]!.locked).toBe(true)
+          yield* sql`SELECT pg_advisory_unlock(${Database.schemaLockKey})`
+        }).pipe(Effect.scoped))
+    }
+  )
 })
 
 describe("Runner: one runner and a client-only node on PostgreSQL", () => {
