@@ -10,7 +10,7 @@
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
 import * as App from "../../scripts/install/App.js"
-import type { RowContext, RowResult } from "../internal/report.js"
+import type { Line, RowContext, RowResult } from "../internal/report.js"
 import { fmt, goal } from "../internal/report.js"
 import { median, round } from "../internal/stats.js"
 
@@ -35,6 +35,14 @@ const timeStart = (
   const cpu = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(result.stderr)
   return { wall: result.millis, cpu: cpu === null ? undefined : (Number(cpu[1]) + Number(cpu[2])) * 1000 }
 }
+
+/** A line of a gcx start against `node -e 0`, in milliseconds. */
+const againstNode = (measure: string, millis: number, node: number): Line => ({
+  measure,
+  gcx: fmt(millis),
+  baseline: fmt(node),
+  ratio: fmt(millis / node, 2)
+})
 
 /** Runs row 7. */
 export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
@@ -105,24 +113,15 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         },
         lines: [
           {
-            measure: `ms to run the installed gcx --version (median of ${starts} starts)`,
-            gcx: fmt(gcx),
-            baseline: fmt(node),
-            ratio: fmt(gcx / node, 2),
+            ...againstNode(`ms to run the installed gcx --version (median of ${starts} starts)`, gcx, node),
             goal: "startup.version"
           },
-          {
-            measure: "ms of the very first gcx --version (no code cache yet: compiles, then writes the cache)",
-            gcx: fmt(firstMillis),
-            baseline: fmt(node),
-            ratio: fmt(firstMillis / node, 2)
-          },
-          {
-            measure: `ms to run the installed gcx --help (median of ${starts} starts)`,
-            gcx: fmt(help),
-            baseline: fmt(node),
-            ratio: fmt(help / node, 2)
-          },
+          againstNode(
+            "ms of the very first gcx --version (no code cache yet: compiles, then writes the cache)",
+            firstMillis,
+            node
+          ),
+          againstNode(`ms to run the installed gcx --help (median of ${starts} starts)`, help, node),
           ...cpuLines
         ],
         goals: [goal("startup.version", "installed gcx --version, median ms", "<=", goalMillis, gcx)],

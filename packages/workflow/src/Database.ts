@@ -5,7 +5,6 @@
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
-import type * as SqlConnection from "@effect/sql/SqlConnection"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -108,13 +107,11 @@ export const withSchemaLock = <A, E, R>(
   Layer.scopedContext(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const connectionScope = yield* Scope.make()
-    const lock = (statement: string) => (connection: SqlConnection.Connection) =>
-      connection.execute(statement, [schemaLockKey], undefined).pipe(Effect.orDie)
     return yield* Effect.gen(function*() {
       const connection = yield* Scope.extend(sql.reserve, connectionScope).pipe(Effect.orDie)
-      yield* lock("SELECT pg_advisory_lock($1)")(connection)
-      return yield* Layer.build(layer).pipe(
-        Effect.ensuring(Effect.ignore(lock("SELECT pg_advisory_unlock($1)")(connection)))
-      )
+      const onLock = (statement: string) => connection.execute(statement, [schemaLockKey], undefined)
+      yield* Effect.orDie(onLock("SELECT pg_advisory_lock($1)"))
+      // an unlock fails only when the connection does, and PostgreSQL drops a lost session's locks
+      return yield* Layer.build(layer).pipe(Effect.ensuring(Effect.ignore(onLock("SELECT pg_advisory_unlock($1)"))))
     }).pipe(Effect.onExit((exit) => Scope.close(connectionScope, exit)))
   }))
