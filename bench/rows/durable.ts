@@ -11,6 +11,12 @@
  * counted. Database transactions per quote: the delta of
  * `pg_stat_database.xact_commit` for the gcx database over the measured run
  * (the runner's background heartbeats and storage polls included).
+ *
+ * For information, the engine's floor: a workflow whose one activity does
+ * nothing (`packages/workflow/test/utils/engine-floor.ts`), on the embedded
+ * deployment, measured the same way: what `@effect/workflow` and
+ * `@effect/cluster` cost for the shape of an instant quote, which no change in
+ * gcx can cut.
  */
 import { FetchHttpClient } from "@effect/platform"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -27,6 +33,7 @@ import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as EngineFloor from "../../packages/workflow/test/utils/engine-floor.js"
 import * as PgTest from "../../packages/workflow/test/utils/postgres.js"
 import * as Admin from "../internal/Admin.js"
 import * as Cpu from "../internal/cpu.js"
@@ -138,6 +145,22 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       Effect.scoped
     )
 
+    context.log("durable: the engine's floor, embedded (a no-op workflow of one no-op activity)")
+    let floorIds = 0
+    const floor = yield* Effect.gen(function*() {
+      const executeFloor = () => EngineFloor.execute(`floor-${floorIds++}`)
+      yield* measure(endpoint, warmup, concurrency, executeFloor)
+      return yield* measure(endpoint, quotes, concurrency, executeFloor)
+    }).pipe(
+      Effect.provide(
+        EngineFloor.layer.pipe(
+          Layer.provideMerge(Embedded.layer({ filename: path.join(dir, "floor.db") })),
+          Layer.orDie
+        )
+      ),
+      Effect.scoped
+    )
+
     context.log("durable: PostgreSQL, one runner (starting a throwaway server)")
     const database = yield* PgTest.make()
     const databaseName = new URL(database.urlString).pathname.slice(1)
@@ -183,12 +206,13 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         concurrency,
         card: "instant",
         rounds: 1,
-        processes: "the three sides in the bench process, one after the other; the sandbox in its own process; " +
+        processes: "the sides in the bench process, one after the other; the sandbox in its own process; " +
           "PostgreSQL 15 a throwaway server (fsync off, as the test helper starts it)"
       },
       figures: {
         inProcess: figures(inProcess),
         embedded: figures(embedded),
+        engineFloor: figures(floor),
         postgres: { ...figures(postgres), transactionsPerQuote },
         embeddedRatio,
         postgresRatio
@@ -204,6 +228,14 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           goal: "durable.ratio.sqlite"
         },
         cpuLine("client CPU ms per quote, execute embedded on SQLite (runner included)", embedded),
+        {
+          measure: "the engine's floor embedded on SQLite: quotes/s of a no-op workflow of one no-op activity " +
+            "(no POST, counter, cipher or gcx schema; for information)",
+          gcx: fmt(floor.quotesPerSecond),
+          baseline: fmt(inProcess.quotesPerSecond),
+          ratio: fmt(floor.quotesPerSecond / inProcess.quotesPerSecond, 2)
+        },
+        cpuLine("client CPU ms per execution, the engine's floor embedded on SQLite", floor),
         {
           measure: "quotes/s, DurableQuotes.execute on PostgreSQL, one runner",
           gcx: fmt(postgres.quotesPerSecond),
