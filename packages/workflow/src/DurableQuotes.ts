@@ -120,7 +120,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Engin
 
     const submit: Service["submit"] = (request, submitOptions) =>
       payload(request, submitOptions).pipe(
-        Effect.tap((fields) => QuoteWorkflow.QuoteWorkflow.execute(fields, { discard: true })),
+        Effect.tap(QuoteWorkflow.record),
         Effect.map(({ requestId }) => requestId),
         Effect.provide(context),
         Effect.withSpan("DurableQuotes.submit")
@@ -173,7 +173,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Engin
 
     const execute: Service["execute"] = (request, submitOptions) =>
       payload(request, submitOptions).pipe(
-        Effect.flatMap((fields) => QuoteWorkflow.QuoteWorkflow.execute(fields)),
+        Effect.flatMap(QuoteWorkflow.execute),
         Effect.provide(context),
         Effect.withSpan("DurableQuotes.execute")
       )
