@@ -3,7 +3,7 @@
  * keep-alive connection, then zeroes callgrind's counters, sends `count`
  * GETs, dumps the counters and prints the instructions per request.
  *
- * Usage: node driver.mjs <step> <warmup> <count> [--no-callgrind | --cpu-prof | --autocannon]
+ * Usage: node build/driver.mjs <step> <warmup> <count> [--no-callgrind | --cpu-prof | --autocannon]
  * (`--autocannon`: warm-up and rounds in seconds, 64 connections, server CPU from /proc).
  * (`--cpu-prof`: the server writes a V8 CPU profile into /tmp/ladder-prof).
  */

@@ -4,7 +4,7 @@
  * node:http server up to the sandbox itself. Prints `READY <json>` and runs
  * until killed.
  *
- * Usage: node ladder-server.mjs <bare|handler|router|api|sandbox>
+ * Usage: node build/server.mjs <bare|handler|router|api|sandbox>
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
