@@ -127,9 +127,13 @@ const transactionNotFound = Effect.fail(
   new NotFound({ ErrorCode: ErrorBody.ErrorCodes.transactionNotFound, Message: "No transaction has this id" })
 )
 
-/** A 200 answer with a JSON body. */
+/**
+ * A 200 answer with a JSON body, handed to node as the string itself (node
+ * writes it as UTF-8) rather than encoded into a byte array first; its
+ * headers are those of `HttpServerResponse.text`.
+ */
 const jsonResponse = (json: string): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.text(json, { contentType: "application/json" })
+  HttpServerResponse.raw(json, { contentType: "application/json", contentLength: Buffer.byteLength(json) })
 
 /**
  * The option of the handlers that never wait (no body to read, no I/O): the

@@ -68,7 +68,10 @@ const unanswered = HttpServerResponse.empty()
 
 /** Keeps status and headers but cuts the JSON body in half, as a broken proxy would. */
 const malformed = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
-  const bytes = response.body._tag === "Uint8Array" ? response.body.body : new TextEncoder().encode("{}")
+  const { body } = response
+  const bytes = body._tag === "Uint8Array"
+    ? body.body
+    : new TextEncoder().encode(body._tag === "Raw" && typeof body.body === "string" ? body.body : "{}")
   return HttpServerResponse.setBody(
     response,
     HttpBody.uint8Array(bytes.slice(0, Math.max(1, Math.floor(bytes.length / 2))), "application/json")
@@ -151,7 +154,8 @@ const loggedStatus = (fault: Faults.FaultRule | undefined, status: number): stri
  * is the one the server's request fibers inherit (captured when the layer is
  * built), the fault decision is one effect only when rules are set, and the
  * journal entry, the metrics and the trace header are done in one step on the
- * final answer.
+ * final answer (on the middleware's own answer, or, when the API fails with an
+ * error it encodes itself, as a pre-response handler).
  */
 export const layer = (role: Routes.Role) =>
   HttpApiBuilder.middleware(
@@ -237,11 +241,18 @@ export const layer = (role: Routes.Role) =>
               answerCause(target.route)
             )
           }
-          return Effect.zipRight(
-            HttpApp.appendPreResponseHandler(onResponse),
+          // An answer that leaves the middleware is the final one: it is finished here. A failure
+          // (an error the API declares, or an interruption) is answered by the platform after the
+          // middleware, so only then is `onResponse` registered to finish that answer.
+          return Effect.matchCauseEffect(
             decision.delayMillis > 0
               ? Effect.zipRight(Effect.interruptible(Effect.sleep(decision.delayMillis)), Effect.suspend(answer))
-              : Effect.suspend(answer)
+              : Effect.suspend(answer),
+            {
+              onSuccess: (response) => onResponse(request, response),
+              onFailure: (cause) =>
+                Effect.zipRight(HttpApp.appendPreResponseHandler(onResponse), Effect.failCause(cause))
+            }
           )
         }
         return Effect.withFiberRuntime((fiber) => {

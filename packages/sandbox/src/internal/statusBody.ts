@@ -5,15 +5,12 @@
  * kept (for as long as the transaction itself) and only that time is written
  * into it on each read.
  */
-import { Transaction as Status, Wire } from "@gcx/core"
-import * as DateTime from "effect/DateTime"
+import { Transaction as Status } from "@gcx/core"
 import * as Schema from "effect/Schema"
 import * as Lifecycle from "../Lifecycle.js"
 import type { Transaction } from "../Store.js"
 
 const encodeStatus = Schema.encodeSync(Status.TransactionStatus)
-
-const encodeTimestamp = Schema.encodeSync(Wire.Timestamp)
 
 /** Stands for the answer's time in a kept body; JSON-escaped, it cannot occur in an encoded value. */
 const marker = JSON.stringify("\u0000responseTimestamp\u0000")
@@ -27,7 +24,8 @@ let lastStamp = ""
 
 const stamp = (now: number): string => {
   if (now !== lastStampMillis) {
-    lastStamp = JSON.stringify(encodeTimestamp(DateTime.unsafeMake(now)))
+    // What `Wire.Timestamp` (`Schema.DateTimeUtc`) encodes: `DateTime.formatIso`, the ISO string of the instant.
+    lastStamp = JSON.stringify(new Date(now).toISOString())
     lastStampMillis = now
   }
   return lastStamp

@@ -1,0 +1,95 @@
+/**
+ * One step of the per-request cost ladder of row 5 (see bench/README.md):
+ * a server answering GET `/v3/exchange/quote/:transactionId`, from a bare
+ * node:http server up to the sandbox itself. Prints `READY <json>` and runs
+ * until killed.
+ *
+ * Usage: node build/server.mjs <bare|handler|router|api|sandbox>
+ */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Sandbox } from "@gcx/sandbox"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import { constTrue } from "effect/Function"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Http from "node:http"
+
+const step = process.argv[2] ?? "bare"
+const body = JSON.stringify({ status: "Completed", transactionId: "x".repeat(32), padding: "y".repeat(300) })
+const path = "/v3/exchange/quote/:transactionId"
+const ready = (info: unknown) => process.stdout.write(`READY ${JSON.stringify(info)}\n`)
+const constant = () => HttpServerResponse.text(body, { contentType: "application/json" })
+
+class Caller extends Context.Tag("Caller")<Caller, { readonly partner: string }>() {}
+class Authorization extends HttpApiMiddleware.Tag<Authorization>()("Authorization", {
+  provides: Caller,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+const Api = HttpApi.make("ladder").add(
+  HttpApiGroup.make("exchange").add(
+    HttpApiEndpoint.get("getTransaction", path).setPath(Schema.Struct({ transactionId: Schema.String })).addSuccess(
+      Schema.Unknown
+    )
+  ).middleware(Authorization)
+)
+const ApiLive = HttpApiBuilder.api(Api).pipe(
+  Layer.provide(
+    HttpApiBuilder.group(
+      Api,
+      "exchange",
+      (handlers) => handlers.handleRaw("getTransaction", () => Effect.as(Caller, constant()))
+    )
+  ),
+  Layer.provide(Layer.succeed(Authorization, { bearer: () => Effect.succeed({ partner: "p" }) }))
+)
+
+/** Serves `app` like the sandbox does: node server on port 0, no tracer. */
+const serve = <E, R>(layer: Layer.Layer<never, E, R>) => {
+  const server = Http.createServer()
+  return layer.pipe(
+    Layer.provide(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" })),
+    Layer.locally(HttpMiddleware.currentTracerDisabledWhen, constTrue),
+    Layer.tap(() => Effect.sync(() => ready({ port: (server.address() as { port: number }).port })))
+  )
+}
+
+if (step === "bare") {
+  const server = Http.createServer((request, response) => {
+    request.resume()
+    request.once("end", () => {
+      response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+      response.end(body)
+    })
+  })
+  server.listen(0, "127.0.0.1", () => ready({ port: (server.address() as { port: number }).port }))
+} else if (step === "handler") {
+  NodeRuntime.runMain(Layer.launch(serve(HttpServer.serve(Effect.sync(constant)))))
+} else if (step === "router") {
+  NodeRuntime.runMain(
+    Layer.launch(serve(HttpServer.serve(HttpRouter.empty.pipe(HttpRouter.get(path, Effect.sync(constant))))))
+  )
+} else if (step === "api") {
+  NodeRuntime.runMain(
+    Layer.launch(serve(HttpApiBuilder.serve().pipe(Layer.provide(ApiLive))) as Layer.Layer<never>)
+  )
+} else {
+  NodeRuntime.runMain(
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.make({ logLevel: "None", timeScale: 1 })
+      ready(sandbox)
+      return yield* Effect.never
+    }).pipe(Effect.scoped)
+  )
+}
