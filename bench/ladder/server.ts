@@ -4,7 +4,7 @@
  * node:http server up to the sandbox itself. Prints `READY <json>` and runs
  * until killed.
  *
- * Usage: node build/server.mjs <bare|handler|router|api|sandbox>
+ * Usage: node build/server.mjs <bare|handler|router|api|sandbox> [body file]
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -24,10 +24,14 @@ import * as Effect from "effect/Effect"
 import { constTrue } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
 import * as Http from "node:http"
 
 const step = process.argv[2] ?? "bare"
-const body = JSON.stringify({ status: "Completed", transactionId: "x".repeat(32), padding: "y".repeat(300) })
+// The answer: the JSON in the file named by the second argument (row 5 passes the sandbox's own answer), or a stand-in.
+const body = process.argv[3] === undefined
+  ? JSON.stringify({ status: "Completed", transactionId: "x".repeat(32), padding: "y".repeat(300) })
+  : fs.readFileSync(process.argv[3], "utf8")
 const path = "/v3/exchange/quote/:transactionId"
 const ready = (info: unknown) => process.stdout.write(`READY ${JSON.stringify(info)}\n`)
 const constant = () => HttpServerResponse.text(body, { contentType: "application/json" })

@@ -1,10 +1,12 @@
 /**
  * Row 5, the sandbox: GET status requests per second at 64 connections
  * against a bare node:http server that answers the same JSON, each in its own
- * process. The load comes from autocannon in a process of its own (64
- * keep-alive connections), the same for both; both servers are warmed up
- * first, then measured in alternating timed rounds. The goal: at most 0.2 ms
- * of sandbox CPU per request.
+ * process. For information, the platform's floor is measured beside them: a
+ * one-endpoint `HttpApi` (a path schema and a bearer security middleware,
+ * `bench/ladder/server.ts api`) answering the same JSON. The load comes from
+ * autocannon in a process of its own (64 keep-alive connections), the same
+ * for all; the servers are warmed up first, then measured in alternating timed
+ * rounds. The goal: at most 0.2 ms of sandbox CPU per request.
  */
 import * as Effect from "effect/Effect"
 import * as ChildProcess from "node:child_process"
@@ -21,26 +23,24 @@ import { fmt, goal } from "../internal/report.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
 import { median, round } from "../internal/stats.js"
 
-/** The bare server, in its own process, for the life of the scope. */
-const bareServer = (bodyFile: string) =>
+/**
+ * A server script (`READY <port>` or `READY {"port":<port>}` on its first
+ * line), in its own process for the life of the scope.
+ */
+const serverProcess = (name: string, args: ReadonlyArray<string>) =>
   Effect.acquireRelease(
     Effect.async<{ readonly port: number; readonly process: ChildProcess.ChildProcess }, Error>((resume) => {
-      const child = ChildProcess.spawn(process.execPath, [
-        "--import",
-        "tsx",
-        inBench("internal", "bare-server.ts"),
-        bodyFile
-      ], {
+      const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", ...args], {
         cwd: rootDir,
         stdio: ["ignore", "pipe", "pipe"]
       })
       let stdout = ""
       child.stdout.on("data", (chunk: Buffer) => {
         stdout += chunk.toString()
-        const match = /READY (\d+)/.exec(stdout)
+        const match = /READY (?:\{"port":)?(\d+)/.exec(stdout)
         if (match !== null) resume(Effect.succeed({ port: Number(match[1]), process: child }))
       })
-      child.once("exit", (code) => resume(Effect.fail(new Error(`the bare server exited (${code})`))))
+      child.once("exit", (code) => resume(Effect.fail(new Error(`the ${name} exited (${code})`))))
       return Effect.sync(() => child.kill("SIGKILL"))
     }),
     ({ process }) => Effect.sync(() => process.kill("SIGKILL"))
@@ -178,26 +178,33 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
     const body = yield* Effect.promise(() => fetch(transactionUrl, { headers }).then((response) => response.text()))
     const bodyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "gcx-bench-")), "status.json")
     fs.writeFileSync(bodyFile, body)
-    const bare = yield* bareServer(bodyFile)
-    const bareUrl = `http://127.0.0.1:${bare.port}/${endpoint.stage}/v3/exchange/quote/x`
+    const bare = yield* serverProcess("bare server", [inBench("internal", "bare-server.ts"), bodyFile])
+    const floor = yield* serverProcess("HttpApi floor", [inBench("ladder", "server.ts"), "api", bodyFile])
+    const targets = {
+      sandbox: { url: transactionUrl, pid: sandbox.pid },
+      floor: { url: `http://127.0.0.1:${floor.port}/v3/exchange/quote/x`, pid: floor.process.pid! },
+      bare: { url: `http://127.0.0.1:${bare.port}/${endpoint.stage}/v3/exchange/quote/x`, pid: bare.process.pid! }
+    }
+    const sides = ["sandbox", "floor", "bare"] as const
 
     const measured = yield* Effect.promise(async () => {
       context.log("sandbox: warm-up")
-      await load(transactionUrl, headers, warmupMillis, sandbox.pid, connections)
-      await load(bareUrl, headers, warmupMillis, bare.process.pid!, connections)
-      const sandboxRounds: Array<Round> = []
-      const bareRounds: Array<Round> = []
+      for (const side of sides) await load(targets[side].url, headers, warmupMillis, targets[side].pid, connections)
+      const measuredRounds = { sandbox: [] as Array<Round>, floor: [] as Array<Round>, bare: [] as Array<Round> }
       for (let index = 0; index < rounds; index++) {
-        const order = index % 2 === 0 ? ["sandbox", "bare"] as const : ["bare", "sandbox"] as const
+        // Each round starts with another side, so that none always runs first or last.
+        const order = sides.map((_, offset) => sides[(index + offset) % sides.length]!)
         for (const side of order) {
-          const result = side === "sandbox"
-            ? await load(transactionUrl, headers, roundMillis, sandbox.pid, connections)
-            : await load(bareUrl, headers, roundMillis, bare.process.pid!, connections)
-          ;(side === "sandbox" ? sandboxRounds : bareRounds).push(result)
+          const result = await load(targets[side].url, headers, roundMillis, targets[side].pid, connections)
+          measuredRounds[side].push(result)
           context.log(`sandbox: round ${index + 1}/${rounds} ${side}: ${fmt(result.requestsPerSecond)} requests/s`)
         }
       }
-      return { sandbox: figures(sandboxRounds), bare: figures(bareRounds) }
+      return {
+        sandbox: figures(measuredRounds.sandbox),
+        floor: figures(measuredRounds.floor),
+        bare: figures(measuredRounds.bare)
+      }
     })
     fs.rmSync(path.dirname(bodyFile), { recursive: true, force: true })
     const ratio = round(measured.sandbox.requestsPerSecond / measured.bare.requestsPerSecond, 3)
@@ -214,7 +221,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         bodyBytes: Buffer.byteLength(body),
         load: "autocannon, own process"
       },
-      figures: { sandbox: measured.sandbox, bare: measured.bare, ratio },
+      figures: { sandbox: measured.sandbox, httpApiFloor: measured.floor, bare: measured.bare, ratio },
       lines: [
         {
           measure: `GET status requests/s at ${connections} connections`,
@@ -232,6 +239,17 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
               (measured.bare.serverCpuMillisPerRequest ?? Number.NaN),
             2
           )
+        },
+        {
+          measure: "server CPU ms per request of a one-endpoint `HttpApi` (path schema, bearer middleware; " +
+            "`bench/ladder/server.ts api`): the platform's floor, for information",
+          gcx: fmt(measured.floor.serverCpuMillisPerRequest ?? Number.NaN, 3),
+          baseline: fmt(measured.bare.serverCpuMillisPerRequest ?? Number.NaN, 3),
+          ratio: fmt(
+            (measured.floor.serverCpuMillisPerRequest ?? Number.NaN) /
+              (measured.bare.serverCpuMillisPerRequest ?? Number.NaN),
+            2
+          )
         }
       ],
       goals: [
@@ -245,6 +263,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       ],
       notes: [
         `server busy share of one core: sandbox ${fmt((measured.sandbox.serverBusyShare ?? Number.NaN) * 100)} %, ` +
+        `HttpApi floor ${fmt((measured.floor.serverBusyShare ?? Number.NaN) * 100)} %, ` +
         `bare ${
           fmt((measured.bare.serverBusyShare ?? Number.NaN) * 100)
         } % (autocannon runs in a process of its own; ` +
