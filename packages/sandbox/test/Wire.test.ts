@@ -10,7 +10,15 @@ import { Routes } from "@gcx/core"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { Effect } from "effect"
 import * as Net from "node:net"
-import { exchangeHeaders, getTransaction, pollUntil, postQuote, quoteBody, tokenFor } from "./helpers.js"
+import {
+  credentialsForm,
+  exchangeHeaders,
+  getTransaction,
+  pollUntil,
+  postQuote,
+  quoteBody,
+  tokenFor
+} from "./helpers.js"
 
 /** Sends one request on its own connection (`Connection: close`) and reads the raw answer until the server closes. */
 const raw = (
@@ -93,14 +101,14 @@ layer(Sandbox.layer({ timeScale: 0.01 }), { excludeTestServices: true })("wire",
         slowHost: new URL(slow.baseUrl).host
       }
       const stage = server.stage
-      const { apiKey, clientId, clientSecret } = TestData.partner
+      const { apiKey } = TestData.partner
       const exchange = { authorization: `Bearer ${token}`, "x-api-key": apiKey, requestid: requestId }
       const requests: ReadonlyArray<readonly [string, string, Record<string, string>, string?, string?]> = [
         [
           "POST",
           Routes.tokenPath,
           { "content-type": "application/x-www-form-urlencoded" },
-          `grant_type=client_credentials&client_id=${clientId}&client_secret=${clientSecret}`
+          new URLSearchParams(credentialsForm()).toString()
         ],
         ["GET", Routes.heartbeatPath, exchange],
         ["GET", Routes.transactionPath(transactionId, stage), exchange],
