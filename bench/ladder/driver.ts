@@ -7,11 +7,12 @@
  * (`--autocannon`: warm-up and rounds in seconds, 64 connections, server CPU from /proc).
  * (`--cpu-prof`: the server writes a V8 CPU profile into /tmp/ladder-prof).
  */
+import { TestData } from "@gcx/sandbox"
 import * as ChildProcess from "node:child_process"
-import * as fs from "node:fs"
 import * as Http from "node:http"
 import { createRequire as makeRequire } from "node:module"
 import * as path from "node:path"
+import * as Cpu from "../internal/cpu.js"
 
 const [step = "bare", warmupText = "2000", countText = "300"] = process.argv.slice(2)
 const cpuProf = process.argv.includes("--cpu-prof")
@@ -46,21 +47,28 @@ let url: URL
 let headers: Record<string, string> = {}
 if (step === "sandbox") {
   const base = info.baseUrl as string
+  const { apiKey, clientId, clientSecret } = TestData.partner
   const token = await (await fetch(`${info.authUrl}/oauth2/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: "grant_type=client_credentials&client_id=sandbox-partner&client_secret=sandbox-secret"
+    body: `grant_type=client_credentials&client_id=${clientId}&client_secret=${clientSecret}`
   })).json() as { access_token: string }
   headers = {
     authorization: `Bearer ${token.access_token}`,
-    "x-api-key": "sandbox-api-key",
+    "x-api-key": apiKey,
     requestId: "0123456789abcdef0123456789abcdef",
     accept: "application/json"
   }
   const created = await (await fetch(`${base}/${info.stage}/v3/exchange/quote`, {
     method: "POST",
     headers: { ...headers, "content-type": "application/json" },
-    body: JSON.stringify({ card: { cardNumber: "6006000000000019", pinNumber: "1234", productLineId: "1000" } })
+    body: JSON.stringify({
+      card: {
+        cardNumber: TestData.Cards.instant,
+        pinNumber: TestData.pin,
+        productLineId: TestData.defaultProductLineId
+      }
+    })
   })).json() as { transactionId: string }
   url = new URL(`${base}/${info.stage}/v3/exchange/quote/${created.transactionId}`)
 } else {
@@ -75,10 +83,7 @@ const get = () =>
     }).once("error", reject)
   })
 /** Server CPU ms (user + system) from /proc. */
-const cpuMillis = (): number => {
-  const fields = fs.readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
-}
+const cpuMillis = (): number => Cpu.processMillis(child.pid!) ?? Number.NaN
 const autocannon = (seconds: number) => {
   const args = [
     makeRequire(import.meta.url).resolve("autocannon/autocannon.js"),
