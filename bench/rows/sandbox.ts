@@ -208,6 +208,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
     })
     fs.rmSync(path.dirname(bodyFile), { recursive: true, force: true })
     const ratio = round(measured.sandbox.requestsPerSecond / measured.bare.requestsPerSecond, 3)
+    const cpu = (side: typeof sides[number]) => measured[side].serverCpuMillisPerRequest ?? Number.NaN
+    const busy = (side: typeof sides[number]) => fmt((measured[side].serverBusyShare ?? Number.NaN) * 100)
     return {
       number: 5,
       id: "sandbox",
@@ -232,24 +234,16 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         {
           measure: "server CPU ms per request",
           goal: "sandbox.serverCpuMillisPerRequest",
-          gcx: fmt(measured.sandbox.serverCpuMillisPerRequest ?? Number.NaN, 3),
-          baseline: fmt(measured.bare.serverCpuMillisPerRequest ?? Number.NaN, 3),
-          ratio: fmt(
-            (measured.sandbox.serverCpuMillisPerRequest ?? Number.NaN) /
-              (measured.bare.serverCpuMillisPerRequest ?? Number.NaN),
-            2
-          )
+          gcx: fmt(cpu("sandbox"), 3),
+          baseline: fmt(cpu("bare"), 3),
+          ratio: fmt(cpu("sandbox") / cpu("bare"), 2)
         },
         {
           measure: "server CPU ms per request of a one-endpoint `HttpApi` (path schema, bearer middleware; " +
             "`bench/ladder/server.ts api`): the platform's floor, for information",
-          gcx: fmt(measured.floor.serverCpuMillisPerRequest ?? Number.NaN, 3),
-          baseline: fmt(measured.bare.serverCpuMillisPerRequest ?? Number.NaN, 3),
-          ratio: fmt(
-            (measured.floor.serverCpuMillisPerRequest ?? Number.NaN) /
-              (measured.bare.serverCpuMillisPerRequest ?? Number.NaN),
-            2
-          )
+          gcx: fmt(cpu("floor"), 3),
+          baseline: fmt(cpu("bare"), 3),
+          ratio: fmt(cpu("floor") / cpu("bare"), 2)
         }
       ],
       goals: [
@@ -262,11 +256,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         )
       ],
       notes: [
-        `server busy share of one core: sandbox ${fmt((measured.sandbox.serverBusyShare ?? Number.NaN) * 100)} %, ` +
-        `HttpApi floor ${fmt((measured.floor.serverBusyShare ?? Number.NaN) * 100)} %, ` +
-        `bare ${
-          fmt((measured.bare.serverBusyShare ?? Number.NaN) * 100)
-        } % (autocannon runs in a process of its own; ` +
+        `server busy share of one core: sandbox ${busy("sandbox")} %, HttpApi floor ${busy("floor")} %, ` +
+        `bare ${busy("bare")} % (autocannon runs in a process of its own; ` +
         `on 2 cores it competes with the server for CPU)`
       ],
       seconds: round((performance.now() - started) / 1000, 1)
