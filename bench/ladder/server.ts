@@ -70,11 +70,12 @@ const serve = <E, R>(layer: Layer.Layer<never, E, R>) => {
 }
 
 if (step === "bare") {
+  const bytes = Buffer.from(body)
   const server = Http.createServer((request, response) => {
     request.resume()
     request.once("end", () => {
-      response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-      response.end(body)
+      response.writeHead(200, { "content-type": "application/json", "content-length": bytes.length })
+      response.end(bytes)
     })
   })
   server.listen(0, "127.0.0.1", () => ready({ port: (server.address() as { port: number }).port }))

@@ -24,20 +24,26 @@ import * as SandboxProcess from "../internal/SandboxProcess.js"
 import { median, round } from "../internal/stats.js"
 
 /**
- * A server script (`READY <port>` or `READY {"port":<port>}` on its first
- * line), in its own process for the life of the scope.
+ * A step of `bench/ladder/server.ts` answering the JSON of `bodyFile`, in its
+ * own process for the life of the scope.
  */
-const serverProcess = (name: string, args: ReadonlyArray<string>) =>
+const ladderServer = (name: string, step: "bare" | "api", bodyFile: string) =>
   Effect.acquireRelease(
     Effect.async<{ readonly port: number; readonly process: ChildProcess.ChildProcess }, Error>((resume) => {
-      const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", ...args], {
+      const child = ChildProcess.spawn(process.execPath, [
+        "--import",
+        "tsx",
+        inBench("ladder", "server.ts"),
+        step,
+        bodyFile
+      ], {
         cwd: rootDir,
         stdio: ["ignore", "pipe", "pipe"]
       })
       let stdout = ""
       child.stdout.on("data", (chunk: Buffer) => {
         stdout += chunk.toString()
-        const match = /READY (?:\{"port":)?(\d+)/.exec(stdout)
+        const match = /READY \{"port":(\d+)/.exec(stdout)
         if (match !== null) resume(Effect.succeed({ port: Number(match[1]), process: child }))
       })
       child.once("exit", (code) => resume(Effect.fail(new Error(`the ${name} exited (${code})`))))
@@ -178,8 +184,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
     const body = yield* Effect.promise(() => fetch(transactionUrl, { headers }).then((response) => response.text()))
     const bodyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "gcx-bench-")), "status.json")
     fs.writeFileSync(bodyFile, body)
-    const bare = yield* serverProcess("bare server", [inBench("internal", "bare-server.ts"), bodyFile])
-    const floor = yield* serverProcess("HttpApi floor", [inBench("ladder", "server.ts"), "api", bodyFile])
+    const bare = yield* ladderServer("bare server", "bare", bodyFile)
+    const floor = yield* ladderServer("HttpApi floor", "api", bodyFile)
     const targets = {
       sandbox: { url: transactionUrl, pid: sandbox.pid },
       floor: { url: `http://127.0.0.1:${floor.port}/v3/exchange/quote/x`, pid: floor.process.pid! },
@@ -214,7 +220,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       number: 5,
       id: "sandbox",
       title: "Sandbox",
-      baseline: "bare node:http server answering the same JSON (bench/internal/bare-server.ts)",
+      baseline: "bare node:http server answering the same JSON (bench/ladder/server.ts bare)",
       params: {
         connections,
         roundMillis,
