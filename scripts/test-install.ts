@@ -210,8 +210,8 @@ const main = async () => {
     ], { cwd: app, timeout: 60_000 })
     return completedQuote(result)
   })
-  // Each command's handler is a chunk of the bundle loaded when the command runs: every command's
-  // help, and a run of each handler, prove that every chunk is packed and loads on plain node.
+  // Each command's handler is a module of the bundle evaluated only when its command runs: every
+  // command's help, and a run of each handler, prove that each one is bundled and runs on plain node.
   for (const command of ["heartbeat", "quote", "watch", "batch", "sandbox", "runner"]) {
     await check(`installed bin: gcx ${command} --help`, true, () => {
       const result = App.run(gcx, [command, "--help"], { cwd: app })

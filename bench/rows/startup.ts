@@ -88,12 +88,9 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           fmt(help)
         } ms, node -e 0 ${fmt(node)} ms`
       )
-      const cpuLines = cpu("gcx") === undefined ? [] : [{
-        measure: "CPU ms (user + system) of the installed gcx --version, median",
-        gcx: fmt(cpu("gcx")),
-        baseline: fmt(cpu("node")),
-        ratio: fmt(cpu("gcx")! / cpu("node")!, 2)
-      }]
+      const cpuLines = cpu("gcx") === undefined ? [] : [
+        againstNode("CPU ms (user + system) of the installed gcx --version, median", cpu("gcx")!, cpu("node")!)
+      ]
       return {
         number: 7,
         id: "startup",

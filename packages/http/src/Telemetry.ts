@@ -133,9 +133,14 @@ export const skipUselessContext = (tracer: Tracer.Tracer): Tracer.Tracer => {
   })
 }
 
-/** Effect's OpenTelemetry tracer over a tracer provider with `processor` (`skipUselessContext`). */
+/** Effect's OpenTelemetry tracer over the context's `OtelTracer`, made with `skipUselessContext`. */
+export const layerTracer: Layer.Layer<never, never, OtelTracer.OtelTracer> = Layer.unwrapEffect(
+  Effect.map(OtelTracer.make, (tracer) => Layer.setTracer(skipUselessContext(tracer)))
+)
+
+/** Effect's OpenTelemetry tracer over a tracer provider with `processor` (`layerTracer`). */
 const tracing = (processor: BatchSpanProcessor, shutdownTimeout: Duration.DurationInput) =>
-  Layer.unwrapEffect(Effect.map(OtelTracer.make, (tracer) => Layer.setTracer(skipUselessContext(tracer)))).pipe(
+  layerTracer.pipe(
     Layer.provide(OtelTracer.layerTracer),
     Layer.provide(NodeSdk.layerTracerProvider(processor, { shutdownTimeout }))
   )

@@ -38,9 +38,9 @@ const stackContextManager = (): OtelApi.ContextManager => {
 }
 
 /** The tracer under test, over a real OpenTelemetry tracer provider (spans kept in memory, exported nowhere). */
-const tracerLayer = Layer.unwrapEffect(
-  Effect.map(OtelTracer.make, (tracer) => Layer.setTracer(Telemetry.skipUselessContext(tracer)))
-).pipe(Layer.provide(Layer.succeed(OtelTracer.OtelTracer, new BasicTracerProvider().getTracer("test"))))
+const tracerLayer = Telemetry.layerTracer.pipe(
+  Layer.provide(Layer.succeed(OtelTracer.OtelTracer, new BasicTracerProvider().getTracer("test")))
+)
 
 /** OpenTelemetry's active span id inside an Effect span, and the Effect span's id. */
 const activeInsideSpan = Effect.gen(function*() {
