@@ -3,7 +3,7 @@
  * awaits its outcome from any node, `execute` does both. The quote runs as
  * `QuoteWorkflow` on whichever runner owns it.
  *
- * The layers keep the deployment (what provides the `WorkflowEngine` and the
+ * The layers keep the deployment (what provides the engine, `Engine`, and the
  * database: `Embedded.layer`, or runners over PostgreSQL) apart from the
  * quotes: `layerRunner(deployment)` for a node that runs quotes,
  * `layerClient(deployment)` for one that only submits and awaits.

@@ -7,7 +7,7 @@ import { Sandbox, TestData } from "@gcx/sandbox"
 import { BigDecimal, Chunk, Effect, Equal, Exit, Fiber, Layer, Queue, Stream } from "effect"
 import * as Path from "node:path"
 import { CardCipher, DurableQuotes, Embedded, QuoteWorkflow, SubmitAttempts } from "../src/index.js"
-import { card, quotesLayer, sandbox, tempDirectory, withQuotes } from "./fixtures.js"
+import { card, quotesLayer, sandbox, tempDatabase, tempDirectory, withQuotes } from "./fixtures.js"
 
 layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite)", (it) => {
   it.effect("execute: a quote completes through the workflow, with one transaction for its requestId", () =>
@@ -129,7 +129,7 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
       const server = yield* Sandbox.SandboxServer
       const told = yield* Queue.unbounded<QuoteWorkflow.Outcome>()
       const outcomes = Layer.succeed(QuoteWorkflow.QuoteOutcomes, { publish: (outcome) => Queue.offer(told, outcome) })
-      const directory = yield* tempDirectory
+      const filename = yield* tempDatabase
       yield* Effect.gen(function*() {
         const quotes = yield* DurableQuotes.DurableQuotes
         const quote = yield* quotes.execute(card(TestData.Cards.success), { requestId: "durable-outcome-1" })
@@ -145,7 +145,7 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
         // encoded, so the quote told and the one returned (decoded from the stored reply) differ structurally.
         expect(Equal.equals(outcomesTold[0]!.exit, Exit.succeed(quote))).toBe(true)
         expect(Equal.equals(outcomesTold[1]!.exit, Exit.fail(refused))).toBe(true)
-      }).pipe(Effect.provide(quotesLayer(server, Path.join(directory, "gcx.db")).pipe(Layer.provide(outcomes))))
+      }).pipe(Effect.provide(quotesLayer(server, filename).pipe(Layer.provide(outcomes))))
     }).pipe(Effect.scoped))
 
   it.effect("a card that cannot be decrypted fails that quote with a typed error, and the runner carries on", () =>
@@ -180,8 +180,7 @@ describe("Embedded", () => {
     "one process per database file: a second runner on a file in use fails with a clear error",
     () =>
       Effect.gen(function*() {
-        const directory = yield* tempDirectory
-        const filename = Path.join(directory, "gcx.db")
+        const filename = yield* tempDatabase
         yield* Layer.build(Embedded.layer({ filename }))
         const error = yield* Effect.flip(Layer.build(Embedded.layerSqlite(filename)))
         expect(error.message).toContain("is in use by another process")
@@ -210,8 +209,7 @@ layer(sandbox({ timeScale: 0.1 }), { excludeTestServices: true })("Embedded: the
     () =>
       Effect.gen(function*() {
         const server = yield* Sandbox.SandboxServer
-        const directory = yield* tempDirectory
-        const filename = Path.join(directory, "gcx.db")
+        const filename = yield* tempDatabase
         // The slow card takes 3 s at this time scale: the first runner stops (at once) with the quote in flight.
         const requestId = yield* Effect.gen(function*() {
           const quotes = yield* DurableQuotes.DurableQuotes

@@ -2,9 +2,8 @@ import { expect, layer } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { Effect } from "effect"
 import { randomBytes, randomInt } from "node:crypto"
-import * as Path from "node:path"
 import { CardCipher, DurableQuotes } from "../src/index.js"
-import { clientOptions, dumpTables, jwtShape, quotesLayer, sandbox, tempDirectory } from "./fixtures.js"
+import { clientOptions, dumpTables, jwtShape, quotesLayer, sandbox, tempDatabase } from "./fixtures.js"
 import { type ChildInput, runAndKill } from "./fixtures/restart.js"
 
 const count = 30
@@ -35,8 +34,7 @@ layer(sandbox({ partners: [partner], timeScale: 0.5 }), { excludeTestServices: t
     () =>
       Effect.gen(function*() {
         const server = yield* Sandbox.SandboxServer
-        const directory = yield* tempDirectory
-        const database = Path.join(directory, "gcx.db")
+        const database = yield* tempDatabase
         const dataKey = CardCipher.generateKey()
         const client = clientOptions(server, Sandbox.clientOptions(server, partner))
         const input: ChildInput = { database, client, quotes }

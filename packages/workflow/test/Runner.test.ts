@@ -82,6 +82,16 @@ describe("Runner: bad input", () => {
     }))
 })
 
+/** Whether this session takes the schema lock (`pg_try_advisory_lock`): false while another holds it. */
+const tryLock = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    Effect.map(
+      sql<{ readonly locked: boolean }>`SELECT pg_try_advisory_lock(${Database.schemaLockKey}) AS locked`,
+      (rows) => rows[0]!.locked
+    )
+)
+
 describe("Runner: nodes started at once on a new database", () => {
   layer(Layer.provideMerge(TestPg.layerClient, TestPg.layer()), { excludeTestServices: true, timeout: 60_000 })(
     "new database",
@@ -89,15 +99,12 @@ describe("Runner: nodes started at once on a new database", () => {
       it.effect("the cluster's tables are created under an advisory lock, held only while a node builds its storage", () =>
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
-          const tryLock = sql<
-            { readonly locked: boolean }
-          >`SELECT pg_try_advisory_lock(${Database.schemaLockKey}) AS locked`
           // while a node's storage is built, another session cannot take the lock
           const heldInside = yield* Effect.gen(function*() {
             let locked: boolean | undefined
             yield* Layer.build(
-              Database.withSchemaLock(Layer.effectDiscard(Effect.map(tryLock, (rows) => {
-                locked = rows[0]!.locked
+              Database.withSchemaLock(Layer.effectDiscard(Effect.map(tryLock, (taken) => {
+                locked = taken
               }))).pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, sql)))
             )
             return locked
@@ -114,10 +121,7 @@ describe("Runner: nodes started at once on a new database", () => {
             () => Layer.build(Runner.layerClient({ databaseUrl: db.url })),
             { concurrency: "unbounded", discard: true }
           )
-          const rows = yield* sql<
-            { readonly locked: boolean }
-          >`SELECT pg_try_advisory_lock(${Database.schemaLockKey}) AS locked`
-          expect(rows[0]!.locked).toBe(true)
+          expect(yield* tryLock).toBe(true)
           yield* sql`SELECT pg_advisory_unlock(${Database.schemaLockKey})`
         }).pipe(Effect.scoped))
     }

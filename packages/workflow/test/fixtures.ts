@@ -34,6 +34,9 @@ export const tempDirectory = Effect.acquireRelease(
   (directory) => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true }))
 )
 
+/** The path of a fresh database file (`gcx.db`) in a temporary directory, removed with the scope. */
+export const tempDatabase = Effect.map(tempDirectory, (directory) => Path.join(directory, "gcx.db"))
+
 /** The data key of the tests. */
 export const dataKey = CardCipher.generateKey()
 
@@ -61,8 +64,7 @@ export const withQuotes = (options: Parameters<typeof quotesLayer>[2] = {}) =>
 ) =>
   Effect.gen(function*() {
     const server = yield* Sandbox.SandboxServer
-    const directory = yield* tempDirectory
-    return yield* Effect.provide(effect, quotesLayer(server, Path.join(directory, "gcx.db"), options))
+    return yield* Effect.provide(effect, quotesLayer(server, yield* tempDatabase, options))
   }).pipe(Effect.scoped)
 
 /** Card input for a scenario card. */
