@@ -6,13 +6,18 @@
  * - A flag wins over its variable (`--base-url` over `GCX_BASE_URL`). The
  *   secrets (`GCX_CLIENT_SECRET`, `GCX_API_KEY`) are read from the environment
  *   only, so that they never appear in a shell history or a process list.
- * - Embedded mode: with `--embedded`, or when none of the connection settings
+ * - Embedded mode: with `--embedded`, or, for the interactive commands
+ *   (`Fallback` `"embedded"`), when none of the connection settings
  *   (`GCX_ENV`, `GCX_BASE_URL`, `GCX_AUTH_URL`, `GCX_STAGE`, `GCX_CLIENT_ID`,
  *   `GCX_CLIENT_SECRET`, `GCX_API_KEY`, `GCX_SCOPE`, `GCX_AUTH_STYLE`, or
  *   their flags) is set to a non-empty value, a sandbox starts in this process
  *   and its test partner is used; one line on stderr says so. As soon as one
  *   setting is given, all the required ones must be (a missing one is a
  *   configuration error, exit code 2).
+ * - A command that serves other nodes or customers (`gcx runner`, client-only
+ *   `--durable`: `Fallback` `"none"`) never falls back: without settings it
+ *   fails with the configuration error naming every missing variable, and
+ *   uses the embedded sandbox only with an explicit `--embedded`.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type { ServeError } from "@effect/platform/HttpServerError"
@@ -77,24 +82,40 @@ export const isConfigured: Config.Config<boolean> = Config.all(
   variables.map((name) => Config.string(name).pipe(Config.option))
 ).pipe(Config.map(Arr.some(Option.exists((value) => value.trim() !== ""))))
 
+/**
+ * What a command does when no connection setting is given: `"embedded"`, the
+ * interactive commands' default, uses the embedded sandbox and says so;
+ * `"none"`, for what serves other nodes or customers, never invents a service.
+ */
+export type Fallback = "embedded" | "none"
+
 /** Whether this run uses the embedded sandbox, and why (for the line on stderr). */
-export const embeddedReason = (flags: Flags): Effect.Effect<Option.Option<string>, ConfigError.ConfigError> =>
+export const embeddedReason = (
+  flags: Flags,
+  fallback: Fallback = "embedded"
+): Effect.Effect<Option.Option<string>, ConfigError.ConfigError> =>
   flags.embedded
     ? Effect.succeed(Option.some("--embedded"))
+    : fallback === "none"
+    ? Effect.succeed(Option.none())
     : Effect.map(
       withFlags(flags)(isConfigured),
       (configured) => configured ? Option.none() : Option.some("no GCX_* connection settings (--embedded)")
     )
 
-/** The exchange client for the flags and the environment: remote, or on the embedded sandbox. */
+/**
+ * The exchange client for the flags and the environment: remote, or on the
+ * embedded sandbox (`--embedded`, or no settings with `fallback` `"embedded"`).
+ */
 export const layer = (
-  flags: Flags
+  flags: Flags,
+  fallback: Fallback = "embedded"
 ): Layer.Layer<
   ExchangeClient.ExchangeClient | TokenProvider.TokenProvider | ExchangeConfig.ExchangeConfig,
   ConfigError.ConfigError | ServeError
 > =>
   Layer.unwrapEffect(Effect.gen(function*() {
-    const reason = yield* embeddedReason(flags)
+    const reason = yield* embeddedReason(flags, fallback)
     if (Option.isSome(reason)) {
       // loaded on demand: a process that talks to a configured service never loads the sandbox
       const embedded: typeof Embedded = yield* Effect.promise(() => import("./Embedded.js"))

@@ -184,21 +184,25 @@ export const layerQuotes = <E>(
 
 /**
  * The poller of `--durable` over the connection given by the flags and the
- * environment. A database that cannot be opened is a `JournalError` (the
- * durable store is the quotes' journal).
+ * environment. A client-only node (`GCX_DATABASE_URL`) submits to runners that
+ * serve real customers, so it never falls back to the embedded sandbox
+ * (`Connection.Fallback` `"none"`). A database that cannot be opened is a
+ * `JournalError` (the durable store is the quotes' journal).
  */
 export const pollerLayer = (
   flags: Connection.Flags
 ): Layer.Layer<
   QuotePoller.QuotePoller | QuoteEvents.QuoteEvents | ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig,
   ConfigError.ConfigError | ServeError | QuoteJournal.JournalError
-> => {
-  const client = Connection.layer(flags)
-  return Layer.effect(QuotePoller.QuotePoller, durablePoller).pipe(
-    Layer.provideMerge(layerQuotes(client)),
-    Layer.provideMerge(client),
-    Layer.mapError((error) =>
-      error._tag === "SqlError" ? new QuoteJournal.JournalError({ operation: "open", message: error.message }) : error
+> =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const clientOnly = Option.isSome(yield* Config.option(Config.string("GCX_DATABASE_URL")))
+    const client = Connection.layer(flags, clientOnly ? "none" : "embedded")
+    return Layer.effect(QuotePoller.QuotePoller, durablePoller).pipe(
+      Layer.provideMerge(layerQuotes(client)),
+      Layer.provideMerge(client),
+      Layer.mapError((error) =>
+        error._tag === "SqlError" ? new QuoteJournal.JournalError({ operation: "open", message: error.message }) : error
+      )
     )
-  )
-}
+  }))

@@ -57,7 +57,7 @@ export const describe = (summary: string, variables: ReadonlyArray<Variable>): H
   ])
 
 /** The subcommands of `gcx`. */
-export const commands = ["heartbeat", "quote", "watch", "batch", "sandbox"] as const
+export const commands = ["heartbeat", "quote", "watch", "batch", "sandbox", "runner"] as const
 
 /** The subcommand a command line runs (`process.argv`), if any. */
 export const commandOf = (argv: ReadonlyArray<string>): string | undefined =>

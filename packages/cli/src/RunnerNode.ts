@@ -15,7 +15,11 @@ import * as Option from "effect/Option"
 import * as Connection from "./Connection.js"
 import * as ExitCode from "./ExitCode.js"
 
-/** The runner over the exchange connection of the flags, until interrupted. */
+/**
+ * The runner over the exchange connection of the flags, until interrupted. A runner serves other
+ * nodes: without connection settings it fails naming them (the embedded sandbox only with `--embedded`),
+ * before it reaches the database.
+ */
 export const run = (options: { readonly listen: Option.Option<string>; readonly connection: Connection.Flags }) =>
   Effect.gen(function*() {
     const listen = yield* Option.match(options.listen, {
@@ -35,12 +39,16 @@ export const run = (options: { readonly listen: Option.Option<string>; readonly 
       )
     }
     const databaseUrl = yield* Runner.databaseUrlConfig
-    const runner = DurableQuotes.layerRunner(Runner.layer({ databaseUrl, runnerAddress, listenAddress: listen })).pipe(
-      Layer.provide(CardCipher.layerConfig()),
-      Layer.provide(Connection.layer(options.connection))
-    )
     yield* Effect.scoped(Effect.gen(function*() {
-      yield* Layer.build(runner)
+      // built first, so that missing settings or a bad key fail before any connection to the database
+      const services = yield* Layer.build(
+        Layer.merge(CardCipher.layerConfig(), Connection.layer(options.connection, "none"))
+      )
+      yield* Layer.build(
+        DurableQuotes.layerRunner(Runner.layer({ databaseUrl, runnerAddress, listenAddress: listen })).pipe(
+          Layer.provide(Layer.succeedContext(services))
+        )
+      )
       yield* Console.log(
         `gcx runner ${runnerAddress.host}:${runnerAddress.port} running durable quotes (Ctrl-C or SIGTERM to stop)`
       )

@@ -2,12 +2,14 @@
  * `gcx runner`: a cluster runner of durable quotes on PostgreSQL (`GCX_DATABASE_URL`). It runs the
  * quotes of the shards it owns until stopped (SIGTERM or Ctrl-C: it finishes its current steps and
  * hands its shards over). It listens on `--listen host:port` and is reached at `GCX_RUNNER_ADDRESS`
- * (default: the listen address). The card is opened with `GCX_DATA_KEY`.
+ * (default: the listen address). The card is opened with `GCX_DATA_KEY`. It serves other nodes, so it
+ * never falls back to the embedded sandbox: the connection settings are required (or `--embedded`).
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as ConnectionFlags from "../ConnectionFlags.js"
+import * as Help from "../Help.js"
 
 /** The `runner` command. */
 export const command = Command.make(
@@ -22,4 +24,17 @@ export const command = Command.make(
   (options) =>
     // loaded on demand: the other commands never load the cluster's socket and PostgreSQL modules
     Effect.flatMap(Effect.promise(() => import("../RunnerNode.js")), (node) => node.run(options))
-).pipe(Command.withDescription("Run durable quotes as a cluster runner on PostgreSQL (GCX_DATABASE_URL)"))
+).pipe(
+  Command.withDescription(
+    Help.describe(
+      "Run durable quotes as a cluster runner on PostgreSQL (GCX_DATABASE_URL). It serves other nodes: the " +
+        "connection settings are required, and the embedded sandbox is used only with --embedded",
+      [
+        ["GCX_DATABASE_URL", "PostgreSQL URL shared by the runners (required; secret)"],
+        ["GCX_DATA_KEY", "key that seals and opens the cards, 32 bytes in base64 (required; secret)"],
+        ["GCX_RUNNER_ADDRESS", "host:port the other nodes reach this runner at (default: --listen)"],
+        ...Help.connectionVariables.filter(([name]) => name !== "GCX_SANDBOX_TIME_SCALE")
+      ]
+    )
+  )
+)

@@ -1,0 +1,71 @@
+/**
+ * Commands that serve other nodes or customers (`gcx runner`, client-only `--durable`) never fall back to the
+ * embedded sandbox: without connection settings they exit 2 naming the missing variables, before any connection
+ * to the database, and use the embedded sandbox only with an explicit `--embedded`. The interactive commands keep
+ * their fallback. Each runs the real `gcx` in a child process.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { TestData } from "@gcx/sandbox"
+import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { cardArgs, gcx } from "./helpers.js"
+
+const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-serving-test-"))
+afterAll(() => Fs.rmSync(directory, { recursive: true, force: true }))
+
+/** A PostgreSQL URL nothing listens on (port 9, discard): reaching it would fail with exit 5, not 2. */
+const unreachableDatabase = "postgres://gcx:database-password@127.0.0.1:9/gcx"
+
+/** What a runner or a client-only node has besides the connection: a database, a data key, an address. */
+const nodeEnv = {
+  GCX_DATABASE_URL: unreachableDatabase,
+  GCX_DATA_KEY: randomBytes(32).toString("base64"),
+  GCX_RUNNER_ADDRESS: "127.0.0.1:34431"
+}
+
+/** Every required connection variable is named; nothing says the embedded sandbox is used. */
+const expectRefused = (output: { readonly code: number | null; readonly stderr: string }, command: string) => {
+  expect(output.code).toBe(2)
+  for (const name of ["GCX_BASE_URL", "GCX_AUTH_URL", "GCX_CLIENT_SECRET", "GCX_API_KEY"]) {
+    expect(output.stderr).toContain(name)
+  }
+  expect(output.stderr).not.toContain("using the embedded sandbox")
+  expect(output.stderr).toContain(`(see gcx ${command} --help)`)
+  expect(output.stderr).not.toContain("database-password")
+}
+
+describe.concurrent("commands that serve never invent a service", () => {
+  it.live("gcx runner without connection settings exits 2 naming them, before reaching the database", () =>
+    Effect.gen(function*() {
+      const output = yield* gcx(["runner"], { env: nodeEnv })
+      expectRefused(output, "runner")
+    }))
+
+  it.live("gcx runner --embedded uses the embedded sandbox, and says so", () =>
+    Effect.gen(function*() {
+      // past the connection, the runner reaches for its database: unreachable here, exit 5
+      const output = yield* gcx(["runner", "--embedded"], { env: nodeEnv })
+      expect(output.stderr).toMatch(/^gcx: --embedded: using the embedded sandbox at http:\/\/127\.0\.0\.1:\d+$/m)
+      expect(output.stderr).toContain("cannot reach PostgreSQL at 127.0.0.1:9")
+      expect(output.code).toBe(5)
+    }))
+
+  it.live("a client-only quote --durable without connection settings exits 2 naming them", () =>
+    Effect.gen(function*() {
+      const output = yield* gcx(["quote", "--durable", ...cardArgs(TestData.Cards.success)], { env: nodeEnv })
+      expectRefused(output, "quote")
+    }))
+
+  it.live("an embedded quote --durable (no GCX_DATABASE_URL) keeps the interactive fallback, said on stderr", () =>
+    Effect.gen(function*() {
+      const { GCX_DATABASE_URL: _, ...env } = nodeEnv
+      const output = yield* gcx(["quote", "--durable", ...cardArgs(TestData.Cards.instant)], {
+        env: { ...env, GCX_DATABASE_FILE: Path.join(directory, "gcx.db") }
+      })
+      expect(output.stderr).toMatch(/^gcx: no GCX_\* connection settings \(--embedded\): using the embedded sandbox/m)
+      expect(output.code).toBe(0)
+    }))
+})
