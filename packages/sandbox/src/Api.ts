@@ -91,7 +91,8 @@ export class ServiceUnavailable extends ErrorBody.ErrorBody.extend<ServiceUnavai
   { _tag: memoryTag("ServiceUnavailable") },
   HttpApiSchema.annotations({
     status: 503,
-    description: "Service unavailable (an injected status503 fault); may carry Retry-After"
+    description:
+      "Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After"
   })
 ) {}
 
@@ -231,15 +232,36 @@ export const DashboardTransaction = Schema.Struct({
   steps: Schema.Array(Transaction.Step)
 }).annotations({ identifier: "DashboardTransaction" })
 
-/** What the dashboard's event stream sends, twice a second: the latest transactions and requests, newest first. */
+/** A partner as the dashboard shows it. */
+export const DashboardPartner = Schema.Struct({ clientId: Schema.String, enabled: Schema.Boolean })
+
+/** The first message of the dashboard's event stream: the latest transactions and requests, newest first. */
 export const DashboardSnapshot = Schema.Struct({
   time: Wire.Timestamp,
   requests: RequestCounts,
   transactions: Schema.Array(DashboardTransaction),
   journal: Schema.Array(Entry),
   faults: Schema.Array(FaultRule),
-  partners: Schema.Array(Schema.Struct({ clientId: Schema.String, enabled: Schema.Boolean }))
+  partners: Schema.Array(DashboardPartner)
 }).annotations({ identifier: "DashboardSnapshot" })
+
+/**
+ * A later message of the dashboard's event stream: what changed since the
+ * stream's previous message. A part that did not change is absent; a delta
+ * with the time only is a keep-alive.
+ */
+export const DashboardDelta = Schema.Struct({
+  time: Wire.Timestamp,
+  requests: Schema.optional(RequestCounts),
+  /** The transactions among the latest that are new to the stream or changed (state, progress, steps). */
+  transactions: Schema.optional(Schema.Array(DashboardTransaction)),
+  /** The ids of the latest transactions, newest first, when they are not those of the previous message. */
+  transactionIds: Schema.optional(Schema.Array(Schema.String)),
+  /** The requests journaled since the previous message, newest first. */
+  journal: Schema.optional(Schema.Array(Entry)),
+  faults: Schema.optional(Schema.Array(FaultRule)),
+  partners: Schema.optional(Schema.Array(DashboardPartner))
+}).annotations({ identifier: "DashboardDelta" })
 
 /** The admin API under `/__sandbox`. */
 export class AdminGroup extends HttpApiGroup.make("admin")
@@ -249,10 +271,13 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.get("events", "/events")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .addError(ServiceUnavailable)
       .annotate(
         OpenApi.Description,
-        "Server-sent events for the dashboard: a `snapshot` event (a DashboardSnapshot as JSON) twice a second, " +
-          "for at most 10 minutes per connection"
+        "Server-sent events for the dashboard: a `snapshot` event (a DashboardSnapshot as JSON), then, twice a " +
+          "second, a `delta` event (a DashboardDelta) when something changed, and a keep-alive delta every 5 s; " +
+          "for at most 10 minutes per connection. At most `maxDashboardStreams` (16) streams are open at once: " +
+          "beyond, 503 with Retry-After"
       )
   )
   .add(

@@ -93,6 +93,20 @@ export const annotateTransaction = (
 export const annotatedTransaction = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
   transactions.get(sourceOf(request))
 
+/** Where a reader of the journal stands: the reset it read after and how many entries it read since. */
+export interface Cursor {
+  readonly resets: number
+  readonly appended: number
+}
+
+/** What `Recorder.since` gives: the entries recorded after a cursor, newest first, and the cursor to ask from next. */
+export interface Since {
+  readonly entries: ReadonlyArray<Entry>
+  readonly cursor: Cursor
+  /** The journal was reset after the cursor (or there was none): `entries` are the latest ones. */
+  readonly restarted: boolean
+}
+
 /** The journal of one sandbox. */
 export class Recorder extends Context.Tag("@gcx/sandbox/Journal/Recorder")<Recorder, {
   readonly record: (entry: Entry) => Effect.Effect<void>
@@ -101,6 +115,12 @@ export class Recorder extends Context.Tag("@gcx/sandbox/Journal/Recorder")<Recor
   readonly snapshotCounts: Effect.Effect<RequestCounts>
   /** The latest `count` entries, newest first. */
   readonly recent: (count: number) => Effect.Effect<ReadonlyArray<Entry>>
+  /**
+   * The entries recorded after `cursor` (at most `count`, newest first), in
+   * time that grows with `count`, not with the journal; without a cursor,
+   * or after a reset, the latest `count`.
+   */
+  readonly since: (cursor: Cursor | undefined, count: number) => Effect.Effect<Since>
   /**
    * Drops a transaction from the indexes (`transactionsByRequestId`,
    * `getsByTransactionId`), at once: the store calls it when it evicts the
@@ -134,6 +154,17 @@ export const makeRecorder: Effect.Effect<Recorder["Type"]> = Effect.sync(() => {
   let requestIdOfTransaction = new Map<string, string>()
   let getsByTransactionId = new Map<string, number>()
   let entries: Array<Entry> = []
+  let resets = 0
+  let appended = 0
+  const since = (cursor: Cursor | undefined, count: number): Since => {
+    const restarted = cursor === undefined || cursor.resets !== resets
+    const fresh = Math.min(count, restarted ? entries.length : appended - cursor.appended)
+    return {
+      entries: fresh > 0 ? entries.slice(-fresh).reverse() : [],
+      cursor: { resets, appended },
+      restarted
+    }
+  }
   const append = (entry: Entry): void => {
     const { requestId, route, transactionId } = entry
     requests[route]++
@@ -146,6 +177,7 @@ export const makeRecorder: Effect.Effect<Recorder["Type"]> = Effect.sync(() => {
       getsByTransactionId.set(transactionId, (getsByTransactionId.get(transactionId) ?? 0) + 1)
     }
     entries.push(entry)
+    appended++
     // Trimmed in batches, so that appending stays cheap under load.
     if (entries.length > 2 * maxEntries) entries = entries.slice(-maxEntries)
   }
@@ -160,7 +192,8 @@ export const makeRecorder: Effect.Effect<Recorder["Type"]> = Effect.sync(() => {
       entries: entries.slice(-maxEntries)
     })),
     snapshotCounts: Effect.sync(() => ({ ...requests })),
-    recent: (count) => Effect.sync(() => entries.slice(-count).reverse()),
+    recent: (count) => Effect.sync(() => since(undefined, count).entries),
+    since: (cursor, count) => Effect.sync(() => since(cursor, count)),
     unsafeForget: (transactionId) => {
       getsByTransactionId.delete(transactionId)
       const requestId = requestIdOfTransaction.get(transactionId)
@@ -176,6 +209,8 @@ export const makeRecorder: Effect.Effect<Recorder["Type"]> = Effect.sync(() => {
       requestIdOfTransaction = new Map()
       getsByTransactionId = new Map()
       entries = []
+      resets++
+      appended = 0
     })
   })
 })

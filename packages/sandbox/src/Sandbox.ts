@@ -16,6 +16,7 @@ import * as Http from "node:http"
 import { adminKeyHeader, adminPrefix } from "./Api.js"
 import * as Faults from "./Faults.js"
 import { SandboxConfig } from "./internal/config.js"
+import * as Dashboard from "./internal/dashboard.js"
 import * as Server from "./internal/server.js"
 import * as State from "./internal/state.js"
 import * as Journal from "./Journal.js"
@@ -52,6 +53,8 @@ export interface SandboxOptions {
    * finished). Default 100,000.
    */
   readonly maxTransactions?: number | undefined
+  /** How many dashboard event streams (`GET /__sandbox/events`) may be open at once; beyond, 503. Default 16. */
+  readonly maxDashboardStreams?: number | undefined
   /** The partners. Default `TestData.partners`. */
   readonly partners?: ReadonlyArray<TestData.Partner> | undefined
   /** The product lines. Default `TestData.productLines`. */
@@ -98,6 +101,7 @@ export const make = (options: SandboxOptions = {}): Effect.Effect<Service, Serve
       adminKey: options.adminKey ?? TestData.adminKey,
       partners: options.partners ?? TestData.partners,
       productLines: options.productLines ?? TestData.productLines,
+      maxDashboardStreams: options.maxDashboardStreams ?? Dashboard.defaultMaxStreams,
       requestLogLevel: LogLevel.fromLiteral(options.logLevel ?? "Debug")
     })
     const recorder = yield* Journal.makeRecorder

@@ -42,6 +42,14 @@ export class Store extends Context.Tag("@gcx/sandbox/Store")<Store, {
   readonly get: (transactionId: string) => Effect.Effect<Option.Option<Transaction>>
   /** Every transaction, oldest first. */
   readonly all: Effect.Effect<ReadonlyArray<Transaction>>
+  /** The latest `count` transactions, newest first, in time that grows with `count`, not with the store. */
+  readonly latest: (count: number) => Effect.Effect<ReadonlyArray<Transaction>>
+  /**
+   * Moves on whenever a transaction is stored or evicted and on reset (not
+   * when time moves a transaction's progress on): an unchanged version means
+   * an unchanged set of transactions.
+   */
+  readonly version: Effect.Effect<number>
   readonly isEnabled: (clientId: string) => Effect.Effect<boolean>
   readonly setEnabled: (clientId: string, enabled: boolean) => Effect.Effect<void>
   /** Forgets every transaction and requestId and enables every partner. */
@@ -70,7 +78,10 @@ const isFinished = (transaction: Transaction, now: number): boolean =>
  * told.
  *
  * The state lives in insertion-ordered maps touched only inside `Effect.sync`,
- * so every operation is atomic on the single JavaScript thread.
+ * so every operation is atomic on the single JavaScript thread. The
+ * transactions are also listed in an array, newest last, for `latest`: an
+ * evicted one stays there (skipped) until the array is compacted, once it
+ * holds as many evicted transactions as kept ones.
  */
 export const make = (
   options: {
@@ -84,6 +95,9 @@ export const make = (
     const transactions = new Map<string, Transaction>()
     const attempts = new Map<string, Attempt>()
     const disabled = new Set<string>()
+    let order: Array<Transaction> = []
+    let version = 0
+    const isKept = (transaction: Transaction): boolean => transactions.get(transaction.id) === transaction
     const evictOne = (now: number): void => {
       let victim: Transaction | undefined
       for (const transaction of transactions.values()) {
@@ -104,7 +118,10 @@ export const make = (
       if (attempt === undefined) {
         transactions.set(transaction.id, transaction)
         attempts.set(key, { transactionId: transaction.id, previousAttempts: transaction.previousAttempts })
+        order.push(transaction)
         while (transactions.size > maxTransactions) evictOne(transaction.createdAt)
+        if (order.length > 2 * transactions.size) order = order.filter(isKept)
+        version++
         return { _tag: "Created", transaction }
       }
       if (transaction.previousAttempts <= attempt.previousAttempts) return { _tag: "Duplicate" }
@@ -115,6 +132,15 @@ export const make = (
       create: (transaction) => Effect.sync(() => create(transaction)),
       get: (transactionId) => Effect.sync(() => Option.fromNullable(transactions.get(transactionId))),
       all: Effect.sync(() => Array.from(transactions.values())),
+      latest: (count) =>
+        Effect.sync(() => {
+          const latest: Array<Transaction> = []
+          for (let index = order.length - 1; index >= 0 && latest.length < count; index--) {
+            if (isKept(order[index]!)) latest.push(order[index]!)
+          }
+          return latest
+        }),
+      version: Effect.sync(() => version),
       isEnabled: (clientId) => Effect.sync(() => !disabled.has(clientId)),
       setEnabled: (clientId, enabled) =>
         Effect.sync(() => {
@@ -125,6 +151,8 @@ export const make = (
         transactions.clear()
         attempts.clear()
         disabled.clear()
+        order = []
+        version++
       })
     })
   })

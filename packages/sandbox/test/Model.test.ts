@@ -269,6 +269,8 @@ describe("pnpm sandbox arguments", () => {
       "getTransaction:reset:times=1",
       "--latency",
       "100-300",
+      "--max-dashboard-streams",
+      "4",
       "--quiet"
     ])
     expect(parsed).toEqual(Either.right({
@@ -285,6 +287,7 @@ describe("pnpm sandbox arguments", () => {
         { route: "getTransaction", kind: "reset", times: 1 },
         { route: "any", kind: "latency", latencyMillis: { min: 100, max: 300 } }
       ],
+      maxDashboardStreams: 4,
       logLevel: "None"
     }))
   })
@@ -292,6 +295,9 @@ describe("pnpm sandbox arguments", () => {
   it("refuses bad values and unknown flags", () => {
     for (
       const argv of [["--port", "x"], ["--fault", "nowhere:reset"], ["--log-level", "Loud"], ["--colour"], [
+        "--max-dashboard-streams",
+        "0"
+      ], [
         "--time-scale",
         "-1"
       ]]

@@ -59,7 +59,7 @@ export const AdminLive = HttpApiBuilder.group(SandboxApi, "admin", (handlers) =>
     const injector = yield* Faults.FaultInjector
     const tokens = yield* Tokens
     const context = yield* Effect.context<Store | Journal.Recorder | Faults.FaultInjector | Tokens>()
-    const dashboardContext = yield* Effect.context<SandboxConfig | Store | Journal.Recorder | Faults.FaultInjector>()
+    const events = yield* Dashboard.makeEvents
     const switchPartner = (clientId: string, enabled: boolean) =>
       config.partners.some((partner) => partner.clientId === clientId)
         ? store.setEnabled(clientId, enabled)
@@ -70,7 +70,7 @@ export const AdminLive = HttpApiBuilder.group(SandboxApi, "admin", (handlers) =>
       .handle("journal", () => recorder.snapshot)
       .handle("transactions", () => State.transactions.pipe(Effect.provide(context)))
       .handle("faults", () => injector.rules)
-      .handleRaw("events", () => Dashboard.events.pipe(Effect.provide(dashboardContext)))
+      .handleRaw("events", () => events)
       .handleRaw("setFaults", ({ request }) =>
         Effect.gen(function*() {
           const rules = yield* Effect.flatMap(readJson(request), (body) => decodeBody(FaultRules, body))

@@ -26,6 +26,8 @@ export const usage = `Usage: pnpm sandbox [options]
   --latency <ms>        added latency on every route: 250 or 100-300 (same as --fault any:latency:ms=...)
   --max-transactions <n> transactions (and requestIds) kept; the oldest finished
                         are evicted first past it (default 100000)
+  --max-dashboard-streams <n> dashboard event streams open at once; beyond, 503
+                        (default 16)
   --log-level <level>   level of the per-request log line (default Info)
   --quiet               no per-request log lines
   --help                this text
@@ -36,6 +38,16 @@ const number = (flag: string, text: string | undefined): Either.Either<number | 
   const value = Number(text)
   return Number.isFinite(value) && value >= 0 ? Either.right(value) : Either.left(`${flag} must be a number >= 0`)
 }
+
+/** A whole number of at least 1, when given. */
+const count = (flag: string, text: string | undefined): Either.Either<number | undefined, string> =>
+  Either.flatMap(
+    number(flag, text),
+    (value) =>
+      value === undefined || (Number.isInteger(value) && value >= 1)
+        ? Either.right(value)
+        : Either.left(`${flag} must be a whole number >= 1`)
+  )
 
 const logLevels: ReadonlyArray<string> = LogLevel.allLevels.map((level) => level._tag)
 
@@ -63,6 +75,7 @@ export const parse = (argv: ReadonlyArray<string>): Either.Either<SandboxOptions
             fault: { type: "string", multiple: true },
             latency: { type: "string", multiple: true },
             "max-transactions": { type: "string" },
+            "max-dashboard-streams": { type: "string" },
             "log-level": { type: "string" },
             quiet: { type: "boolean" },
             help: { type: "boolean" }
@@ -76,10 +89,6 @@ export const parse = (argv: ReadonlyArray<string>): Either.Either<SandboxOptions
     for (const text of [...(values.fault ?? []), ...latency]) faults.push(yield* Faults.parseRule(text))
     const logLevel = values.quiet === true ? "None" : values["log-level"] ?? "Info"
     if (!logLevels.includes(logLevel)) return yield* Either.left(`--log-level must be one of ${logLevels.join(", ")}`)
-    const maxTransactions = yield* number("--max-transactions", values["max-transactions"])
-    if (maxTransactions !== undefined && (!Number.isInteger(maxTransactions) || maxTransactions < 1)) {
-      return yield* Either.left("--max-transactions must be a whole number >= 1")
-    }
     const options: SandboxOptions = {
       port: (yield* number("--port", values.port)) ?? defaultPort,
       host: values.host,
@@ -90,7 +99,8 @@ export const parse = (argv: ReadonlyArray<string>): Either.Either<SandboxOptions
       adminKey: values["admin-key"],
       seed: values.seed === undefined || Number.isNaN(Number(values.seed)) ? values.seed : Number(values.seed),
       faults,
-      maxTransactions,
+      maxTransactions: yield* count("--max-transactions", values["max-transactions"]),
+      maxDashboardStreams: yield* count("--max-dashboard-streams", values["max-dashboard-streams"]),
       logLevel: logLevel as LogLevel.Literal
     }
     return options

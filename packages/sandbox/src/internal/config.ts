@@ -9,6 +9,8 @@ export class SandboxConfig extends Context.Tag("@gcx/sandbox/internal/SandboxCon
   readonly adminKey: string
   readonly partners: ReadonlyArray<Partner>
   readonly productLines: ReadonlyArray<ProductLine>
+  /** How many dashboard event streams may be open at once. */
+  readonly maxDashboardStreams: number
   /** The level each request is logged at. */
   readonly requestLogLevel: LogLevel.LogLevel
 }>() {}

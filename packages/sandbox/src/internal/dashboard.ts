@@ -6,72 +6,83 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Clock from "effect/Clock"
-import * as DateTime from "effect/DateTime"
+import { ErrorBody, Routes } from "@gcx/core"
 import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
 import * as Schedule from "effect/Schedule"
-import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { DashboardSnapshot } from "../Api.js"
-import * as Faults from "../Faults.js"
-import * as Journal from "../Journal.js"
-import * as Lifecycle from "../Lifecycle.js"
-import { Store } from "../Store.js"
+import type * as Faults from "../Faults.js"
+import type * as Journal from "../Journal.js"
+import type { Store } from "../Store.js"
 import { SandboxConfig } from "./config.js"
+import * as Feed from "./dashboardFeed.js"
 import { page } from "./dashboardPage.js"
+import { errorResponse } from "./middleware.js"
 import { extraPaths } from "./routes.js"
 
-/** How many transactions and journal entries a snapshot carries (the latest). */
-export const snapshotSize = 100
+/** How many event streams a sandbox serves at once by default. */
+export const defaultMaxStreams = 16
 
-/** How often the stream sends a snapshot. */
+/** How often a stream looks for changes. */
 const interval = "500 millis"
 
-/** How many snapshots one connection gets (10 minutes); the page then reconnects. */
-const maxSnapshots = 1_200
+/** How many ticks one connection gets (10 minutes); the page then reconnects. */
+const maxTicks = 1_200
 
-const encodeSnapshot = Schema.encodeSync(DashboardSnapshot)
-
-/** The dashboard's view of the sandbox now. */
-const snapshot = Effect.gen(function*() {
-  const config = yield* SandboxConfig
-  const store = yield* Store
-  const recorder = yield* Journal.Recorder
-  const injector = yield* Faults.FaultInjector
-  const now = yield* Clock.currentTimeMillis
-  const transactions = (yield* store.all).slice(-snapshotSize).reverse()
-  const partners = yield* Effect.forEach(
-    config.partners,
-    (partner) => Effect.map(store.isEnabled(partner.clientId), (enabled) => ({ clientId: partner.clientId, enabled }))
-  )
-  const requests = yield* recorder.snapshotCounts
-  return encodeSnapshot({
-    time: DateTime.unsafeMake(now),
-    requests,
-    transactions: transactions.map((transaction) => ({
-      ...Lifecycle.summaryAt(transaction, now),
-      steps: Lifecycle.stepsAt(transaction, now)
-    })),
-    journal: yield* recorder.recent(snapshotSize),
-    faults: yield* injector.rules,
-    partners
-  })
-})
+/** The seconds a refused stream is told to wait (`Retry-After`). */
+const retryAfterSeconds = 5
 
 const encoder = new TextEncoder()
 
-/** The event stream: a `snapshot` event now and twice a second after, for at most 10 minutes. */
-export const events = Effect.map(
-  Effect.context<SandboxConfig | Store | Journal.Recorder | Faults.FaultInjector>(),
-  (context) =>
-    HttpServerResponse.stream(
-      Stream.repeatEffectWithSchedule(Effect.provide(snapshot, context), Schedule.spaced(interval)).pipe(
-        Stream.take(maxSnapshots),
-        Stream.map((value) => encoder.encode(`event: snapshot\ndata: ${JSON.stringify(value)}\n\n`))
-      ),
-      { contentType: "text/event-stream", headers: { "cache-control": "no-store" } }
-    )
-)
+const encodeMessage = (message: Feed.Message): Uint8Array =>
+  encoder.encode(`event: ${message.event}\ndata: ${JSON.stringify(message.data)}\n\n`)
+
+/**
+ * The handler of the event stream of one sandbox, which serves at most
+ * `maxDashboardStreams` streams at once. A stream holds its place for the
+ * scope of its request, which closes when the stream ends or the client goes
+ * away; beyond the cap, the answer is 503 with an Error body and
+ * `Retry-After`. Each stream sends what `Feed` gives: a `snapshot` event, then
+ * `delta` events.
+ */
+export const makeEvents: Effect.Effect<
+  Effect.Effect<HttpServerResponse.HttpServerResponse, never, Scope.Scope>,
+  never,
+  SandboxConfig | Store | Journal.Recorder | Faults.FaultInjector
+> = Effect.gen(function*() {
+  const { maxDashboardStreams } = yield* SandboxConfig
+  const makeFeed = Effect.provide(
+    Feed.make,
+    yield* Effect.context<SandboxConfig | Store | Journal.Recorder | Faults.FaultInjector>()
+  )
+  let open = 0
+  const takePlace = Effect.acquireRelease(
+    Effect.sync(() => {
+      if (open >= maxDashboardStreams) return false
+      open++
+      return true
+    }),
+    (taken) => taken ? Effect.sync(() => open--) : Effect.void
+  )
+  const refused = errorResponse(503, {
+    ErrorCode: ErrorBody.ErrorCodes.serviceUnavailable,
+    Message:
+      `Too many dashboard streams are open (at most ${maxDashboardStreams}): close a dashboard tab, or retry later`
+  }, { [Routes.Headers.retryAfter]: String(retryAfterSeconds) })
+  return Effect.flatMap(takePlace, (taken) =>
+    taken
+      ? Effect.map(makeFeed, (feed) =>
+        HttpServerResponse.stream(
+          Stream.repeatEffectWithSchedule(feed.next, Schedule.spaced(interval)).pipe(
+            Stream.take(maxTicks),
+            Stream.filterMap(identity),
+            Stream.map(encodeMessage)
+          ),
+          { contentType: "text/event-stream", headers: { "cache-control": "no-store" } }
+        ))
+      : Effect.succeed(refused))
+})
 
 /** The page's answer: the HTML, not cached, scripts and styles from the page only, no framing. */
 const pageResponse = HttpServerResponse.text(page, {

@@ -101,7 +101,7 @@ layer(Sandbox.layer({ timeScale: 0.5 }), { excludeTestServices: true })("in Chro
       expect(url).not.toContain("not-the-key")
     }))
 
-  it.effect("with the right key, a quote created through the API appears and reaches 100 % within 5 s", () =>
+  it.effect("with the right key, quotes created through the API appear, newest first, and reach 100 % within 5 s", () =>
     Effect.gen(function*() {
       const server = yield* Sandbox.SandboxServer
       yield* server.reset
@@ -118,8 +118,19 @@ layer(Sandbox.layer({ timeScale: 0.5 }), { excludeTestServices: true })("in Chro
         await expect.poll(() => row.locator(".percent").textContent(), { timeout: 5_000, interval: 100 })
           .toContain("100 %")
         const millis = Date.now() - startedAt
+        // The page got a snapshot when it connected; since then, deltas only: a newer quote goes on top.
+        const newer = await Effect.runPromise(
+          postQuote(server, exchangeHeaders(token), quoteBody(TestData.Cards.instant))
+        )
+        await page.locator(`tr[data-transaction-id="${newer.body.transactionId}"]`).waitFor({ timeout: 5_000 })
+        await page.locator("#journal tr", { hasText: "createQuote" }).nth(1).waitFor({ timeout: 5_000 })
+        const order = await page.locator("#transactions tr").evaluateAll((rows) =>
+          rows.map((row) => (row as HTMLElement).dataset.transactionId)
+        )
         await screenshot(page, "dashboard-live")
         return {
+          order,
+          ids: [newer.body.transactionId, created.body.transactionId],
           millis,
           state: await row.locator(".state").textContent(),
           text: await row.textContent(),
@@ -127,6 +138,7 @@ layer(Sandbox.layer({ timeScale: 0.5 }), { excludeTestServices: true })("in Chro
           url: page.url()
         }
       })
+      expect(result.order).toEqual(result.ids)
       expect(result.millis).toBeLessThan(5_000)
       expect(result.state).toContain("completed")
       expect(result.text).toContain("****0001")

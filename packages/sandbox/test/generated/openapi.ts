@@ -158,7 +158,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Server-sent events for the dashboard: a `snapshot` event (a DashboardSnapshot as JSON) twice a second, for at most 10 minutes per connection */
+        /** @description Server-sent events for the dashboard: a `snapshot` event (a DashboardSnapshot as JSON), then, twice a second, a `delta` event (a DashboardDelta) when something changed, and a keep-alive delta every 5 s; for at most 10 minutes per connection. At most `maxDashboardStreams` (16) streams are open at once: beyond, 503 with Retry-After */
         get: operations["admin.events"];
         put?: never;
         post?: never;
@@ -451,7 +451,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable (an injected status503 fault); may carry Retry-After */
+            /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -540,7 +540,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable (an injected status503 fault); may carry Retry-After */
+            /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -667,7 +667,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable (an injected status503 fault); may carry Retry-After */
+            /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -797,7 +797,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable (an injected status503 fault); may carry Retry-After */
+            /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -943,7 +943,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable (an injected status503 fault); may carry Retry-After */
+            /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1091,7 +1091,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable (an injected status503 fault); may carry Retry-After */
+            /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1533,6 +1533,22 @@ export interface operations {
             };
             /** @description NotFound */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ErrorCode: string;
+                        Message?: string | null;
+                        UserMessage?: string | null;
+                        MoreInfoUrl?: string | null;
+                        /** never */
+                        _tag?: unknown;
+                    };
+                };
+            };
+            /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
