@@ -2,7 +2,8 @@
  * `gcx runner`: a cluster runner of durable quotes on PostgreSQL (`GCX_DATABASE_URL`). It runs the
  * quotes of the shards it owns until stopped (SIGTERM or Ctrl-C: it finishes its current steps and
  * hands its shards over). It listens on `--listen host:port` and is reached at `GCX_RUNNER_ADDRESS`
- * (default: the listen address). The card is opened with `GCX_DATA_KEY`.
+ * (default: the listen address). The card is opened with `GCX_DATA_KEY`, or with
+ * `GCX_DATA_KEY_PREVIOUS` for the cards sealed before a key rotation.
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
