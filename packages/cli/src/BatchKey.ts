@@ -5,15 +5,19 @@
  * a fingerprint cannot be tested against candidate card numbers.
  *
  * Where the key comes from, first found:
- * 1. `GCX_BATCH_KEY`: at least 16 characters (for a results file shared by
- *    several machines, or kept in a secret store);
+ * 1. `GCX_BATCH_KEY`: at least 32 characters, not one character repeated
+ *    (for a results file shared by several machines, or kept in a secret
+ *    store);
  * 2. the key file beside the results file, `<results>.key`: 32 random bytes
- *    in hex, created with mode 0600 when a new results file is started.
+ *    in hex, created with mode 0600 when a new results file is started. It
+ *    must be the current user's, with no group or other access, and hold 64
+ *    hex characters.
  *
  * The results file records the key's id (`keyId`, an HMAC of a fixed label:
  * it tells a wrong key from the right one and reveals nothing of it). A
- * results file with results and no key, a key whose id differs, or a key file
- * that others may read is a `BatchKeyError` (exit code 2), before any quote.
+ * results file with results and no key, a key whose id differs, a weak key or
+ * a key file that is not private is a `BatchKeyError` (exit code 2), before
+ * any quote.
  * Without `--out`, a key is drawn for the run: it only finds duplicate rows.
  */
 import type * as PlatformError from "@effect/platform/Error"
@@ -73,6 +77,62 @@ const fromText = (text: string, source: string): BatchKey => ({
   source
 })
 
+const invalid = (message: string) => new BatchKeyError({ reason: "Invalid", message })
+
+/** The shortest `GCX_BATCH_KEY` accepted: 32 characters, at least 32 bytes of key material. */
+export const minimumLength = 32
+
+/** `GCX_BATCH_KEY` as a key: at least `minimumLength` characters, not one character repeated. */
+const fromVariable = (value: Redacted.Redacted<string>): Effect.Effect<BatchKey, BatchKeyError> => {
+  const text = Redacted.value(value).trim()
+  if (text.length < minimumLength) {
+    return Effect.fail(invalid(
+      `GCX_BATCH_KEY must have at least ${minimumLength} characters (make one with: openssl rand -hex 32)`
+    ))
+  }
+  if (text.split("").every((char) => char === text[0])) {
+    return Effect.fail(invalid(
+      "GCX_BATCH_KEY must not be one character repeated (make one with: openssl rand -hex 32)"
+    ))
+  }
+  return Effect.succeed(fromText(text, "GCX_BATCH_KEY"))
+}
+
+/**
+ * The key in the key file at `path`: the file must be the current user's
+ * (where Node knows the user), with no group or other access, and hold 64 hex
+ * characters, as gcx writes it. Its text is read only once it is private.
+ */
+const fromFile = (
+  fs: FileSystem.FileSystem,
+  path: string
+): Effect.Effect<BatchKey, BatchKeyError | PlatformError.PlatformError> =>
+  Effect.gen(function*() {
+    const info = yield* fs.stat(path)
+    const uid = process.getuid?.()
+    if (uid !== undefined && Option.isSome(info.uid) && info.uid.value !== uid) {
+      return yield* new BatchKeyError({
+        reason: "Unsafe",
+        message: `the batch key file ${path} is owned by another user (uid ${info.uid.value}): ` +
+          `chown it to yourself if it is yours, or remove it to start a new results file with a new key`
+      })
+    }
+    if ((info.mode & 0o077) !== 0) {
+      return yield* new BatchKeyError({
+        reason: "Unsafe",
+        message: `the batch key file ${path} may be read by others: chmod 600 it`
+      })
+    }
+    const text = yield* fs.readFileString(path)
+    if (!/^[0-9a-f]{64}$/i.test(text.trim())) {
+      return yield* invalid(
+        `the batch key file ${path} does not hold a key (64 hex characters, as gcx writes it): ` +
+          `restore it, or remove it to start a new results file with a new key`
+      )
+    }
+    return fromText(text, path)
+  })
+
 /**
  * The key of the results file at `results` (its real path): `GCX_BATCH_KEY`,
  * or its key file, created when `keyId` is none (a new results file), and
@@ -89,26 +149,11 @@ export const resolve = (
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = keyFile(results)
-    const fromVariable = yield* variable
-    const key = yield* Option.match(fromVariable, {
-      onSome: (value) =>
-        Redacted.value(value).trim().length < 16
-          ? Effect.fail(
-            new BatchKeyError({ reason: "Invalid", message: "GCX_BATCH_KEY must have at least 16 characters" })
-          )
-          : Effect.succeed(fromText(Redacted.value(value), "GCX_BATCH_KEY")),
+    const key = yield* Option.match(yield* variable, {
+      onSome: fromVariable,
       onNone: () =>
         Effect.gen(function*() {
-          if (yield* fs.exists(path)) {
-            const info = yield* fs.stat(path)
-            if ((info.mode & 0o077) !== 0) {
-              return yield* new BatchKeyError({
-                reason: "Unsafe",
-                message: `the batch key file ${path} may be read by others: chmod 600 it`
-              })
-            }
-            return fromText(yield* fs.readFileString(path), path)
-          }
+          if (yield* fs.exists(path)) return yield* fromFile(fs, path)
           if (Option.isSome(keyId)) {
             return yield* new BatchKeyError({
               reason: "Missing",

@@ -10,7 +10,8 @@
  * - Client-only when `GCX_DATABASE_URL` is set: the runners on that
  *   PostgreSQL run the quotes; this process submits and awaits them
  *   (`clientDeployment`).
- * - The card is sealed with `GCX_DATA_KEY` (32 bytes in base64), required.
+ * - The card is sealed with `GCX_DATA_KEY` (32 bytes in base64), required;
+ *   `GCX_DATA_KEY_PREVIOUS` still opens the cards sealed before a rotation.
  *
  * The commands keep their display: `durablePoller` is a `QuotePoller` whose
  * `quote`, `quoteAll` and `getQuote` submit through the workflow, and whose
@@ -64,15 +65,12 @@ export const clientDeployment = (
   )
 
 /**
- * A durable quote's failure as the CLI reports it: a card that cannot be decrypted is a configuration fault, an
- * unknown requestId a bad request.
+ * A durable quote's failure as the CLI reports it: an unknown requestId is a bad request; a card that cannot be
+ * opened stays `CardDecryptionError`, a local fault of the data keys (exit 2), never the service's refusal.
  */
 const toQuoteFailure = (
   error: QuoteWorkflow.DurableQuoteFailure | DurableQuotes.QuoteNotFound
-): Errors.QuoteFailure =>
-  error._tag === "CardDecryptionError" || error._tag === "QuoteNotFound"
-    ? new Errors.InvalidRequest({ message: error.message })
-    : error
+): Errors.QuoteFailure => error._tag === "QuoteNotFound" ? new Errors.InvalidRequest({ message: error.message }) : error
 
 /** The terminal event of a quote, from its recorded outcome. */
 const terminalEvent = (

@@ -5,7 +5,7 @@
  * |---|---|
  * | 0 | completed |
  * | 1 | unexpected failure inside gcx (a bug) |
- * | 2 | usage or configuration: bad flags or `GCX_*` variables, refused credentials, invalid card input, a request the service refused as malformed, a refused `--out`, a missing or wrong batch key |
+ * | 2 | usage or configuration: bad flags or `GCX_*` variables, refused credentials, invalid card input, a request the service refused as malformed, a refused `--out`, a missing, wrong or weak batch key, a sealed card no data key opens |
  * | 3 | card outcome: the card was refused (show the user message to the customer) |
  * | 4 | merchant outcome: the merchant could not be reached (retry later) |
  * | 5 | service failure: the service or the network failed, or the quote did not complete in time |
@@ -89,7 +89,7 @@ export const ofQuoteFailure = (error: Errors.QuoteFailure): ExitCode => {
     case "request":
       return ExitCode.Usage
     case "local":
-      return error._tag === "InvalidCardInput" ||
+      return error._tag === "InvalidCardInput" || error._tag === "CardDecryptionError" ||
           (error._tag === "TokenError" && error.httpStatus !== undefined && error.httpStatus >= 400 &&
             error.httpStatus < 500)
         ? ExitCode.Usage
@@ -141,6 +141,8 @@ export const describeQuoteFailure = (error: Errors.QuoteFailure): string => {
     ? "the quote did not complete in time"
     : error._tag === "TokenError"
     ? "no access token"
+    : error._tag === "CardDecryptionError"
+    ? "the sealed card could not be opened"
     : what[ErrorTraits.groupOf(error)]
   const text = error._tag === "PollTimeout"
     ? `transaction ${error.transactionId} did not complete within ${error.deadlineMillis} ms; ` +

@@ -154,7 +154,7 @@ describe.concurrent("gcx batch --out", () => {
 
         const wrong = yield* gcxInProcess(["batch", input, "--out", out], {
           ...envFor(server),
-          GCX_BATCH_KEY: "another-key-of-some-length"
+          GCX_BATCH_KEY: "another-key-of-some-length-32-chars-or-more"
         })
         expectUsageError(wrong, "batch key", "GCX_BATCH_KEY is not the one")
 

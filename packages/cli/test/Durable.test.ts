@@ -3,14 +3,20 @@
  * embedded on SQLite in a temporary file, against a sandbox in the test
  * process; the card sealed with GCX_DATA_KEY, required.
  */
+import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, layer } from "@effect/vitest"
+import { Card } from "@gcx/core"
+import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { Effect } from "effect"
+import { CardCipher, Embedded, QuoteWorkflow } from "@gcx/workflow"
+import { Effect, Either, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { cardArgs, envFor, gcx, pin, sandbox } from "./helpers.js"
+import * as DurablePoller from "../src/DurablePoller.js"
+import * as ExitCode from "../src/ExitCode.js"
+import { cardArgs, envFor, expectOneErrorLine, gcx, pin, sandbox } from "./helpers.js"
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-durable-test-"))
 const { Cards } = TestData
@@ -76,5 +82,55 @@ describe.concurrent("gcx --durable", () => {
         expect(output.code).toBe(2)
         expect(output.stderr).toContain("GCX_DATA_KEY")
       }))
+
+    it.effect("--durable with an all-zero GCX_DATA_KEY, or a GCX_DATA_KEY_PREVIOUS of one repeated byte: exit 2, one line naming it", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const repeated = (byte: number) => Buffer.alloc(32, byte).toString("base64")
+        const [zero, previous] = yield* Effect.all([
+          gcx(["quote", "--durable", ...cardArgs(Cards.success)], {
+            env: { ...durableEnv(server, "zerokey"), GCX_DATA_KEY: repeated(0) }
+          }),
+          gcx(["quote", "--durable", ...cardArgs(Cards.success)], {
+            env: { ...durableEnv(server, "previouskey"), GCX_DATA_KEY_PREVIOUS: repeated(0x5a) }
+          })
+        ], { concurrency: 2 })
+        expect([zero.code, previous.code]).toEqual([2, 2])
+        expectOneErrorLine(zero.stderr, "GCX_DATA_KEY must not be one byte repeated")
+        expectOneErrorLine(previous.stderr, "GCX_DATA_KEY_PREVIOUS must not be one byte repeated")
+      }))
+
+    it.effect("a card no data key opens: CardDecryptionError through the durable poller, exit 2 with its own line, never the service's refusal", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const input = { cardNumber: Cards.success, pinNumber: pin, productLineId: TestData.defaultProductLineId }
+        const requestId = randomBytes(16).toString("hex")
+        const other = CardCipher.make(Either.getOrThrow(CardCipher.parseKey(CardCipher.generateKey())))
+        const sealed = yield* other.seal(yield* Effect.orDie(Card.validate(input)), requestId)
+        const error = yield* Effect.gen(function*() {
+          // the quote was sealed elsewhere with another key: the runner here cannot open it
+          yield* Effect.exit(QuoteWorkflow.execute({ requestId, card: sealed }))
+          const poller = yield* DurablePoller.durablePoller
+          return yield* Effect.flip(poller.getQuote(input, { requestId }))
+        }).pipe(
+          Effect.provide(
+            Embedded.layerQuotes({ filename: Path.join(directory, "unreadable.db") }).pipe(
+              Layer.provide(CardCipher.layer(CardCipher.generateKey())),
+              Layer.provide(ExchangeClient.layerWith(Sandbox.clientOptions(server))),
+              Layer.provide(FetchHttpClient.layer),
+              Layer.orDie
+            )
+          )
+        )
+        expect(error._tag).toBe("CardDecryptionError")
+        const { code, line } = ExitCode.ofFailure(error, "quote")
+        expect(code).toBe(2)
+        const text = Option.getOrThrow(line)
+        expect(text).toMatch(
+          /^the sealed card could not be opened \(CardDecryptionError\): the card of quote \w+ was sealed/
+        )
+        expect(text).toContain("set GCX_DATA_KEY_PREVIOUS to that key")
+        expect(text).not.toContain("the service refused")
+      }).pipe(Effect.scoped))
   })
 })

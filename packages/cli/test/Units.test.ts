@@ -113,7 +113,8 @@ describe("ExitCode", () => {
       [new Errors.TransportError({ ...props, reason: "Connect" }), 5],
       [new Errors.UnexpectedResponse(props), 5],
       [new Errors.UnknownServiceError(props), 5],
-      [new Errors.PollTimeout({ transactionId: "T", deadlineMillis: 1, polls: 1 }), 5]
+      [new Errors.PollTimeout({ transactionId: "T", deadlineMillis: 1, polls: 1 }), 5],
+      [new Errors.CardDecryptionError({ requestId: "r", reason: "authentication failed" }), 2]
     ]
     for (const [error, code] of cases) expect([error._tag, ExitCode.ofQuoteFailure(error)]).toEqual([error._tag, code])
   })
@@ -133,6 +134,14 @@ describe("ExitCode", () => {
       ExitCode.describeQuoteFailure(new Errors.ServerError({ message: "HTTP\n500", httpStatus: 500, attempts: 4 }))
     )
       .toBe("the service failed (ServerError, HTTP 500, 4 attempts): HTTP 500")
+    // a card no data key opens is a local fault of the keys, never the service's refusal
+    expect(
+      ExitCode.describeQuoteFailure(new Errors.CardDecryptionError({ requestId: "r", reason: "x", keyId: "0a1b2c3d" }))
+    )
+      .toBe(
+        "the sealed card could not be opened (CardDecryptionError): the card of quote r was sealed with the data key " +
+          "0a1b2c3d, which is neither GCX_DATA_KEY nor GCX_DATA_KEY_PREVIOUS: set GCX_DATA_KEY_PREVIOUS to that key"
+      )
   })
 })
 

@@ -51,7 +51,8 @@ export const Traits: { readonly [Tag in QuoteFailure["_tag"]]: ErrorTraits } = {
   UnknownServiceError: traits("unknown", false, false, true),
   PollTimeout: traits("local", true, false, false),
   TokenError: traits("local", false, false, false),
-  InvalidCardInput: traits("local", false, false, false)
+  InvalidCardInput: traits("local", false, false, false),
+  CardDecryptionError: traits("local", false, false, false)
 }
 
 /** The recovery group of an error. */

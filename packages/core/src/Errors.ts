@@ -150,6 +150,26 @@ export class InvalidCardInput extends Schema.TaggedError<InvalidCardInput>()("In
   }
 }
 
+/**
+ * A durable quote's sealed card could not be opened where it runs: a local
+ * fault of configuration (the data keys), never the service's. `keyId` is the
+ * id of the key that sealed it, when the card records one and neither key
+ * here has it; `reason` says what failed. Says nothing of the card.
+ */
+export class CardDecryptionError extends Schema.TaggedError<CardDecryptionError>()("CardDecryptionError", {
+  requestId: Schema.String,
+  reason: Schema.String,
+  keyId: opt(Schema.String)
+}) {
+  override get message(): string {
+    return this.keyId !== undefined
+      ? `the card of quote ${this.requestId} was sealed with the data key ${this.keyId}, which is neither ` +
+        `GCX_DATA_KEY nor GCX_DATA_KEY_PREVIOUS: set GCX_DATA_KEY_PREVIOUS to that key`
+      : `the card of quote ${this.requestId} could not be opened (${this.reason}): neither GCX_DATA_KEY nor ` +
+        `GCX_DATA_KEY_PREVIOUS is the key it was sealed with; set GCX_DATA_KEY_PREVIOUS to that key`
+  }
+}
+
 /** Every error the service side can produce (HTTP, transport, shape). */
 export type ServiceError =
   | InvalidCard
@@ -171,7 +191,7 @@ export type ServiceError =
   | UnknownServiceError
 
 /** Every error that can end a quote. */
-export type QuoteFailure = ServiceError | PollTimeout | TokenError | InvalidCardInput
+export type QuoteFailure = ServiceError | PollTimeout | TokenError | InvalidCardInput | CardDecryptionError
 
 /** The schema of `QuoteFailure`, so that a failure encodes to JSON as data. */
 export const QuoteFailure: Schema.Schema<QuoteFailure, Schema.Schema.Encoded<typeof QuoteFailureMembers[number]>> =
@@ -197,7 +217,8 @@ const QuoteFailureMembers = [
   UnknownServiceError,
   PollTimeout,
   TokenError,
-  InvalidCardInput
+  InvalidCardInput,
+  CardDecryptionError
 ] as const
 
 export type { ErrorGroup, ErrorTraits } from "./ErrorTraits.js"

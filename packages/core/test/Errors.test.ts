@@ -45,7 +45,9 @@ const expectedTraits: Record<Tag, Traits> = {
   // local
   PollTimeout: { group: "local", transient: true, retryable: false, customerFacing: false },
   TokenError: { group: "local", transient: false, retryable: false, customerFacing: false },
-  InvalidCardInput: { group: "local", transient: false, retryable: false, customerFacing: false }
+  InvalidCardInput: { group: "local", transient: false, retryable: false, customerFacing: false },
+  // a sealed card no data key here opens: a local fault of configuration, never the service's
+  CardDecryptionError: { group: "local", transient: false, retryable: false, customerFacing: false }
 }
 
 const expectTraits = (error: Errors.QuoteFailure, tag: Tag) => {

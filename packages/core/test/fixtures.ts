@@ -228,7 +228,13 @@ export const quoteFailureWireArb: fc.Arbitrary<Record<string, unknown>> = fc.one
     _tag: fc.constant("InvalidCardInput"),
     field: fc.constantFrom("card.cardNumber", "card.pinNumber", "card.productLineId"),
     reason: fc.string()
-  })
+  }),
+  fc.record({
+    _tag: fc.constant("CardDecryptionError"),
+    requestId: fc.string(),
+    reason: fc.string(),
+    keyId: fc.stringMatching(/^[0-9a-f]{8}$/)
+  }, { requiredKeys: ["_tag", "requestId", "reason"] })
 )
 
 const eventBase = { transactionId: transactionIdArb, timestamp: timestampArb }

@@ -5,7 +5,8 @@
  * process, which picks them up from the file.
  *
  * One process per file: the single runner owns every shard of its database,
- * and holds an exclusive lock on it.
+ * and holds an exclusive lock on it. The files are the user's alone: folder
+ * 0700, database, `-wal` and `-shm` 0600, whatever the umask.
  */
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
 import type * as MessageStorage from "@effect/cluster/MessageStorage"
@@ -25,10 +26,9 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
 import type * as CardCipher from "./CardCipher.js"
 import * as DurableQuotes from "./DurableQuotes.js"
+import * as PrivateFiles from "./internal/privateFiles.js"
 
 /** Where the embedded database lives unless told. */
 export const defaultFilename = ".gcx/gcx.db"
@@ -146,16 +146,24 @@ export interface SqliteOptions {
 }
 
 /**
- * SQLite in `filename` (WAL mode), its directory created first, locked for
- * this process alone, `synchronous` set, and its stored messages on one shard.
+ * SQLite in `filename` (WAL mode), private to the user whatever the umask
+ * (its folder created 0700, the database, `-wal` and `-shm` 0600; looser ones
+ * left by an earlier gcx are tightened, with one warning), locked for this
+ * process alone, `synchronous` set, and its stored messages on one shard.
  */
 export const layerSqlite = (
   filename: string = defaultFilename,
   options: SqliteOptions = {}
 ): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
   Layer.unwrapEffect(
-    Effect.sync(() => {
-      Fs.mkdirSync(Path.dirname(Path.resolve(filename)), { recursive: true })
+    Effect.gen(function*() {
+      const tightened = yield* Effect.sync(() => PrivateFiles.prepare(filename))
+      if (tightened.length > 0) {
+        yield* Effect.logWarning(
+          `the embedded database ${filename} could be read by others: tightened ${tightened.join(", ")} ` +
+            `(folder 0700, files 0600)`
+        )
+      }
       return SqliteClient.layer({ filename })
     })
   ).pipe(

@@ -41,8 +41,11 @@ import * as Crypto from "node:crypto"
 import * as CardCipher from "./CardCipher.js"
 import * as SubmitAttempts from "./SubmitAttempts.js"
 
-/** Every way a durable quote can fail: the core `QuoteFailure`, or a card that could not be decrypted. */
-export const DurableQuoteFailure = Schema.Union(Errors.QuoteFailure, CardCipher.CardDecryptionError)
+/**
+ * Every way a durable quote can fail: the core `QuoteFailure`, which holds a
+ * card that could not be opened (`CardDecryptionError`) with the local errors.
+ */
+export const DurableQuoteFailure = Errors.QuoteFailure
 
 /** Every way a durable quote can fail. */
 export type DurableQuoteFailure = typeof DurableQuoteFailure.Type

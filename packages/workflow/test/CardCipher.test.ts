@@ -1,6 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Card } from "@gcx/core"
 import { ConfigError, ConfigProvider, Effect, Either, Layer, Redacted } from "effect"
+import * as Crypto from "node:crypto"
 import { CardCipher } from "../src/index.js"
 
 const cardNumber = "6006000000000001"
@@ -16,6 +17,28 @@ const fromEnv = (env: Record<string, string>) =>
     Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
     Effect.flip
   )
+
+/** A card sealed as the release before key ids did (`v1`: version 1, IV, tag, ciphertext), with `key`. */
+const sealV1 = (key: string, requestId: string): CardCipher.SealedCard => {
+  const iv = Crypto.randomBytes(12)
+  const cipher = Crypto.createCipheriv("aes-256-gcm", Buffer.from(key, "base64"), iv)
+  cipher.setAAD(Buffer.from(requestId, "utf8"))
+  const ciphertext = Buffer.concat([cipher.update(JSON.stringify([cardNumber, pinNumber]), "utf8"), cipher.final()])
+  const sealed = Buffer.concat([Buffer.of(1), iv, cipher.getAuthTag(), ciphertext]).toString("base64")
+  return new CardCipher.SealedCard({ masked: "****0001", productLineId: "1000", sealed })
+}
+
+const openWith = (sealed: CardCipher.SealedCard, requestId: string, key: string, previous?: string) =>
+  Effect.flatMap(CardCipher.CardCipher, (cipher) => cipher.open(sealed, requestId)).pipe(
+    Effect.map((card) => Redacted.value(card.pinNumber)),
+    Effect.provide(CardCipher.layer(key, previous))
+  )
+
+const sealWith = (requestId: string, key: string, previous?: string) =>
+  Effect.flatMap(
+    CardCipher.CardCipher,
+    (cipher) => Effect.flatMap(validCard, (card) => cipher.seal(card, requestId))
+  ).pipe(Effect.provide(CardCipher.layer(key, previous)))
 
 describe("CardCipher", () => {
   it.effect("seals the number and PIN, keeps the masked number in clear, and opens them again", () =>
@@ -69,6 +92,49 @@ describe("CardCipher", () => {
       const notBase64 = yield* fromEnv({ GCX_DATA_KEY: "not base64 at all!" })
       expect(String(notBase64)).toContain("GCX_DATA_KEY must be base64")
       expect(String(notBase64)).not.toContain("not base64 at all")
+    }))
+
+  it.effect("a key of one repeated byte (all-zero included), current or previous: a ConfigError naming its variable", () =>
+    Effect.gen(function*() {
+      const good = CardCipher.generateKey()
+      for (const byte of [0x00, 0x41, 0xff]) {
+        const repeated = Buffer.alloc(32, byte).toString("base64")
+        const current = yield* fromEnv({ GCX_DATA_KEY: repeated })
+        assert(ConfigError.isConfigError(current))
+        expect(String(current)).toContain("GCX_DATA_KEY must not be one byte repeated")
+        const previous = yield* fromEnv({ GCX_DATA_KEY: good, GCX_DATA_KEY_PREVIOUS: repeated })
+        expect(String(previous)).toContain("GCX_DATA_KEY_PREVIOUS must not be one byte repeated")
+      }
+      const malformed = yield* fromEnv({ GCX_DATA_KEY: good, GCX_DATA_KEY_PREVIOUS: "short" })
+      expect(String(malformed)).toContain("GCX_DATA_KEY_PREVIOUS must be 32 bytes in base64")
+    }))
+
+  it.effect("rotation: GCX_DATA_KEY seals, GCX_DATA_KEY_PREVIOUS still opens; each card records its key's id", () =>
+    Effect.gen(function*() {
+      const [old, current] = [CardCipher.generateKey(), CardCipher.generateKey()]
+      const sealedOld = yield* sealWith("request-5", old)
+      expect(yield* openWith(sealedOld, "request-5", current, old)).toBe(pinNumber)
+      // sealing under rotation uses the current key: the old key alone does not open it
+      const sealedNew = yield* sealWith("request-6", current, old)
+      expect(yield* openWith(sealedNew, "request-6", current)).toBe(pinNumber)
+      const unknown = yield* Effect.flip(openWith(sealedNew, "request-6", old))
+      const currentId = Either.getOrThrow(Either.map(CardCipher.parseKey(current), CardCipher.keyId))
+      expect(currentId).toMatch(/^[0-9a-f]{8}$/)
+      expect(unknown.keyId).toBe(currentId)
+      expect(unknown.message).toContain(`sealed with the data key ${currentId}`)
+      expect(unknown.message).toContain("GCX_DATA_KEY_PREVIOUS")
+      // the key id is not the key, nor a part of it
+      expect(Buffer.from(current, "base64").toString("hex")).not.toContain(currentId)
+    }))
+
+  it.effect("a card sealed before key ids (v1) opens with the current key or the previous one", () =>
+    Effect.gen(function*() {
+      const [old, current] = [CardCipher.generateKey(), CardCipher.generateKey()]
+      expect(yield* openWith(sealV1(current, "request-7"), "request-7", current, old)).toBe(pinNumber)
+      expect(yield* openWith(sealV1(old, "request-7"), "request-7", current, old)).toBe(pinNumber)
+      const neither = yield* Effect.flip(openWith(sealV1(old, "request-7"), "request-7", current))
+      expect(neither.reason).toBe("authentication failed")
+      expect(neither.message).toContain("GCX_DATA_KEY_PREVIOUS")
     }))
 
   it("parseKey accepts 32 bytes of base64 only", () => {

@@ -2,11 +2,20 @@ import { expect, layer } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { Effect } from "effect"
 import { randomBytes, randomInt } from "node:crypto"
+import * as Net from "node:net"
 import { CardCipher, DurableQuotes } from "../src/index.js"
 import { clientOptions, dumpTables, jwtShape, quotesLayer, sandbox, tempDatabase } from "./fixtures.js"
 import { type ChildInput, runAndKill } from "./fixtures/restart.js"
 
 const count = 30
+
+/** A loopback port with nothing listening on it: every connection to it is refused. */
+const closedPort = Effect.async<number>((resume) => {
+  const server = Net.createServer().listen(0, "127.0.0.1", () => {
+    const { port } = server.address() as Net.AddressInfo
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
 
 const sentinel = (label: string) => `SENTINEL-${label}-${randomBytes(6).toString("hex")}`
 
@@ -88,5 +97,49 @@ layer(sandbox({ partners: [partner], timeScale: 0.5 }), { excludeTestServices: t
         )
       }).pipe(Effect.scoped),
     90_000
+  )
+
+  it.effect(
+    "key rotation: quotes sealed under the old key and killed before their POST complete after a restart with the new key and the old one as previous",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const database = yield* tempDatabase
+        const [oldKey, newKey] = [CardCipher.generateKey(), CardCipher.generateKey()]
+        const rotated = quotes.slice(0, 6).map((quote) => ({ ...quote, requestId: `rotated-${quote.requestId}` }))
+        // The child seals under the old key; its POSTs find nothing listening and wait 30 s to retry: it is killed first.
+        const client = clientOptions(server, {
+          ...Sandbox.clientOptions(server, partner),
+          baseUrl: `http://127.0.0.1:${yield* closedPort}`,
+          retry: { baseDelay: "30 seconds", maxDelay: "30 seconds" }
+        })
+        const posts = Effect.map(server.journal, (journal) =>
+          journal.entries.filter((entry) =>
+            entry.route === "createQuote" && entry.requestId?.startsWith("rotated-")
+          ))
+        yield* runAndKill({ database, client, quotes: rotated }, oldKey, 0)
+        // every card is still sealed, unsent: the restarted runner must open each with the previous key
+        expect(yield* posts).toEqual([])
+
+        const results = yield* Effect.flatMap(
+          DurableQuotes.DurableQuotes,
+          (durable) =>
+            Effect.forEach(rotated, ({ requestId }) => durable.result(requestId), { concurrency: "unbounded" })
+        ).pipe(
+          Effect.provide(
+            quotesLayer(server, database, {
+              client: Sandbox.clientOptions(server, partner),
+              key: newKey,
+              previousKey: oldKey
+            })
+          )
+        )
+        const journal = yield* server.journal
+        for (const [index, { requestId }] of rotated.entries()) {
+          expect(journal.transactionsByRequestId[requestId]).toEqual([results[index]!.transactionId])
+        }
+        expect((yield* posts).filter((entry) => entry.status === 400)).toEqual([])
+      }).pipe(Effect.scoped),
+    60_000
   )
 })

@@ -47,11 +47,13 @@ export const quotesLayer = (
   options: {
     readonly client?: Partial<ExchangeConfig.Options>
     readonly key?: string
+    /** The previous data key, which still opens (`GCX_DATA_KEY_PREVIOUS`). */
+    readonly previousKey?: string
     readonly sharding?: Embedded.Options["sharding"]
   } = {}
 ) =>
   Embedded.layerQuotes({ filename, sharding: options.sharding }).pipe(
-    Layer.provide(CardCipher.layer(options.key ?? dataKey)),
+    Layer.provide(CardCipher.layer(options.key ?? dataKey, options.previousKey)),
     Layer.provideMerge(ExchangeClient.layerWith(clientOptions(server, options.client))),
     Layer.provide(FetchHttpClient.layer),
     Layer.orDie

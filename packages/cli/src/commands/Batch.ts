@@ -50,7 +50,7 @@ export const command = Command.make("batch", options, Lazy.handler(() => import(
   Command.withDescription(
     Help.describe("Quote every card of a CSV or JSON-lines file", [
       ...Help.connectionVariables,
-      ["GCX_BATCH_KEY", "key of the results file's card fingerprints, 16 characters or more (default: <out>.key, 0600)"]
+      ["GCX_BATCH_KEY", "key of the results file's card fingerprints, 32 characters or more (default: <out>.key, 0600)"]
     ])
   )
 )

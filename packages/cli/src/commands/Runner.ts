@@ -2,7 +2,8 @@
  * `gcx runner`: a cluster runner of durable quotes on PostgreSQL (`GCX_DATABASE_URL`). It runs the
  * quotes of the shards it owns until stopped (SIGTERM or Ctrl-C: it finishes its current steps and
  * hands its shards over). It listens on `--listen host:port` and is reached at `GCX_RUNNER_ADDRESS`
- * (default: the listen address). The card is opened with `GCX_DATA_KEY`. It serves other nodes, so it
+ * (default: the listen address). The card is opened with `GCX_DATA_KEY`, or with
+ * `GCX_DATA_KEY_PREVIOUS` for the cards sealed before a key rotation. It serves other nodes, so it
  * never falls back to the embedded sandbox: the connection settings are required (or `--embedded`).
  */
 import * as Command from "@effect/cli/Command"
@@ -32,6 +33,7 @@ export const command = Command.make(
       [
         ["GCX_DATABASE_URL", "PostgreSQL URL shared by the runners (required; secret)"],
         ["GCX_DATA_KEY", "key that seals and opens the cards, 32 bytes in base64 (required; secret)"],
+        ["GCX_DATA_KEY_PREVIOUS", "the key before a rotation: opens the cards it sealed, never seals (secret)"],
         ["GCX_RUNNER_ADDRESS", "host:port the other nodes reach this runner at (default: --listen)"],
         ...Help.connectionVariables.filter(([name]) => name !== "GCX_SANDBOX_TIME_SCALE")
       ]
