@@ -49,7 +49,10 @@ const hostile = Effect.acquireRelease(
     })
     server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
   }),
-  (server) => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
+  (server) =>
+    Effect.async<void>((resume) => {
+      server.close(() => resume(Effect.void))
+    })
 ).pipe(Effect.map((server) => {
   const url = `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}`
   return {
