@@ -14,9 +14,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ExchangeClient } from "@gcx/http"
 import { Cause, Context, Effect, Exit, FastCheck as fc, Layer, Logger, LogLevel } from "effect"
-import * as Http from "node:http"
-import type * as Net from "node:net"
+import type * as Http from "node:http"
 import { clientLayer } from "../internal/gcx.js"
+import { listen } from "./loopback.js"
 
 const seed = 20_261_123
 const transactionId = "1JXX657P9VCKN74WVFNBH75GWR"
@@ -36,24 +36,6 @@ const outcomeOf = (exit: Exit.Exit<unknown, { readonly _tag: string; readonly re
         : `fail:${error._tag}`
     }
   })
-
-/** A server answering with `answer(request, body)`, closed with the scope. */
-const listen = (answer: (request: Http.IncomingMessage, body: string, response: Http.ServerResponse) => void) =>
-  Effect.acquireRelease(
-    Effect.async<Http.Server>((resume) => {
-      const server = Http.createServer((request, response) => {
-        const chunks: Array<Buffer> = []
-        request.on("data", (chunk: Buffer) => chunks.push(chunk))
-        request.on("end", () => answer(request, Buffer.concat(chunks).toString("utf8"), response))
-      })
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-    }),
-    (server) =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  ).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}`))
 
 const client = (url: string, clientId = "fuzz-partner") =>
   Layer.build(clientLayer({ baseUrl: url, authUrl: url, stage: "", adminKey: "" }, {

@@ -8,7 +8,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { ErrorBody, ErrorCodes, normalizeKeys } from "./ErrorBody.js"
-import { describeParseIssue, scrubDigits } from "./Redaction.js"
+import { describeParseIssue, serviceText, traceId as keptTraceId } from "./Redaction.js"
 
 const opt = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
@@ -337,11 +337,13 @@ const decodeErrorBody = ParseResult.decodeUnknownEither(ErrorBody)
  * - anything else is an `UnexpectedResponse`.
  *
  * The server's text (ErrorCode, Message, UserMessage, MoreInfoUrl) goes
- * through `Redaction.scrubDigits`, so that an echoed card number goes no
- * further; the class is picked from the ErrorCode as sent.
+ * through `Redaction.serviceText` (masked, cut to 1,024 characters), so that
+ * an echoed card number or a huge text goes no further; the class is picked
+ * from the ErrorCode as sent. The SVC-TRACE-ID is kept only when it looks like
+ * one (`Redaction.traceId`).
  */
 export const fromResponse = (answer: HttpAnswer): ServiceError => {
-  const traceId = headerValue(answer.headers, "svc-trace-id")
+  const traceId = keptTraceId(headerValue(answer.headers, "svc-trace-id"))
   const common = {
     httpStatus: answer.status,
     traceId,
@@ -367,10 +369,10 @@ export const fromResponse = (answer: HttpAnswer): ServiceError => {
       const ErrorClass = classForCode(error.ErrorCode) ?? byStatus(answer.status) ?? UnknownServiceError
       return new ErrorClass(definedProps({
         ...common,
-        errorCode: scrubDigits(error.ErrorCode),
-        message: scrubDigits(error.Message ?? `${error.ErrorCode} (HTTP ${answer.status})`),
-        userMessage: error.UserMessage === undefined ? undefined : scrubDigits(error.UserMessage),
-        moreInfoUrl: error.MoreInfoUrl === undefined ? undefined : scrubDigits(error.MoreInfoUrl)
+        errorCode: serviceText(error.ErrorCode),
+        message: serviceText(error.Message ?? `${error.ErrorCode} (HTTP ${answer.status})`),
+        userMessage: error.UserMessage === undefined ? undefined : serviceText(error.UserMessage),
+        moreInfoUrl: error.MoreInfoUrl === undefined ? undefined : serviceText(error.MoreInfoUrl)
       }))
     }
   })

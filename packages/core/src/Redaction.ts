@@ -1,8 +1,10 @@
 /**
- * Secret hygiene: masking card numbers and describing decode failures without
+ * Secret hygiene: masking card numbers, keeping the service's text within
+ * bounds (`serviceText`, `traceId`), and describing decode failures without
  * echoing the values that failed (they may be card data or tokens).
  */
 import * as Arr from "effect/Array"
+import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 
@@ -22,12 +24,60 @@ export const maskCardNumber = (cardNumber: string | Redacted.Redacted<string>): 
  */
 export const scrubDigits = (text: string): string => text.replace(/\d{8,}/g, (digits) => maskCardNumber(digits))
 
+/** The most characters of one service text that gcx keeps (`serviceText`). */
+export const maxServiceText = 1024
+
+/**
+ * A text from the service (an ErrorCode, Message, UserMessage, MoreInfoUrl,
+ * Location, OAuth error) as gcx keeps it: its runs of 8 or more digits masked
+ * (`scrubDigits`), then cut to `max` characters (1,024 by default) ending with
+ * a marker that gives the length as sent, `… (cut from 900,000 characters)`.
+ * Masking comes first, so that a cut never leaves part of a card number in clear.
+ */
+export const serviceText = (text: string, max: number = maxServiceText): string => {
+  const masked = scrubDigits(text)
+  if (masked.length <= max) return masked
+  const marker = `… (cut from ${text.length.toLocaleString("en-US")} characters)`
+  let end = Math.max(0, max - marker.length)
+  // never half of a surrogate pair
+  const last = masked.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1
+  return `${masked.slice(0, end)}${marker}`
+}
+
+/** The longest SVC-TRACE-ID that gcx keeps. */
+export const maxTraceId = 128
+
+/** Why an SVC-TRACE-ID was dropped: empty or over 128 characters, a character outside `[A-Za-z0-9._:-]`, or a run of 8 digits. */
+export type TraceIdProblem = "length" | "characters" | "digits"
+
+const traceIdCharacters = /^[A-Za-z0-9._:-]*$/
+
+/**
+ * Whether an SVC-TRACE-ID looks like a trace id: 1 to 128 characters of
+ * `[A-Za-z0-9._:-]` with no run of 8 or more digits (which could be a card
+ * number that the service echoed). Either the value or why it is dropped.
+ */
+export const checkTraceId = (value: string): Either.Either<string, TraceIdProblem> =>
+  value.length === 0 || value.length > maxTraceId
+    ? Either.left("length")
+    : !traceIdCharacters.test(value)
+    ? Either.left("characters")
+    : /\d{8}/.test(value)
+    ? Either.left("digits")
+    : Either.right(value)
+
+/** The SVC-TRACE-ID that gcx keeps: the value when it looks like a trace id (`checkTraceId`), else `undefined`. */
+export const traceId = (value: string | undefined): string | undefined =>
+  value === undefined ? undefined : Either.getOrUndefined(checkTraceId(value))
+
 /**
  * `response.steps[0].isCompleted`. Keys come from the schema, but an excess
- * key (`onExcessProperty: "error"`) comes from the input, so digits are scrubbed.
+ * key (`onExcessProperty: "error"`) comes from the input, so the path is a
+ * `serviceText`: digits scrubbed, cut to 1,024 characters.
  */
 const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.length === 0 ? "body" : scrubDigits(path.reduce<string>(
+  path.length === 0 ? "body" : serviceText(path.reduce<string>(
     (out, key) => typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`,
     ""
   ))

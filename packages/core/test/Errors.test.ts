@@ -438,6 +438,46 @@ describe("Errors.fromResponse", () => {
   })
 })
 
+describe("Errors.fromResponse and the service's text", () => {
+  const card = "6006123456789012345"
+
+  it("drops a trace id that echoes a card number, is too long or has other characters", () => {
+    for (const traceId of [card, `trace-${card}`, "t".repeat(15_000), "trace id", "trace\u001b[2J"]) {
+      const error = Errors.fromResponse({
+        status: 400,
+        headers: { "svc-trace-id": traceId },
+        body: errorBody("exchange.invalid.card", "m")
+      })
+      expect(error.traceId).toBeUndefined()
+    }
+    const kept = Errors.fromResponse({ status: 500, headers: { "svc-trace-id": "0af7651916cd43dd" }, body: "" })
+    expect(kept.traceId).toBe("0af7651916cd43dd")
+  })
+
+  it("masks and cuts every text of the body to 1,024 characters, unknown codes included", () => {
+    const huge = `${card} ${"x".repeat(900_000)}`
+    for (const code of ["exchange.invalid.card", `exchange.new.${huge}`]) {
+      const error = Errors.fromResponse({
+        status: 400,
+        headers: {},
+        body: errorBody(code, huge, huge, { MoreInfoUrl: `https://example.test/${huge}` })
+      })
+      for (const text of [error.errorCode, error.message, error.userMessage, error.moreInfoUrl]) {
+        expect(text).toBeDefined()
+        expect(text!.length).toBeLessThanOrEqual(1024)
+        expect(text).not.toContain(card)
+      }
+      for (const text of [error.message, error.userMessage, error.moreInfoUrl]) expect(text).toContain("****2345")
+      expect(error.message).toMatch(/… \(cut from 900,020 characters\)$/)
+    }
+    const unknown = Errors.fromResponse({ status: 409, headers: {}, body: errorBody(`exchange.${huge}`) })
+    expect(unknown._tag).toBe("UnknownServiceError")
+    expect(unknown.errorCode!.length).toBeLessThanOrEqual(1024)
+    expect(unknown.message.length).toBeLessThanOrEqual(1024)
+    expect(unknown.message).not.toContain(card)
+  })
+})
+
 describe("Errors.classForCode", () => {
   it("knows the documented codes and no others", () => {
     expect(Errors.classForCode("exchange.invalid.card")).toBe(Errors.InvalidCard)

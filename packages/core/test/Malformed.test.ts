@@ -257,7 +257,7 @@ describe("properties over arbitrary input", () => {
       expect(error).toBeInstanceOf(Error)
       expect(serviceErrorTags.has(error._tag)).toBe(true)
       expect(error.httpStatus).toBe(status)
-      expect(error.traceId).toBe(traceId)
+      expect(error.traceId).toBe(Redaction.traceId(traceId))
       expect(typeof error.message).toBe("string")
       if (error.retryAfterMillis !== undefined) {
         expect(Number.isFinite(error.retryAfterMillis)).toBe(true)

@@ -112,3 +112,65 @@ describe("Redaction.describeParseIssue", () => {
     { fastCheck: { numRuns: 50 } }
   )
 })
+
+describe("Redaction.serviceText", () => {
+  it("masks runs of 8 or more digits and leaves short texts as they are", () => {
+    expect(Redaction.serviceText("card 6006123456789012345 refused")).toBe("card ****2345 refused")
+    expect(Redaction.serviceText("PIN 1234567 refused")).toBe("PIN 1234567 refused")
+    expect(Redaction.serviceText("x".repeat(1024))).toBe("x".repeat(1024))
+  })
+
+  it("cuts a longer text to 1,024 characters, with a marker giving the length as sent", () => {
+    const cut = Redaction.serviceText("e".repeat(900_000))
+    expect(cut).toHaveLength(1024)
+    expect(cut).toMatch(/^e+… \(cut from 900,000 characters\)$/)
+    expect(Redaction.serviceText("x".repeat(1025))).toHaveLength(1024)
+    expect(Redaction.serviceText("x".repeat(300), 200)).toMatch(/^x+… \(cut from 300 characters\)$/)
+    expect(Redaction.serviceText("x".repeat(300), 200)).toHaveLength(200)
+  })
+
+  it("masks before it cuts: a card number across the cut is never left partly in clear", () => {
+    for (let at = 960; at < 1030; at++) {
+      const text = `${"a".repeat(at)}${SENTINEL_CARD}${"b".repeat(2000)}`
+      const kept = Redaction.serviceText(text)
+      expect(kept.length).toBeLessThanOrEqual(1024)
+      expect(kept).not.toMatch(/\d{8}/)
+      expect(kept).not.toContain(SENTINEL_CARD.slice(0, 6))
+    }
+  })
+
+  it("never cuts a surrogate pair in half", () => {
+    const kept = Redaction.serviceText("😀".repeat(1000))
+    expect(kept.length).toBeLessThanOrEqual(1024)
+    expect(() => encodeURIComponent(kept)).not.toThrow()
+  })
+})
+
+describe("Redaction.traceId", () => {
+  it("keeps up to 128 characters of [A-Za-z0-9._:-] with no run of 8 digits", () => {
+    for (const kept of ["a", "0af7651916cd43dd8448eb211c80319c", "1-5759e988-bd862e3f", "a.b_c:d-E", "1234567x"]) {
+      expect(Redaction.traceId(kept)).toBe(kept)
+      expect(Redaction.checkTraceId(kept)).toEqual(Either.right(kept))
+    }
+    expect(Redaction.traceId("x".repeat(128))).toBe("x".repeat(128))
+    expect(Redaction.traceId(undefined)).toBeUndefined()
+  })
+
+  it("drops anything else, and says why", () => {
+    const dropped: ReadonlyArray<readonly [string, Redaction.TraceIdProblem]> = [
+      ["x".repeat(129), "length"],
+      ["x".repeat(15_000), "length"],
+      ["", "length"],
+      [SENTINEL_CARD, "digits"],
+      ["trace-12345678", "digits"],
+      ["a b", "characters"],
+      ["trace/1", "characters"],
+      ["tráce", "characters"],
+      ["trace\u001b]0;x\u0007", "characters"]
+    ]
+    for (const [value, problem] of dropped) {
+      expect(Redaction.traceId(value)).toBeUndefined()
+      expect(Redaction.checkTraceId(value)).toEqual(Either.left(problem))
+    }
+  })
+})

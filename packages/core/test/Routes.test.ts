@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Errors, Ids, Routes } from "@gcx/core"
+import { Errors, Ids, Redaction, Routes } from "@gcx/core"
 import { Either, FastCheck as fc, Schema } from "effect"
 
 describe("Ids", () => {
@@ -12,6 +12,13 @@ describe("Ids", () => {
     expect(new Set(ids).size).toBe(ids.length)
     // every hex digit shows up: the bytes are not truncated or biased to a few values
     expect(new Set(ids.join("")).size).toBe(16)
+  })
+
+  it("makeRequestId never holds a run of 8 digits: a service that echoes it as its trace id has it kept", () => {
+    // a random 32-hex id holds one about a quarter of the time
+    const ids = Array.from({ length: 2_000 }, () => Ids.makeRequestId())
+    expect(ids.filter((id) => /\d{8}/.test(id))).toEqual([])
+    expect(ids.every((id) => Redaction.traceId(id) === id)).toBe(true)
   })
 
   it("makeTransactionId is 26 characters from the alphabet, fresh every time", () => {

@@ -14,6 +14,11 @@
  *   its value) the first time it drops it.
  * - A redirect is never followed (`UnexpectedResponse`, reason `Redirect`), and
  *   no more than `maxResponseBytes` of an answer is read (reason `TooLarge`).
+ * - The service's text is not trusted whole: SVC-TRACE-ID is kept only when it
+ *   looks like a trace id (the first one dropped is logged once, never its
+ *   value), and the Location and the step tags are masked and cut to 1,024
+ *   characters (`Redaction.serviceText`), as `Errors.fromResponse` does with
+ *   the Error body.
  * - Retries follow `RetryPolicy`: a retried request keeps its requestId and
  *   counts `previousAttempts` up, so a retried POST creates no second
  *   transaction (service-notes.md). A POST whose outcome stays unknown fails
@@ -31,6 +36,7 @@ import * as Card from "@gcx/core/Card"
 import * as Errors from "@gcx/core/Errors"
 import * as Ids from "@gcx/core/Ids"
 import * as Quote from "@gcx/core/Quote"
+import * as Redaction from "@gcx/core/Redaction"
 import * as Routes from "@gcx/core/Routes"
 import * as Transaction from "@gcx/core/Transaction"
 import type * as ConfigError from "effect/ConfigError"
@@ -45,6 +51,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as ExchangeConfig from "./ExchangeConfig.js"
 import { refuseRedirects } from "./internal/redirects.js"
+import * as ServiceText from "./internal/serviceText.js"
 import * as Transport from "./internal/transport.js"
 import * as Metrics from "./Metrics.js"
 import * as RetryBudget from "./RetryBudget.js"
@@ -81,7 +88,7 @@ export interface CallOptions {
 
 /** What every successful call reports besides its value. */
 export interface CallInfo {
-  /** The SVC-TRACE-ID header of the answer, if sent. */
+  /** The SVC-TRACE-ID header of the answer, if sent and it looks like a trace id (`Redaction.traceId`). */
   readonly traceId: Option.Option<string>
   readonly requestId: string
   /**
@@ -104,7 +111,7 @@ export interface HeartbeatResult extends CallInfo {
 export interface CreatedQuote extends CallInfo {
   readonly quote: Quote.QuoteResponse
   readonly transactionId: string
-  /** The Location header: the address of the transaction's GET. */
+  /** The Location header: the address of the transaction's GET, as `Redaction.serviceText` keeps it. */
   readonly location: Option.Option<string>
 }
 
@@ -188,7 +195,12 @@ const quoteBody = (card: Card.Card): HttpBody.HttpBody => {
 
 // Compiled once: decoding an answer is then a plain function call.
 const decodeQuote = Transport.jsonDecoder(Quote.QuoteResponse, Quote.responseHints)
-const decodeTransaction = Transport.jsonDecoder(Transaction.TransactionStatus, Transaction.statusHints)
+const decodeStatus = Transport.jsonDecoder(Transaction.TransactionStatus, Transaction.statusHints)
+const decodeTransaction: Transport.JsonDecoder<Transaction.TransactionStatus> = (answer, context) =>
+  Either.map(decodeStatus(answer, context), (read) => {
+    const value = ServiceText.keepStepTags(read.value)
+    return value === read.value ? read : { ...read, value }
+  })
 const readNothing: Transport.JsonDecoder<void> = () => Either.right({ value: undefined, dropped: [] })
 
 const failureAttributes = (error: ClientError | Errors.InvalidCardInput): Record<string, unknown> => {
@@ -276,7 +288,11 @@ export const make = (): Effect.Effect<
       HttpClient.mapRequestEffect(propagateTrace),
       refuseRedirects
     )
-    const limits: Transport.Limits = { timeout: config.requestTimeout, maxResponseBytes: config.maxResponseBytes }
+    const limits: Transport.Limits = {
+      timeout: config.requestTimeout,
+      maxResponseBytes: config.maxResponseBytes,
+      traceIds: ServiceText.traceIds("the service")
+    }
     const budget = yield* RetryBudget.make(config.retry.budget)
     const stage = Option.getOrUndefined(config.stage)
 
@@ -330,7 +346,7 @@ export const make = (): Effect.Effect<
                   ? Effect.zipRight(tokens.invalidateToken(token), Effect.fail(error))
                   : Effect.fail(error)
               }
-              const traceId = Transport.header(answer, Routes.Headers.traceId)
+              const traceId = answer.traceId
               const decoded = read(answer, { ...context, httpStatus: answer.status, traceId })
               if (Either.isLeft(decoded)) return Effect.fail(decoded.left)
               const answered = Effect.succeed({
@@ -408,7 +424,10 @@ export const make = (): Effect.Effect<
         return {
           quote: result.value,
           transactionId: result.value.transactionId,
-          location: Option.fromNullable(Transport.header(result, Routes.Headers.location)),
+          location: Option.map(
+            Option.fromNullable(Transport.header(result, Routes.Headers.location)),
+            (location) => Redaction.serviceText(location)
+          ),
           ...callInfo(result)
         } satisfies CreatedQuote
       }).pipe(traced("ExchangeClient.createQuote"))

@@ -15,7 +15,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Errors from "@gcx/core/Errors"
-import { describeParseIssue, scrubDigits } from "@gcx/core/Redaction"
+import { describeParseIssue, serviceText } from "@gcx/core/Redaction"
 import * as Routes from "@gcx/core/Routes"
 import * as Token from "@gcx/core/Token"
 import * as Cause from "effect/Cause"
@@ -34,6 +34,7 @@ import type * as Scope from "effect/Scope"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 import * as ExchangeConfig from "./ExchangeConfig.js"
 import { refuseRedirects } from "./internal/redirects.js"
+import * as ServiceText from "./internal/serviceText.js"
 import * as Transport from "./internal/transport.js"
 import * as Metrics from "./Metrics.js"
 
@@ -104,11 +105,15 @@ const formEncode = (value: string): string => new URLSearchParams({ v: value }).
 /**
  * Requests one token. The secret goes in the form body (`body` style) or in a
  * Basic header (`basic` style), as spec 4.1 allows. The refusal carries the
- * HTTP status, the OAuth `error` code and the trace id; never the body.
+ * HTTP status, the OAuth `error` code and the trace id; never the body. The
+ * service's text (`error`, `error_description`) is masked and cut to 1,024
+ * characters (`Redaction.serviceText`); the trace id is read with `traceIds`,
+ * which keeps it only when it looks like one.
  */
 export const fetchToken = (
   config: ExchangeConfig.Service,
-  client: HttpClient.HttpClient
+  client: HttpClient.HttpClient,
+  traceIds: ServiceText.TraceIds = ServiceText.traceIds("the token endpoint")
 ): Effect.Effect<Token.TokenResponse, Errors.TokenError> => {
   const form: Record<string, string> = {
     grant_type: "client_credentials",
@@ -129,9 +134,10 @@ export const fetchToken = (
   return Transport.send(
     client,
     request,
-    { timeout: config.requestTimeout, maxResponseBytes: config.maxResponseBytes },
+    { timeout: config.requestTimeout, maxResponseBytes: config.maxResponseBytes, traceIds },
     {}
   ).pipe(
+    Transport.redacting([...Transport.secretHeaderNames, ...Transport.serviceTextHeaderNames]),
     Metrics.timeRequest("token"),
     Effect.mapError((error) =>
       error._tag === "TransportError"
@@ -142,19 +148,21 @@ export const fetchToken = (
         })
     ),
     Effect.flatMap((answer) => {
-      const traceId = Errors.headerValue(answer.headers, Routes.Headers.traceId)
+      const traceId = answer.traceId
       const known = { httpStatus: answer.status, ...(traceId !== undefined ? { traceId } : {}) }
       if (!Transport.isSuccess(answer.status)) {
         const oauth = Option.flatMap(parseJson(answer.body), decodeOAuthError)
         return Effect.fail(Option.match(oauth, {
           onNone: () => tokenError(`the token endpoint refused the request with HTTP ${answer.status}`, known),
-          onSome: (body) =>
-            tokenError(
-              `the token endpoint refused the request with HTTP ${answer.status}: ${body.error}${
-                body.error_description === undefined ? "" : ` (${scrubDigits(body.error_description)})`
+          onSome: (body) => {
+            const oauthError = serviceText(body.error)
+            return tokenError(
+              `the token endpoint refused the request with HTTP ${answer.status}: ${oauthError}${
+                body.error_description === undefined ? "" : ` (${serviceText(body.error_description)})`
               }`,
-              { ...known, oauthError: body.error }
+              { ...known, oauthError }
             )
+          }
         }))
       }
       return Option.match(parseJson(answer.body), {
@@ -198,6 +206,7 @@ export const make: Effect.Effect<
   function*() {
     const config = yield* ExchangeConfig.ExchangeConfig
     const client = refuseRedirects(yield* HttpClient.HttpClient)
+    const traceIds = ServiceText.traceIds("the token endpoint")
     const scope = yield* Effect.scope
     const state = yield* SynchronizedRef.make<State>({ cached: Option.none(), inFlight: Option.none() })
 
@@ -210,7 +219,7 @@ export const make: Effect.Effect<
       if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
       const startedAt = yield* Clock.currentTimeMillis
       lastStartedAt = startedAt
-      const response = yield* fetchToken(config, client)
+      const response = yield* fetchToken(config, client, traceIds)
       const lifetime = Math.min(response.expires_in * 1000, maxLifetimeMillis)
       const expiresAt = startedAt + lifetime
       return { token: response.access_token, expiresAt, refreshAt: expiresAt - refreshMargin(lifetime) }

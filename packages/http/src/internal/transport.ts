@@ -10,7 +10,7 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Errors from "@gcx/core/Errors"
-import { scrubDigits } from "@gcx/core/Redaction"
+import { serviceText } from "@gcx/core/Redaction"
 import * as TolerantReader from "@gcx/core/TolerantReader"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -23,12 +23,15 @@ import * as Fiber from "effect/Fiber"
 import type * as Schema from "effect/Schema"
 import * as Body from "./body.js"
 import { isRedirect } from "./redirects.js"
+import type { TraceIds } from "./serviceText.js"
 
 /** An HTTP answer, read in full. */
 export interface Answer {
   readonly status: number
   readonly headers: Headers.Headers
   readonly body: string
+  /** Its SVC-TRACE-ID, when it looks like a trace id (`TraceIds`). */
+  readonly traceId: string | undefined
 }
 
 /** What is known of a request, to put on its errors. */
@@ -40,23 +43,38 @@ export interface RequestContext {
 /** The header names that must always be redacted where Effect logs or traces requests. */
 export const secretHeaderNames: ReadonlyArray<string> = ["authorization", "x-api-key"]
 
-const withSecretHeaderNames = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
-  const missing = secretHeaderNames.filter((secret) =>
+/**
+ * The service's header texts that gcx keeps only checked (`svc-trace-id`) or masked (`location`): they
+ * may echo a card number, so they are redacted too where the platform's `http.client` span records every
+ * header of an answer (the token request's; exchange calls have their own span, without headers).
+ */
+export const serviceTextHeaderNames: ReadonlyArray<string> = ["svc-trace-id", "location"]
+
+const withNames = (
+  names: ReadonlyArray<string | RegExp>,
+  wanted: ReadonlyArray<string>
+): ReadonlyArray<string | RegExp> => {
+  const missing = wanted.filter((secret) =>
     !names.some((name) => typeof name === "string" ? name.toLowerCase() === secret : name.test(secret))
   )
   return missing.length === 0 ? names : [...names, ...missing]
 }
 
 /**
- * Runs an effect with `authorization` and `x-api-key` among `Headers.currentRedactedNames`. When they are
- * already there (the default), the effect runs as it is: a `locally` per request costs more than the check.
+ * Runs an effect with `wanted` among `Headers.currentRedactedNames`. When they are already there, the
+ * effect runs as it is: a `locally` per request costs more than the check.
  */
-export const redactingSecrets = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiberRuntime((fiber) => {
+export const redacting = (wanted: ReadonlyArray<string>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.withFiberRuntime<A, E, R>((fiber) => {
     const names = fiber.getFiberRef(Headers.currentRedactedNames)
-    const wanted = withSecretHeaderNames(names)
-    return wanted === names ? effect : Effect.locally(effect, Headers.currentRedactedNames, wanted)
+    const redacted = withNames(names, wanted)
+    return redacted === names ? effect : Effect.locally(effect, Headers.currentRedactedNames, redacted)
   })
+
+/** Runs an effect with `authorization` and `x-api-key` among `Headers.currentRedactedNames` (the default). */
+export const redactingSecrets: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = redacting(
+  secretHeaderNames
+)
 
 const codes: ReadonlyArray<readonly [Errors.TransportError["reason"], ReadonlyArray<string>]> = [
   ["Connect", ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]],
@@ -180,28 +198,28 @@ export const timeoutFail = <A, E, R, E2>(
     )
   })
 
-/** What bounds one exchange. */
+/** What bounds one exchange, and how its trace id is read. */
 export interface Limits {
   /** The longest wait for the whole answer, body included. */
   readonly timeout: Duration.Duration
   /** The most bytes of body read; a larger answer is an `UnexpectedResponse` (reason `TooLarge`). */
   readonly maxResponseBytes: number
+  /** The client's reader of SVC-TRACE-ID, which keeps only what looks like a trace id. */
+  readonly traceIds: TraceIds
 }
 
-/** A `Location` as an error may name it: quoted, control characters escaped, long runs of digits masked, cut short. */
+/** A `Location` as an error may name it: quoted, control characters escaped, long runs of digits masked, cut to 200. */
 const describeLocation = (location: string | undefined): string =>
-  location === undefined
-    ? "without a Location"
-    : `to ${JSON.stringify(scrubDigits(location.length > 200 ? `${location.slice(0, 200)}...` : location))}`
+  location === undefined ? "without a Location" : `to ${JSON.stringify(serviceText(location, 200))}`
 
 const unexpected = (
   request: HttpClientRequest.HttpClientRequest,
   context: RequestContext,
-  response: { readonly status: number; readonly headers: Headers.Headers },
+  response: { readonly status: number; readonly headers: Headers.Headers; readonly traceId: string | undefined },
   reason: "Redirect" | "TooLarge",
   maxResponseBytes: number
 ): Errors.UnexpectedResponse => {
-  const traceId = response.headers["svc-trace-id"]
+  const traceId = response.traceId
   return new Errors.UnexpectedResponse({
     reason,
     message: reason === "Redirect"
@@ -238,20 +256,23 @@ export const send = (
     Effect.catchAll((error) => Effect.fail(fromHttpClientError(request, context, error))),
     Effect.flatMap((response) => {
       // Read once: undici's response builds its `headers` anew on every access.
-      const answered = { status: response.status, headers: response.headers }
-      return isRedirect(answered.status)
-        // A redirect's body is left unread: nothing of it is buffered beyond the socket's.
-        ? Effect.fail(unexpected(request, context, answered, "Redirect", limits.maxResponseBytes))
-        : Effect.flatMap(
-          Effect.catchAll(
-            Body.read(response, answered.headers, limits.maxResponseBytes),
-            (error) => Effect.fail(fromHttpClientError(request, context, error))
-          ),
-          (body): Effect.Effect<Answer, Errors.UnexpectedResponse> =>
-            body._tag === "TooLarge"
-              ? Effect.fail(unexpected(request, context, answered, "TooLarge", limits.maxResponseBytes))
-              : Effect.succeed({ status: answered.status, headers: answered.headers, body: body.text })
-        )
+      const headers = response.headers
+      return Effect.flatMap(limits.traceIds(headers), (traceId) => {
+        const answered = { status: response.status, headers, traceId }
+        return isRedirect(answered.status)
+          // A redirect's body is left unread: nothing of it is buffered beyond the socket's.
+          ? Effect.fail(unexpected(request, context, answered, "Redirect", limits.maxResponseBytes))
+          : Effect.flatMap(
+            Effect.catchAll(
+              Body.read(response, headers, limits.maxResponseBytes),
+              (error) => Effect.fail(fromHttpClientError(request, context, error))
+            ),
+            (body): Effect.Effect<Answer, Errors.UnexpectedResponse> =>
+              body._tag === "TooLarge"
+                ? Effect.fail(unexpected(request, context, answered, "TooLarge", limits.maxResponseBytes))
+                : Effect.succeed({ ...answered, body: body.text })
+          )
+      })
     }),
     (effect) => timeoutFail(effect, limits.timeout, () => transportError(request, context, "Timeout")),
     redactingSecrets
