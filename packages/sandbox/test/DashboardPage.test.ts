@@ -15,7 +15,7 @@ describe("dashboard page module", () => {
     const source = fs.readFileSync(html, "utf8")
     if (process.env.GCX_WRITE_DASHBOARD === "1" && source !== page) {
       const text = fs.readFileSync(module, "utf8")
-      const start = text.indexOf("export const page: string = ")
+      const start = text.indexOf("export const page: string =")
       fs.writeFileSync(module, `${text.slice(0, start)}export const page: string = ${JSON.stringify(source)}\n`)
     }
     expect(page, "regenerate with GCX_WRITE_DASHBOARD=1 (see the test's doc)").toBe(source)
