@@ -15,16 +15,15 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import type * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
+import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import { randomBytes } from "node:crypto"
 import * as Http from "node:http"
 import { adminKeyHeader, adminPrefix } from "./Api.js"
 import * as Faults from "./Faults.js"
+import * as AdminKey from "./internal/adminKey.js"
 import { SandboxConfig } from "./internal/config.js"
 import * as Hosts from "./internal/hosts.js"
 import * as Server from "./internal/server.js"
@@ -111,34 +110,14 @@ export class SandboxServer extends Context.Tag("@gcx/sandbox/SandboxServer")<San
 export class SandboxOptionsError extends Data.TaggedError("SandboxOptionsError")<{ readonly message: string }> {}
 
 /** The variable that sets the admin key of `pnpm sandbox` and `gcx sandbox`. */
-export const adminKeyVariable = "GCX_SANDBOX_ADMIN_KEY"
+export const adminKeyVariable = AdminKey.variable
 
 /** `GCX_SANDBOX_ADMIN_KEY`, when set. */
 export const adminKeyConfig: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.option(
   Config.redacted(adminKeyVariable)
 )
 
-/** The admin key: the one given, else a random one; a non-loopback `host` needs one given. */
-const adminKeyFor = (
-  host: string,
-  given: string | Redacted.Redacted<string> | undefined
-): Effect.Effect<string, SandboxOptionsError> => {
-  if (given !== undefined) {
-    const key = Redacted.isRedacted(given) ? Redacted.value(given) : given
-    return key.trim() === ""
-      ? new SandboxOptionsError({ message: "the admin key is empty: give a key, or none for a random one" })
-      : Effect.succeed(key)
-  }
-  return Hosts.isLoopback(host)
-    ? Effect.sync(() => randomBytes(24).toString("base64url"))
-    : new SandboxOptionsError({
-      message: `${host} is not a loopback address: other machines could reach the sandbox there, so it needs ` +
-        `an admin key of your own (--admin-key, ${adminKeyVariable} or the adminKey option)`
-    })
-}
-
-const hostPort = (hostname: string, port: number): string =>
-  `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`
+const hostPort = (hostname: string, port: number): string => `${Hosts.bracketed(hostname)}:${port}`
 
 /** The URL clients use: a wildcard address is reached through loopback. */
 const urlOf = (address: HttpServer.Address): string => {
@@ -157,14 +136,17 @@ export const make = (
 ): Effect.Effect<Service, ServeError | SandboxOptionsError, Scope.Scope> =>
   Effect.gen(function*() {
     const host = options.host ?? "127.0.0.1"
-    const hosts = yield* Either.mapLeft(
-      Hosts.served(host, options.allowedHosts ?? []),
+    const { adminKey, hosts } = yield* Effect.mapError(
+      Effect.all({
+        hosts: Hosts.served(host, options.allowedHosts ?? []),
+        adminKey: AdminKey.resolve(host, options.adminKey)
+      }),
       (message) => new SandboxOptionsError({ message })
     )
     const config = SandboxConfig.of({
       stage: options.stage ?? TestData.stage,
       timeScale: options.timeScale ?? 1,
-      adminKey: yield* adminKeyFor(host, options.adminKey),
+      adminKey,
       hosts,
       partners: options.partners ?? TestData.partners,
       productLines: options.productLines ?? TestData.productLines,

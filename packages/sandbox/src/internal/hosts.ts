@@ -17,8 +17,8 @@ export const loopbackNames: ReadonlyArray<string> = ["localhost", "127.0.0.1", "
 
 const hostSyntax = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::\d{1,5})?$/i
 
-/** An address as a `Host` names it: IPv6 in brackets. */
-const bracketed = (host: string): string => host.includes(":") && !host.startsWith("[") ? `[${host}]` : host
+/** An address as a `Host` (or a URL) names it: IPv6 in brackets. */
+export const bracketed = (host: string): string => host.includes(":") && !host.startsWith("[") ? `[${host}]` : host
 
 /**
  * The name a `Host` header value (or an interface, an allowed host) gives, in
