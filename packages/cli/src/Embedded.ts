@@ -38,10 +38,15 @@ export const clientOptions = (server: Sandbox.Service): ExchangeConfig.Options =
 
 /**
  * A quiet sandbox on a free port of 127.0.0.1, stopped when the layer's scope
- * closes; it logs nothing, so nothing of it reaches the output.
+ * closes; it logs nothing, so nothing of it reaches the output. Its admin key
+ * is random: nothing of gcx uses the admin API.
  */
 export const sandbox = (options: Options = {}): Layer.Layer<Sandbox.SandboxServer, ServeError> =>
-  Sandbox.layer({ logLevel: "None", timeScale: options.timeScale })
+  Layer.scoped(
+    Sandbox.SandboxServer,
+    // Loopback and no options of the user's: an options error would be a bug in gcx.
+    Effect.catchTag(Sandbox.make({ logLevel: "None", timeScale: options.timeScale }), "SandboxOptionsError", Effect.die)
+  )
 
 /**
  * The embedded sandbox and a client for it: the client's configuration,

@@ -25,6 +25,7 @@ import type { Teardown } from "@effect/platform/Runtime"
 import type * as Errors from "@gcx/core/Errors"
 import * as ErrorTraits from "@gcx/core/ErrorTraits"
 import type { JournalError } from "@gcx/poller/QuoteJournal"
+import type { SandboxOptionsError } from "@gcx/sandbox/Sandbox"
 import * as Cause from "effect/Cause"
 import * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
@@ -72,6 +73,7 @@ export type Failure =
   | CliError
   | ExitWith
   | ServeError
+  | SandboxOptionsError
   | JournalError
   | BatchKeyError
 
@@ -213,6 +215,8 @@ export const ofFailure = (
       return usage(`batch key: ${oneLine(error.message)}`)
     case "ServeError":
       return { code: ExitCode.Usage, line: Option.some("the sandbox could not listen (is the port in use?)") }
+    case "SandboxOptionsError":
+      return usage(`sandbox: ${oneLine(error.message)}`)
     case "JournalError":
       return { code: ExitCode.ServiceFailure, line: Option.some(`journal: ${oneLine(error.message)}`) }
     case "BadArgument":

@@ -5,14 +5,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as ChildProcess from "node:child_process"
+import * as Http from "node:http"
 import { entries, environment, gcx, root } from "./helpers.js"
 
 /** Starts `gcx sandbox <args>` and resolves with the process and its banner, once printed. */
-const start = (args: ReadonlyArray<string>) =>
+const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.async<{ readonly child: ChildProcess.ChildProcess; readonly banner: string }, Error>((resume) => {
     const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", entries.bin, "sandbox", ...args], {
       cwd: root,
-      env: environment(),
+      env: environment(env),
       stdio: ["ignore", "pipe", "pipe"]
     })
     let stdout = ""
@@ -51,6 +52,51 @@ describe.concurrent("gcx sandbox", () => {
       expect(heartbeat.stdout).toContain(`from ${env.GCX_BASE_URL}`)
       expect(yield* interrupt(child)).toBe(130)
     }), { timeout: 60_000 })
+
+  it.live(
+    "its admin key is GCX_SANDBOX_ADMIN_KEY, in the dashboard URL's fragment; --allowed-host names are served",
+    () =>
+      Effect.gen(function*() {
+        const adminKey = "cli-admin-key-61f0"
+        const { banner, child } = yield* start(["--port", "0", "--quiet", "--allowed-host", "gcx.test"], {
+          GCX_SANDBOX_ADMIN_KEY: adminKey
+        })
+        const baseUrl = exported(banner).GCX_BASE_URL!
+        expect(banner).toContain(`  Dashboard    ${baseUrl}/__sandbox/ui#key=${adminKey}\n`)
+        const journal = (host: string) =>
+          Effect.async<number, Error>((resume) => {
+            const request = Http.get(`${baseUrl}/__sandbox/journal`, {
+              headers: { host, "x-admin-key": adminKey },
+              agent: false
+            }, (response) => resume(Effect.succeed(response.resume().statusCode!)))
+            request.on("error", (error) => resume(Effect.fail(error)))
+          })
+        expect(yield* journal("gcx.test")).toBe(200)
+        expect(yield* journal("evil.example")).toBe(421)
+        expect(yield* interrupt(child)).toBe(130)
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.live(
+    "without GCX_SANDBOX_ADMIN_KEY, each start has a random key; --host 0.0.0.0 then exits 2 saying what to set",
+    () =>
+      Effect.gen(function*() {
+        const keys: Array<string> = []
+        for (let run = 0; run < 2; run++) {
+          const { banner, child } = yield* start(["--port", "0", "--quiet"])
+          keys.push(/#key=(\S+)/.exec(banner)![1]!)
+          expect(yield* interrupt(child)).toBe(130)
+        }
+        expect(keys[0]).toMatch(/^[A-Za-z0-9_-]{32,}$/)
+        expect(keys[1]).not.toBe(keys[0])
+        const output = yield* gcx(["sandbox", "--port", "0", "--host", "0.0.0.0"])
+        expect(output.code).toBe(2)
+        expect(output.stderr).toMatch(/^error: sandbox: 0\.0\.0\.0 is not a loopback address: .*GCX_SANDBOX_ADMIN_KEY/)
+        expect(output.stdout).toBe("")
+      }),
+    { timeout: 90_000 }
+  )
 
   it.live("a malformed fault rule exits 2", () =>
     Effect.gen(function*() {

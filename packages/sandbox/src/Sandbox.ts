@@ -2,21 +2,31 @@
  * The sandbox server: a stateful simulator of the whole partner service over
  * real HTTP, as a scoped service. `layer` starts it (on a free port by
  * default) and stops it when the layer's scope closes.
+ *
+ * It serves only requests whose `Host` is one of its names (loopback names,
+ * its bound address, `allowedHosts`; others get 421), and its admin key is
+ * drawn at random per start unless given, so that a web page cannot drive it.
  */
 import type * as HttpServer from "@effect/platform/HttpServer"
 import { HttpServer as HttpServerTag } from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import { Routes } from "@gcx/core"
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
+import type * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import { adminKeyHeader, adminPrefix } from "./Api.js"
 import * as Faults from "./Faults.js"
+import * as AdminKey from "./internal/adminKey.js"
 import { SandboxConfig } from "./internal/config.js"
 import * as Dashboard from "./internal/dashboard.js"
+import * as Hosts from "./internal/hosts.js"
 import * as Server from "./internal/server.js"
 import * as State from "./internal/state.js"
 import * as Journal from "./Journal.js"
@@ -29,8 +39,16 @@ import * as Tokens from "./Tokens.js"
 export interface SandboxOptions {
   /** The port of the API (and of the token endpoint unless `authPort` is set). Default 0: a free port. */
   readonly port?: number | undefined
-  /** The interface to listen on. Default `127.0.0.1`. */
+  /**
+   * The interface to listen on. Default `127.0.0.1`. One that is not a
+   * loopback one (`0.0.0.0`) needs `adminKey`, and is logged as a warning.
+   */
   readonly host?: string | undefined
+  /**
+   * `Host` names served besides `localhost`, `127.0.0.1`, `[::1]` and the
+   * bound address (e.g. `gcx.test` for a name in /etc/hosts); others get 421.
+   */
+  readonly allowedHosts?: ReadonlyArray<string> | undefined
   /** When set, the token endpoint is served on its own server on this port (0: a free port), and only there. */
   readonly authPort?: number | undefined
   /** The stage segment of the quote paths. Default `sandbox`. */
@@ -39,8 +57,8 @@ export interface SandboxOptions {
   readonly timeScale?: number | undefined
   /** The lifetime of access tokens, in seconds. Default 3600. */
   readonly tokenLifetimeSeconds?: number | undefined
-  /** The key of the admin API (header `x-admin-key`). Default `TestData.adminKey`. */
-  readonly adminKey?: string | undefined
+  /** The key of the admin API (header `x-admin-key`). Default: a random one per start (`Service.adminKey`). */
+  readonly adminKey?: string | Redacted.Redacted<string> | undefined
   /** The seed of the fault generator. Default 0. */
   readonly seed?: number | string | undefined
   /** The fault rules in force from the start. */
@@ -68,7 +86,12 @@ export interface Service {
   /** The URL of the token endpoint's server: `baseUrl` unless `authPort` was set. */
   readonly authUrl: string
   readonly stage: string
+  /** The key of the admin API: the one given, else drawn at random when the sandbox started. */
   readonly adminKey: string
+  /** The address the API's server is bound to, `host:port`: `0.0.0.0:4010` where `baseUrl` says 127.0.0.1. */
+  readonly boundAddress: string
+  /** The `Host` names served besides the bound address: loopback names, the interface given, `allowedHosts`. */
+  readonly hosts: ReadonlyArray<string>
   /** A snapshot of the request journal. */
   readonly journal: Effect.Effect<Journal.Journal>
   /** Every transaction, oldest first, as the admin API lists it. */
@@ -86,19 +109,48 @@ export interface Service {
 /** The running sandbox. */
 export class SandboxServer extends Context.Tag("@gcx/sandbox/SandboxServer")<SandboxServer, Service>() {}
 
+/** Options that cannot work, found before anything listens; the message says what to change. */
+export class SandboxOptionsError extends Data.TaggedError("SandboxOptionsError")<{ readonly message: string }> {}
+
+/** The variable that sets the admin key of `pnpm sandbox` and `gcx sandbox`. */
+export const adminKeyVariable = AdminKey.variable
+
+/** `GCX_SANDBOX_ADMIN_KEY`, when set. */
+export const adminKeyConfig: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.option(
+  Config.redacted(adminKeyVariable)
+)
+
+const hostPort = (hostname: string, port: number): string => `${Hosts.bracketed(hostname)}:${port}`
+
+/** The URL clients use: a wildcard address is reached through loopback. */
 const urlOf = (address: HttpServer.Address): string => {
   if (address._tag === "UnixAddress") return `http://unix:${address.path}`
-  const host = address.hostname === "0.0.0.0" ? "127.0.0.1" : address.hostname
-  return `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`
+  const host = address.hostname === "0.0.0.0" ? "127.0.0.1" : address.hostname === "::" ? "::1" : address.hostname
+  return `http://${hostPort(host, address.port)}`
 }
 
-/** Starts a sandbox in the current scope; its servers stop when the scope closes. */
-export const make = (options: SandboxOptions = {}): Effect.Effect<Service, ServeError, Scope.Scope> =>
+/**
+ * Starts a sandbox in the current scope; its servers stop when the scope
+ * closes. Options that cannot work fail with `SandboxOptionsError` before
+ * anything listens.
+ */
+export const make = (
+  options: SandboxOptions = {}
+): Effect.Effect<Service, ServeError | SandboxOptionsError, Scope.Scope> =>
   Effect.gen(function*() {
+    const host = options.host ?? "127.0.0.1"
+    const { adminKey, hosts } = yield* Effect.mapError(
+      Effect.all({
+        hosts: Hosts.served(host, options.allowedHosts ?? []),
+        adminKey: AdminKey.resolve(host, options.adminKey)
+      }),
+      (message) => new SandboxOptionsError({ message })
+    )
     const config = SandboxConfig.of({
       stage: options.stage ?? TestData.stage,
       timeScale: options.timeScale ?? 1,
-      adminKey: options.adminKey ?? TestData.adminKey,
+      adminKey,
+      hosts,
       partners: options.partners ?? TestData.partners,
       productLines: options.productLines ?? TestData.productLines,
       maxDashboardStreams: options.maxDashboardStreams ?? Dashboard.defaultMaxStreams,
@@ -118,7 +170,6 @@ export const make = (options: SandboxOptions = {}): Effect.Effect<Service, Serve
       Context.add(Faults.FaultInjector, injector),
       Context.add(Tokens.Tokens, tokens)
     )
-    const host = options.host ?? "127.0.0.1"
     const traced = yield* Server.isTraced
     const listen = (role: "all" | "api" | "auth", port: number) =>
       Effect.gen(function*() {
@@ -128,15 +179,25 @@ export const make = (options: SandboxOptions = {}): Effect.Effect<Service, Serve
         )
         // Runs before the server's own close, so that idle keep-alive sockets do not hold the shutdown.
         yield* Effect.addFinalizer(() => Effect.sync(() => server.closeAllConnections()))
-        return urlOf(Context.get(built, HttpServerTag).address)
+        return Context.get(built, HttpServerTag).address
       })
-    const baseUrl = yield* listen(options.authPort === undefined ? "all" : "api", options.port ?? 0)
-    const authUrl = options.authPort === undefined ? baseUrl : yield* listen("auth", options.authPort)
+    const api = yield* listen(options.authPort === undefined ? "all" : "api", options.port ?? 0)
+    const baseUrl = urlOf(api)
+    const authUrl = options.authPort === undefined ? baseUrl : urlOf(yield* listen("auth", options.authPort))
+    const boundAddress = api._tag === "TcpAddress" ? hostPort(api.hostname, api.port) : api.path
+    if (!Hosts.isLoopback(host)) {
+      yield* Effect.logWarning(
+        `the sandbox listens on ${boundAddress}, not a loopback address: other machines can reach it, ` +
+          "and only its admin key guards /__sandbox/"
+      )
+    }
     return {
       baseUrl,
       authUrl,
       stage: config.stage,
       adminKey: config.adminKey,
+      boundAddress,
+      hosts,
       journal: recorder.snapshot,
       transactions: Effect.provide(State.transactions, context),
       setFaults: injector.set,
@@ -187,20 +248,33 @@ export const environment = (
 }
 
 /**
- * What a running sandbox prints for people: its addresses, the admin key, the
- * test partners, the `GCX_*` variables that point gcx at it, the product lines
- * and the scenario cards. Only public test credentials appear in it.
+ * The dashboard's URL with the admin key in its fragment (`#key=…`), which a
+ * browser never sends: the page keeps the key in the tab and drops it from the URL.
+ */
+export const dashboardUrl = (server: Pick<Service, "baseUrl" | "adminKey">): string =>
+  `${server.baseUrl}${adminPrefix}/ui#key=${encodeURIComponent(server.adminKey)}`
+
+/**
+ * What a running sandbox prints for people: its addresses (and the one it is
+ * bound to, when clients reach it by another), the `Host` names it serves, the
+ * admin key, the test partners, the `GCX_*` variables that point gcx at it, the
+ * product lines and the scenario cards. Only public test credentials and the
+ * admin key appear in it.
  */
 export const banner = (server: Service): string =>
   [
     "gcx sandbox is running",
     `  API          ${server.baseUrl}`,
+    ...(new URL(server.baseUrl).host === server.boundAddress
+      ? []
+      : [`  Listening    ${server.boundAddress} (every interface: other machines can reach it)`]),
     `  Quote        ${server.baseUrl}${Routes.quotePath(server.stage)} (also without /${server.stage})`,
     `  Token        ${server.authUrl}${Routes.tokenPath}`,
     `  OpenAPI      ${server.baseUrl}/openapi.json`,
     `  Docs         ${server.baseUrl}/docs`,
-    `  Dashboard    ${server.baseUrl}${adminPrefix}/ui  (admin key: ${server.adminKey})`,
+    `  Dashboard    ${dashboardUrl(server)}`,
     `  Admin        ${server.baseUrl}${adminPrefix}/  (${adminKeyHeader}: ${server.adminKey})`,
+    `  Host names   ${server.hosts.join(", ")} (others get 421; add one with --allowed-host)`,
     "Test partners (client_id / client_secret / x-api-key):",
     ...TestData.partners.map((partner) =>
       `  ${partner.clientId} / ${partner.clientSecret} / ${partner.apiKey}${
@@ -217,5 +291,5 @@ export const banner = (server: Service): string =>
   ].join("\n")
 
 /** A layer that starts a sandbox and stops it when the layer's scope closes. Each use gets its own server and state. */
-export const layer = (options: SandboxOptions = {}): Layer.Layer<SandboxServer, ServeError> =>
+export const layer = (options: SandboxOptions = {}): Layer.Layer<SandboxServer, ServeError | SandboxOptionsError> =>
   Layer.scoped(SandboxServer, make(options))

@@ -1,7 +1,7 @@
 /**
- * The sandbox's fixed test data: partners, product lines, scenario cards and
- * the admin key. Tests and users rely on these values; the package README
- * documents them.
+ * The sandbox's fixed test data: partners, product lines and scenario cards.
+ * Tests and users rely on these values; the package README documents them.
+ * The admin key is not among them: each sandbox has its own (`Service.adminKey`).
  */
 import * as BigDecimal from "effect/BigDecimal"
 
@@ -94,9 +94,6 @@ export const rejectedPin = "0000"
 
 /** A PIN for the examples; any PIN other than `rejectedPin` is accepted. */
 export const pin = "1234"
-
-/** The default admin key of the `/__sandbox/` API (header `x-admin-key`). */
-export const adminKey = "sandbox-admin-key"
 
 /** The default stage segment of the quote paths. */
 export const stage = "sandbox"

@@ -2,8 +2,10 @@
  * `pnpm sandbox`: runs the sandbox (default 127.0.0.1:4010), prints its URLs
  * and the test credentials, and stops cleanly on SIGINT or SIGTERM: the
  * servers close and the process exits with code 0, with nothing on stderr.
- * Bad arguments exit with code 2 and the usage on stderr; a port it cannot
- * listen on (in use, not permitted) exits with code 2 and one `error:` line.
+ * Bad arguments exit with code 2 and the usage on stderr; options that
+ * cannot work (`--host 0.0.0.0` without an admin key) and a port it cannot
+ * listen on (in use, not permitted) exit with code 2 and one `error:` line.
+ * The admin key is `--admin-key`, else `GCX_SANDBOX_ADMIN_KEY`, else random.
  *
  * Run it with `tsx packages/sandbox/src/bin.ts [options]`; `--help` lists the
  * options.
@@ -13,6 +15,7 @@ import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Args from "./internal/args.js"
 import * as Sandbox from "./Sandbox.js"
 
@@ -46,13 +49,18 @@ const main = Either.match(Args.parse(process.argv.slice(2)), {
     options === "help"
       ? Console.log(Args.usage)
       : Effect.gen(function*() {
-        const server = yield* Sandbox.SandboxServer
+        // An environment variable is read or missing (None): reading it cannot fail.
+        const fromEnvironment = yield* Effect.orDie(Sandbox.adminKeyConfig)
+        const adminKey = options.adminKey ?? Option.getOrUndefined(fromEnvironment)
+        const server = yield* Sandbox.make({ ...options, adminKey })
         yield* Console.log(Sandbox.banner(server))
         return yield* Effect.never
       }).pipe(
-        Effect.provide(Sandbox.layer(options)),
-        Effect.catchTag("ServeError", (error) =>
-          Effect.zipRight(Console.error(describeServeError(error)), exitWithUsageCode))
+        Effect.scoped,
+        Effect.catchTags({
+          ServeError: (error) => Effect.zipRight(Console.error(describeServeError(error)), exitWithUsageCode),
+          SandboxOptionsError: (error) => Effect.zipRight(Console.error(`error: ${error.message}`), exitWithUsageCode)
+        })
       )
 })
 

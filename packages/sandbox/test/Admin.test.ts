@@ -28,7 +28,7 @@ layer(Sandbox.layer({ timeScale: 0.01, adminKey: "test-admin-key" }), { excludeT
           expect(missing.status).toBe(401)
           expect(missing.body).toEqual({ ErrorCode: ErrorBody.ErrorCodes.unauthorized, Message: expect.any(String) })
           const wrong = yield* call(`${server.baseUrl}/__sandbox${path}`, {
-            headers: { "x-admin-key": TestData.adminKey }
+            headers: { "x-admin-key": "sandbox-admin-key" }
           })
           expect(wrong.status).toBe(403)
           expect(wrong.body.ErrorCode).toBe(ErrorBody.ErrorCodes.unauthorized)

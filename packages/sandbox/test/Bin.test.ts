@@ -4,13 +4,12 @@
  * stderr, the port released).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { TestData } from "@gcx/sandbox"
+import { Sandbox, TestData } from "@gcx/sandbox"
 import type { Duration } from "effect"
 import { Effect, Option } from "effect"
 import * as ChildProcess from "node:child_process"
-import * as Net from "node:net"
 import { fileURLToPath } from "node:url"
-import { call } from "./helpers.js"
+import { call, rawRequest, takenPort } from "./helpers.js"
 
 /** The repository's root, where `pnpm sandbox` runs. */
 const root = fileURLToPath(new URL("../../../", import.meta.url))
@@ -36,13 +35,17 @@ interface Running {
  * sandbox` runs) and waits for its banner; the process is killed when the
  * scope closes, if it is still running.
  */
-const start = (args: ReadonlyArray<string>) =>
+const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.acquireRelease(
     Effect.async<Running, Error>((resume) => {
       const child = ChildProcess.spawn(
         process.execPath,
         ["--import", "tsx", "packages/sandbox/src/bin.ts", ...args],
-        { cwd: root, stdio: ["ignore", "pipe", "pipe"] }
+        {
+          cwd: root,
+          env: { ...process.env, [Sandbox.adminKeyVariable]: undefined, ...env },
+          stdio: ["ignore", "pipe", "pipe"]
+        }
       )
       const output = { stdout: "", stderr: "" }
       const ended = new Promise<Ended>((resolve) => {
@@ -83,13 +86,21 @@ const apiUrl = (banner: string): string => {
   return match[1]!
 }
 
+/** The admin key the banner gives, from its Admin line; checked against the Dashboard line's fragment. */
+const adminKeyOf = (banner: string): string => {
+  const match = /^ {2}Admin +\S+ {2}\(x-admin-key: (\S+)\)$/m.exec(banner)
+  if (match === null) throw new Error(`no admin key in the banner:\n${banner}`)
+  expect(banner).toContain(`  Dashboard    ${apiUrl(banner)}/__sandbox/ui#key=${encodeURIComponent(match[1]!)}\n`)
+  return match[1]!
+}
+
 /** Runs `pnpm sandbox <args>` to its end (killed if the fiber is interrupted) and gives its code and output. */
 const runToExit = (args: ReadonlyArray<string>) =>
   Effect.async<Ended>((resume) => {
     const child = ChildProcess.spawn(
       process.execPath,
       ["--import", "tsx", "packages/sandbox/src/bin.ts", ...args],
-      { cwd: root, stdio: ["ignore", "pipe", "pipe"] }
+      { cwd: root, env: { ...process.env, [Sandbox.adminKeyVariable]: undefined }, stdio: ["ignore", "pipe", "pipe"] }
     )
     const output = { stdout: "", stderr: "" }
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
@@ -111,10 +122,17 @@ describe("pnpm sandbox", () => {
       const { banner } = running
       const baseUrl = apiUrl(banner)
       expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
-      // the banner lists the URLs, the admin key and every test credential
+      // the banner lists the URLs, the admin key (drawn for this start) and every test credential
       expect(banner).toContain(`Token        ${baseUrl}/oauth2/token`)
       expect(banner).toContain(`OpenAPI      ${baseUrl}/openapi.json`)
-      expect(banner).toContain(`x-admin-key: ${TestData.adminKey}`)
+      const adminKey = adminKeyOf(banner)
+      expect(adminKey).toMatch(/^[A-Za-z0-9_-]{32,}$/)
+      expect((yield* call(`${baseUrl}/__sandbox/journal`, { headers: { "x-admin-key": adminKey } })).status).toBe(200)
+      const oldDefault = yield* call(`${baseUrl}/__sandbox/journal`, {
+        headers: { "x-admin-key": "sandbox-admin-key" }
+      })
+      expect(oldDefault.status).toBe(403)
+      expect((yield* rawRequest(baseUrl, "GET", "/openapi.json", { host: "evil.example:4710" })).status).toBe(421)
       for (const partner of TestData.partners) {
         expect(banner).toContain(`${partner.clientId} / ${partner.clientSecret} / ${partner.apiKey}`)
       }
@@ -145,19 +163,42 @@ describe("pnpm sandbox", () => {
       expect(stderr).toContain("Usage: pnpm sandbox")
     }), { timeout: 90_000 })
 
+  it.live(
+    "--host 0.0.0.0 without an admin key exits 2 with one error: line, before listening",
+    () =>
+      Effect.gen(function*() {
+        const { code, stderr, stdout } = yield* runToExit(["--host", "0.0.0.0", "--port", "0"])
+        expect(code).toBe(2)
+        expect(stderr).toMatch(
+          /^error: 0\.0\.0\.0 is not a loopback address: .*--admin-key, GCX_SANDBOX_ADMIN_KEY.*\n$/
+        )
+        expect(stdout).toBe("")
+      }),
+    { timeout: 90_000 }
+  )
+
+  it.live(
+    "--host 0.0.0.0 with GCX_SANDBOX_ADMIN_KEY warns, shows the bound address, serves --allowed-host names only",
+    () =>
+      Effect.gen(function*() {
+        const adminKey = "key-from-the-environment-3e9b"
+        const { banner } = yield* start(["--port", "0", "--quiet", "--host", "0.0.0.0", "--allowed-host", "gcx.test"], {
+          [Sandbox.adminKeyVariable]: adminKey
+        })
+        const baseUrl = apiUrl(banner)
+        const port = new URL(baseUrl).port
+        expect(banner).toMatch(/WARN .*0\.0\.0\.0.*other machines can reach it/)
+        expect(banner).toContain(`  Listening    0.0.0.0:${port} (every interface`)
+        expect(adminKeyOf(banner)).toBe(adminKey)
+        expect((yield* rawRequest(baseUrl, "GET", "/openapi.json", { host: `gcx.test:${port}` })).status).toBe(200)
+        expect((yield* rawRequest(baseUrl, "GET", "/openapi.json", { host: `evil.example:${port}` })).status).toBe(421)
+      }).pipe(Effect.scoped),
+    { timeout: 90_000 }
+  )
+
   it.live("a port in use exits 2 with one error: line on stderr, no stack trace", () =>
     Effect.gen(function*() {
-      const taken = yield* Effect.acquireRelease(
-        Effect.async<Net.Server>((resume) => {
-          const server = Net.createServer()
-          server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-        }),
-        (server) =>
-          Effect.async<void>((resume) => {
-            server.close(() => resume(Effect.void))
-          })
-      )
-      const port = (taken.address() as Net.AddressInfo).port
+      const port = yield* takenPort
       const { code, stderr, stdout } = yield* runToExit(["--port", String(port)])
       expect(code).toBe(2)
       expect(stderr).toBe(`error: the sandbox cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE)\n`)

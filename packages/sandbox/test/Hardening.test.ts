@@ -7,42 +7,16 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { ErrorBody, Routes } from "@gcx/core"
 import { Api, Sandbox, TestData } from "@gcx/sandbox"
 import { Effect } from "effect"
-import * as Http from "node:http"
-import { exchangeHeaders, expectError, getTransaction, postQuote, quoteBody, type Reply, tokenFor } from "./helpers.js"
-
-/**
- * Sends a request with its path exactly as written: `fetch` would normalize
- * some spellings (`//`), node:http sends the path untouched.
- */
-const rawRequest = (
-  baseUrl: string,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body?: string
-): Effect.Effect<Reply, Error> =>
-  Effect.async<Reply, Error>((resume) => {
-    const request = Http.request(`${baseUrl}/`, { method, path, headers, agent: false }, (response) => {
-      let text = ""
-      response.setEncoding("utf8").on("data", (chunk: string) => {
-        text += chunk
-      }).on("end", () => {
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(text)
-        } catch {
-          parsed = undefined
-        }
-        const fetchHeaders = new Headers()
-        for (const [name, value] of Object.entries(response.headers)) {
-          if (typeof value === "string") fetchHeaders.set(name, value)
-        }
-        resume(Effect.succeed({ status: response.statusCode!, headers: fetchHeaders, text, body: parsed }))
-      })
-    })
-    request.on("error", (error) => resume(Effect.fail(error)))
-    request.end(body)
-  })
+import {
+  exchangeHeaders,
+  expectError,
+  getTransaction,
+  postQuote,
+  quoteBody,
+  rawRequest,
+  type Reply,
+  tokenFor
+} from "./helpers.js"
 
 const quote = Routes.quotePath()
 

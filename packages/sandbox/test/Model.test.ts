@@ -251,6 +251,10 @@ describe("pnpm sandbox arguments", () => {
       "0",
       "--host",
       "0.0.0.0",
+      "--allowed-host",
+      "gcx.test",
+      "--allowed-host",
+      "sandbox.lan",
       "--auth-port",
       "4011",
       "--stage",
@@ -276,6 +280,7 @@ describe("pnpm sandbox arguments", () => {
     expect(parsed).toEqual(Either.right({
       port: 0,
       host: "0.0.0.0",
+      allowedHosts: ["gcx.test", "sandbox.lan"],
       authPort: 4011,
       stage: "uat",
       timeScale: 0.5,

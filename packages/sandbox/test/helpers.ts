@@ -3,7 +3,10 @@ import { expect } from "@effect/vitest"
 import { Ids, Routes } from "@gcx/core"
 import type { Sandbox } from "@gcx/sandbox"
 import { TestData } from "@gcx/sandbox"
+import type { Scope } from "effect"
 import { Effect } from "effect"
+import * as Http from "node:http"
+import * as Net from "node:net"
 
 /** An answer, read whole. */
 export interface Reply {
@@ -31,6 +34,47 @@ export const call = (url: string, init?: RequestInit): Effect.Effect<Reply, unkn
     },
     catch: (error) => error
   })
+
+/**
+ * Sends a request with its path exactly as written: `fetch` would normalize
+ * some spellings (`//`) and sets `Host` itself; node:http sends the path and
+ * the headers (a `host` among them) as written.
+ */
+export const rawRequest = (
+  baseUrl: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string
+): Effect.Effect<Reply, Error> =>
+  Effect.async<Reply, Error>((resume) => {
+    const request = Http.request(`${baseUrl}/`, { method, path, headers, agent: false }, (response) => {
+      let text = ""
+      response.setEncoding("utf8").on("data", (chunk: string) => {
+        text += chunk
+      }).on("end", () => {
+        const fetchHeaders = new Headers()
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (typeof value === "string") fetchHeaders.set(name, value)
+        }
+        resume(Effect.succeed({ status: response.statusCode!, headers: fetchHeaders, text, body: parse(text) }))
+      })
+    })
+    request.on("error", (error) => resume(Effect.fail(error)))
+    request.end(body)
+  })
+
+/** A port of 127.0.0.1 that a plain TCP server holds for the life of the scope. */
+export const takenPort: Effect.Effect<number, never, Scope.Scope> = Effect.map(
+  Effect.acquireRelease(
+    Effect.async<Net.Server>((resume) => {
+      const server = Net.createServer()
+      server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+    }),
+    (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+  ),
+  (server) => (server.address() as Net.AddressInfo).port
+)
 
 /** Basic credentials as RFC 6749 2.3.1 encodes them. */
 export const basic = (clientId: string, clientSecret: string): string =>

@@ -1,7 +1,8 @@
 /**
  * `gcx sandbox [--port N] [fault flags]`: runs the sandbox until Ctrl+C
  * (`run/SandboxCommand`, loaded when the command runs). The flags are those of
- * `pnpm sandbox`.
+ * `pnpm sandbox`, but for the admin key, a secret: `GCX_SANDBOX_ADMIN_KEY`
+ * only, else a random one.
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
@@ -20,8 +21,17 @@ export const options = {
   ),
   host: Options.text("host").pipe(
     Options.withPseudoName("host"),
-    Options.withDescription("interface to listen on (default 127.0.0.1)"),
+    Options.withDescription(
+      "interface to listen on (default 127.0.0.1); one that is not loopback (0.0.0.0) needs GCX_SANDBOX_ADMIN_KEY"
+    ),
     Options.optional
+  ),
+  allowedHost: Options.text("allowed-host").pipe(
+    Options.withPseudoName("name"),
+    Options.withDescription(
+      "a Host name to serve besides localhost, 127.0.0.1, [::1] and the bound address, repeatable (others get 421)"
+    ),
+    Options.repeated
   ),
   stage: Options.text("stage").pipe(
     Options.withPseudoName("segment"),
@@ -66,7 +76,10 @@ export const command = Command.make("sandbox", options, Lazy.handler(() => impor
   Command.withDescription(
     Help.describe(
       "Run the sandbox: a simulated partner service with scenario cards and faults; it prints the GCX_* variables that point gcx at it",
-      []
+      [[
+        "GCX_SANDBOX_ADMIN_KEY",
+        "key of the sandbox's admin API (secret: environment only; default a random one per start)"
+      ]]
     )
   )
 )

@@ -7,6 +7,7 @@
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Faults from "@gcx/sandbox/Faults"
 import * as Sandbox from "@gcx/sandbox/Sandbox"
+import type * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -25,6 +26,7 @@ export const sandboxOptions = (flags: SandboxCommand.Flags): Either.Either<Sandb
     (faults): Sandbox.SandboxOptions => ({
       port: flags.port,
       host: Option.getOrUndefined(flags.host),
+      allowedHosts: flags.allowedHost,
       stage: Option.getOrUndefined(flags.stage),
       timeScale: Option.getOrUndefined(flags.timeScale),
       tokenLifetimeSeconds: Option.getOrUndefined(flags.tokenLifetime),
@@ -35,12 +37,20 @@ export const sandboxOptions = (flags: SandboxCommand.Flags): Either.Either<Sandb
   ).pipe(Either.mapLeft((message) => new CliError({ code: ExitCode.Usage, message })))
 
 /** Runs a sandbox until interrupted, and prints its banner. */
-export const run = (options: Sandbox.SandboxOptions): Effect.Effect<never, ServeError> =>
+export const run = (
+  options: Sandbox.SandboxOptions
+): Effect.Effect<never, ServeError | Sandbox.SandboxOptionsError> =>
   Effect.gen(function*() {
-    yield* Console.log(Sandbox.banner(yield* Sandbox.SandboxServer))
+    yield* Console.log(Sandbox.banner(yield* Sandbox.make(options)))
     return yield* Effect.never
-  }).pipe(Effect.provide(Sandbox.layer(options)))
+  }).pipe(Effect.scoped)
 
-/** The `sandbox` command's handler: a sandbox with the flags' options, until interrupted. */
-export const handler = (flags: SandboxCommand.Flags): Effect.Effect<never, CliError | ServeError> =>
-  Effect.flatMap(sandboxOptions(flags), run)
+/** The `sandbox` command's handler: a sandbox with the flags' options and `GCX_SANDBOX_ADMIN_KEY`, until interrupted. */
+export const handler = (
+  flags: SandboxCommand.Flags
+): Effect.Effect<never, CliError | ConfigError.ConfigError | ServeError | Sandbox.SandboxOptionsError> =>
+  Effect.gen(function*() {
+    const options = yield* sandboxOptions(flags)
+    const adminKey = yield* Sandbox.adminKeyConfig
+    return yield* run({ ...options, adminKey: Option.getOrUndefined(adminKey) })
+  })

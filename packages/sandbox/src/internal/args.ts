@@ -11,12 +11,16 @@ export const defaultPort = 4010
 export const usage = `Usage: pnpm sandbox [options]
 
   --port <n>            port of the API (default ${defaultPort})
-  --host <host>         interface to listen on (default 127.0.0.1)
+  --host <host>         interface to listen on (default 127.0.0.1); one that is not
+                        loopback (0.0.0.0) needs --admin-key or GCX_SANDBOX_ADMIN_KEY
+  --allowed-host <name> a Host name to serve besides localhost, 127.0.0.1, [::1] and
+                        the bound address, repeatable (others get 421)
   --auth-port <n>       serve the token endpoint on its own port (0: a free port)
   --stage <name>        stage segment of the quote paths (default sandbox)
   --time-scale <x>      multiply scenario durations (default 1; 0.01 = 100x faster)
   --token-lifetime <s>  access token lifetime in seconds (default 3600)
-  --admin-key <key>     key of the /__sandbox/ admin API
+  --admin-key <key>     key of the /__sandbox/ admin API (default: GCX_SANDBOX_ADMIN_KEY,
+                        else a random one per start, printed in the banner)
   --seed <seed>         seed of the fault generator (default 0)
   --fault <rule>        a fault rule, repeatable: route:kind[:option...]
                           route: token heartbeat createQuote getTransaction any
@@ -66,6 +70,7 @@ export const parse = (argv: ReadonlyArray<string>): Either.Either<SandboxOptions
           options: {
             port: { type: "string" },
             host: { type: "string" },
+            "allowed-host": { type: "string", multiple: true },
             "auth-port": { type: "string" },
             stage: { type: "string" },
             "time-scale": { type: "string" },
@@ -92,6 +97,7 @@ export const parse = (argv: ReadonlyArray<string>): Either.Either<SandboxOptions
     const options: SandboxOptions = {
       port: (yield* number("--port", values.port)) ?? defaultPort,
       host: values.host,
+      allowedHosts: values["allowed-host"] ?? [],
       authPort: yield* number("--auth-port", values["auth-port"]),
       stage: values.stage,
       timeScale: yield* number("--time-scale", values["time-scale"]),

@@ -7,6 +7,8 @@ export class SandboxConfig extends Context.Tag("@gcx/sandbox/internal/SandboxCon
   readonly stage: string
   readonly timeScale: number
   readonly adminKey: string
+  /** The `Host` names served besides the server's bound address (see `hosts.served`). */
+  readonly hosts: ReadonlyArray<string>
   readonly partners: ReadonlyArray<Partner>
   readonly productLines: ReadonlyArray<ProductLine>
   /** How many dashboard event streams may be open at once. */

@@ -1,16 +1,19 @@
 /**
  * The middleware around the whole `SandboxApi`: what the HttpApi definition
- * cannot express. It serves the quote paths under the stage segment too,
- * injects faults (some act on the socket, which only the node request
- * reaches), answers unknown routes, decode failures and defects with an Error
- * body (never a stack trace), adds SVC-TRACE-ID to every answer, journals each
- * request and logs its method, route and status, nothing else.
+ * cannot express. First, it answers 421 to a request whose `Host` is not one
+ * of the sandbox's names (see `hosts.ts`), and does nothing else with it. It
+ * serves the quote paths under the stage segment too, injects faults (some
+ * act on the socket, which only the node request reaches), answers unknown
+ * routes, decode failures and defects with an Error body (never a stack
+ * trace), adds SVC-TRACE-ID to every answer it serves, journals each request
+ * and logs its method, route and status, nothing else.
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ErrorBody, Ids, Routes as Wire } from "@gcx/core"
@@ -27,6 +30,7 @@ import * as Faults from "../Faults.js"
 import * as Journal from "../Journal.js"
 import * as Metrics from "../Metrics.js"
 import { SandboxConfig } from "./config.js"
+import * as Hosts from "./hosts.js"
 import * as Routes from "./routes.js"
 
 const encodeErrorBody = Schema.encodeSync(ErrorBody.ErrorBody)
@@ -43,6 +47,13 @@ const notFound = errorResponse(404, {
   ErrorCode: ErrorBody.ErrorCodes.routeNotFound,
   Message: "No route matches this method and path"
 })
+
+/** The answer to a request whose `Host` is not one of the sandbox's names: a DNS-rebinding page, or a name to allow. */
+const misdirected = HttpServerResponse.text(
+  "421 Misdirected Request: this sandbox does not serve this Host name. " +
+    "Use localhost or 127.0.0.1, or start it with --allowed-host <name>.\n",
+  { status: 421 }
+)
 
 const serverError = errorResponse(500, {
   ErrorCode: ErrorBody.ErrorCodes.serverError,
@@ -165,6 +176,8 @@ export const layer = (role: Routes.Role) =>
       const injector = yield* Faults.FaultInjector
       // Request fibers are forked from the runtime this layer is built in, so they see this same clock.
       const clock = yield* Effect.clock
+      const { address } = yield* HttpServer.HttpServer
+      const hostServed = address._tag === "TcpAddress" ? Hosts.checker(config.hosts, address) : () => true
       const classify = Routes.classifier(role, config.stage)
       const logLevel = config.requestLogLevel
       return (app) => {
@@ -257,6 +270,14 @@ export const layer = (role: Routes.Role) =>
         }
         return Effect.withFiberRuntime((fiber) => {
           const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+          if (!hostServed(request.headers.host)) {
+            return logLevel._tag === "None" ? Effect.succeed(misdirected) : Effect.as(
+              Effect.logWithLevel(logLevel, "misdirected request").pipe(
+                Effect.annotateLogs({ method: request.method, status: 421 })
+              ),
+              misdirected
+            )
+          }
           const startedAt = clock.unsafeCurrentTimeMillis()
           const target = classify(request.method, request.url)
           return target.served

@@ -215,4 +215,29 @@ layer(Sandbox.layer({ timeScale: 0.5 }), { excludeTestServices: true })("in Chro
       expect(result.refused.body.ErrorCode).toBe(ErrorBody.ErrorCodes.partnerNotFound)
       expect(result.served.status).toBe(200)
     }))
+
+  it.effect("the banner's link (key in the fragment) connects at once; the page keeps the key in the tab, not in the URL", () =>
+    Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const url = Sandbox.dashboardUrl(server)
+      expect(url).toContain("#key=")
+      const result = yield* withPage(async (page) => {
+        const requested: Array<string> = []
+        page.on("request", (request) => requested.push(request.url()))
+        await page.goto(url)
+        await page.locator("#live").waitFor({ state: "visible", timeout: 5_000 })
+        return {
+          stored: await page.evaluate(() => sessionStorage.getItem("gcx-sandbox-admin-key")),
+          url: page.url(),
+          hash: await page.evaluate(() => location.hash),
+          requested
+        }
+      })
+      expect(result.stored).toBe(server.adminKey)
+      expect(result.url).toBe(`${server.baseUrl}/__sandbox/ui`)
+      expect(result.hash).toBe("")
+      // no request carries the key in its URL: the fragment never leaves the browser
+      expect(result.requested.length).toBeGreaterThan(0)
+      for (const requested of result.requested) expect(requested).not.toContain(server.adminKey)
+    }))
 })
