@@ -72,7 +72,7 @@ export class Failed extends Schema.TaggedClass<Failed>()("Failed", {
 }) {}
 
 /** Any event of a quote. */
-export const QuoteEvent = Schema.Union(Submitted, Progress, StepCompleted, Retrying, Completed, Failed)
+export const QuoteEvent = Schema.Union([Submitted, Progress, StepCompleted, Retrying, Completed, Failed])
 
 /** Any event of a quote. */
 export type QuoteEvent = typeof QuoteEvent.Type
@@ -88,4 +88,4 @@ export const isTerminal = (event: QuoteEvent): event is Terminal =>
 export const encode = Schema.encodeSync(QuoteEvent)
 
 /** Decodes an event from its JSON form. */
-export const decode = Schema.decodeUnknown(QuoteEvent)
+export const decode = Schema.decodeUnknownEffect(QuoteEvent)
