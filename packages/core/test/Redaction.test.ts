@@ -124,7 +124,12 @@ describe("Redaction.describeParseIssue", () => {
     },
     ({ secret, where, wrap }) => {
       for (const reportInput of [false, true]) {
-        const issue = issueOf(Quote.QuoteResponse, { ...sampleStatus.response, [where]: wrap(secret) }, true, reportInput)
+        const issue = issueOf(
+          Quote.QuoteResponse,
+          { ...sampleStatus.response, [where]: wrap(secret) },
+          true,
+          reportInput
+        )
         const description = Redaction.describeParseIssue(issue, 50)
         expect(description).toContain(where)
         expect(description).not.toContain(secret)

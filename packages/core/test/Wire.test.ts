@@ -332,7 +332,9 @@ describe("wire names exactly as the spec spells them", () => {
       expires_in: 3600,
       token_type: "Bearer"
     })
-    expect(Result.isFailure(decode(Token.TokenResponse, { accessToken: "a.b.c", expiresIn: 3600, tokenType: "Bearer" })))
+    expect(
+      Result.isFailure(decode(Token.TokenResponse, { accessToken: "a.b.c", expiresIn: 3600, tokenType: "Bearer" }))
+    )
       .toBe(true)
   })
 })
