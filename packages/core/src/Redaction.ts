@@ -145,7 +145,9 @@ const say = (out: Array<Problem>, path: ReadonlyArray<PropertyKey>, text: string
  * (which tells which member was meant), so that a member is never named twice.
  */
 const walkUnion = (issue: SchemaIssue.AnyOf, path: ReadonlyArray<PropertyKey>, out: Array<Problem>): void => {
-  for (const member of issue.ast.types) expect(out, path, describeAst(member))
+  const tagged = describeTagged(issue.ast.types)
+  if (tagged !== undefined) expect(out, path, tagged)
+  else for (const member of issue.ast.types) expect(out, path, describeAst(member))
   if (issue.issues.length === 0) return
   const here = formatPath(path)
   const inner: Array<Problem> = []
@@ -153,6 +155,34 @@ const walkUnion = (issue: SchemaIssue.AnyOf, path: ReadonlyArray<PropertyKey>, o
   for (const problem of inner) {
     if (problem._tag === "Sentence" || problem.path !== here) out.push(problem)
   }
+}
+
+/**
+ * A union of objects told apart by a literal field (`_tag`), named by that
+ * field: `an object whose _tag is "Submitted", "Progress" or "Failed"`.
+ */
+const describeTagged = (members: ReadonlyArray<SchemaAST.AST>): string | undefined => {
+  const objects: Array<SchemaAST.Objects> = []
+  for (const member of members) {
+    const encoded = SchemaAST.toEncoded(member)
+    if (!SchemaAST.isObjects(encoded)) return undefined
+    objects.push(encoded)
+  }
+  const [first, ...rest] = objects
+  if (first === undefined || rest.length === 0) return undefined
+  for (const candidate of first.propertySignatures) {
+    const literals: Array<string> = []
+    for (const object of objects) {
+      const field = object.propertySignatures.find((signature) => signature.name === candidate.name)
+      if (field === undefined || !SchemaAST.isLiteral(field.type)) break
+      literals.push(describeAst(field.type))
+    }
+    if (literals.length === objects.length) {
+      const last = literals.pop()!
+      return `an object whose ${String(candidate.name)} is ${literals.join(", ")} or ${last}`
+    }
+  }
+  return undefined
 }
 
 /** The `expected` annotation of an issue, if it has one. */
@@ -169,8 +199,16 @@ const describeCheck = (filter: SchemaAST.Filter<unknown>, issue: SchemaIssue.Inv
   return expectedOf(issue) ?? "a valid value"
 }
 
-/** What a schema expects (its identifier, check, kind or description), from the schema alone, never from the value. */
+/**
+ * What a schema expects (its identifier, check, kind or description), from the
+ * schema alone, never from the value. A schema read from a JSON object or
+ * array (a `Schema.Class`) is named by that wire shape, not by its class.
+ */
 const describeAst = (ast: SchemaAST.AST): string => {
+  if (ast.encoding !== undefined) {
+    const encoded = SchemaAST.toEncoded(ast)
+    if (encoded._tag === "Objects" || encoded._tag === "Arrays") return describeAst(encoded)
+  }
   const annotations = SchemaAST.resolve(ast)
   if (typeof annotations?.identifier === "string") return annotations.identifier
   if (ast.checks !== undefined && typeof annotations?.expected === "string") return annotations.expected

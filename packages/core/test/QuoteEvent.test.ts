@@ -206,6 +206,14 @@ describe("QuoteEvent.decode", () => {
           { _tag: "Progress", transactionId: "T", timestamp: "2026-01-01T00:00:00.000Z", percentComplete: 5 },
           { _tag: "Retrying", transactionId: "T", timestamp: "2026-01-01T00:00:00.000Z", attempt: 1, delay: -1 },
           {
+            _tag: "Retrying",
+            transactionId: "T",
+            timestamp: "2026-01-01T00:00:00.000Z",
+            attempt: 1,
+            delay: -1,
+            reason: "HTTP 503"
+          },
+          {
             _tag: "Completed",
             transactionId: "T",
             timestamp: "2026-01-01T00:00:00.000Z",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Errors, Quote, Redaction, Transaction } from "@gcx/core"
+import { Errors, Quote, QuoteEvent, Redaction, Transaction } from "@gcx/core"
 import { Option, Result, Schema, type SchemaIssue } from "effect"
 import * as fc from "fast-check"
 import { prop, sampleStatus, SENTINEL_CARD, SENTINEL_PIN } from "./fixtures.js"
@@ -62,6 +62,16 @@ describe("Redaction.describeParseIssue", () => {
       "reason is not \"Connect\" or \"Reset\" or \"Timeout\" or \"Aborted\" or \"Other\""
     )
     expect(Redaction.describeParseIssue(issueOf(Schema.Literal(1n), 2))).toBe("body is not 1n")
+  })
+
+  it("names a class by its wire shape, and a tagged union by its tag", () => {
+    expect(Redaction.describeParseIssue(issueOf(Transaction.TransactionStatus, { ...sampleStatus, request: "x" })))
+      .toBe("request is not an object or null")
+    const tags = "\"Submitted\", \"Progress\", \"StepCompleted\", \"Retrying\", \"Completed\" or \"Failed\""
+    for (const junk of [{ _tag: "Nope" }, null, []]) {
+      expect(Redaction.describeParseIssue(issueOf(QuoteEvent.QuoteEvent, junk)))
+        .toBe(`body is not an object whose _tag is ${tags}`)
+    }
   })
 
   it("limits the number of problems it lists", () => {
