@@ -9,6 +9,9 @@ export * as ErrorBody from "./ErrorBody.js"
 /** The error taxonomy and the mapping from HTTP answers to errors. */
 export * as Errors from "./Errors.js"
 
+/** The error classes and their union schema (also in `Errors`). */
+export * as ErrorTaxonomy from "./ErrorTaxonomy.js"
+
 /** What each error means for recovery, as plain data (also in `Errors`). */
 export * as ErrorTraits from "./ErrorTraits.js"
 
