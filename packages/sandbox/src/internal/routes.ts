@@ -9,8 +9,8 @@
  * is served is served as the route it is journaled and faulted as, and any
  * other spelling answers 404 without reaching the API.
  */
-import * as HttpApi from "@effect/platform/HttpApi"
 import { Routes } from "@gcx/core"
+import * as HttpApi from "effect/http-api/HttpApi"
 import { SandboxApi } from "../Api.js"
 import type * as Journal from "../Journal.js"
 
