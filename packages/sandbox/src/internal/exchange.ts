@@ -1,3 +1,4 @@
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Card, ErrorBody, Ids, Quote, Redaction, Routes } from "@gcx/core"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
@@ -164,9 +165,25 @@ const decodeCard = (body: unknown): Effect.Effect<Card.Card, BadRequest> => {
   })
 }
 
+/**
+ * The path the client sent, stage segment included: the node request's URL
+ * (the platform's `url` has the stage left out by the middleware, and its
+ * `originalUrl` is absolute).
+ */
+const sentPath = (request: HttpServerRequest.HttpServerRequest): string => {
+  const url = NodeHttpServerRequest.toIncomingMessage(request).url ?? request.url
+  if (url.startsWith("/")) return url
+  try {
+    // An absolute request-target (`POST http://host/sandbox/v3/...`)
+    return new URL(url).pathname
+  } catch {
+    return url
+  }
+}
+
 /** The GET address of a transaction, in the form (with or without the stage) that the POST used. */
 const locationOf = (request: HttpServerRequest.HttpServerRequest, stage: string, transactionId: string): string => {
-  const staged = stage !== "" && request.originalUrl.startsWith(`/${stage}/`)
+  const staged = stage !== "" && sentPath(request).startsWith(`/${stage}/`)
   const path = Routes.transactionPath(transactionId, staged ? stage : undefined)
   const host = request.headers.host
   return host === undefined ? path : `http://${host}${path}`

@@ -56,7 +56,7 @@ const patterns: Array<Pattern> = []
 HttpApi.reflect(SandboxApi, {
   onGroup: () => {},
   onEndpoint: ({ endpoint, group }) => {
-    const route = routeOf(group.identifier, endpoint.name)
+    const route = routeOf(group.identifier, endpoint.identifier)
     if (!endpoint.path.includes(":")) {
       exact.set(`${endpoint.method} ${endpoint.path}`, route)
       return
