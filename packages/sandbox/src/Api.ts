@@ -60,7 +60,7 @@ const memoryTag = <Tag extends string>(tag: Tag) =>
 /** 400 with an Error body. */
 export class BadRequest extends ErrorBody.ErrorBody.extend<BadRequest>("BadRequest")(
   { _tag: memoryTag("BadRequest") },
-  { httpApiStatus: 400 }
+  { httpApiStatus: 400, description: "Bad request (an Error body)" }
 ) {}
 
 /** 401 with an Error body: the bearer token is missing, forged or expired (or the admin key is missing). */
@@ -124,8 +124,8 @@ const serviceErrors = [ServerError, ServiceUnavailable] as const
 export const TokenForm = Schema.Struct({
   grant_type: Schema.Literal("client_credentials"),
   client_id: Schema.String,
-  client_secret: Schema.optional(Schema.String),
-  scope: Schema.optional(Schema.String)
+  client_secret: Schema.optionalKey(Schema.String),
+  scope: Schema.optionalKey(Schema.String)
 }).pipe(HttpApiSchema.asFormUrlEncoded())
 
 /** The token endpoint. */
@@ -176,7 +176,7 @@ export const ExchangeHeaders = Schema.Struct({
 /** The headers of the POST quote: those of every call plus `previousAttempts`. */
 export const QuoteHeaders = Schema.Struct({
   ...ExchangeHeaders.fields,
-  previousattempts: Schema.optional(
+  previousattempts: Schema.optionalKey(
     Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0)).annotate({
       description: "previousAttempts: how many times this requestId was already tried (0 when absent)"
     })
@@ -257,15 +257,15 @@ export const DashboardSnapshot = Schema.Struct({
  */
 export const DashboardDelta = Schema.Struct({
   time: Wire.Timestamp,
-  requests: Schema.optional(RequestCounts),
+  requests: Schema.optionalKey(RequestCounts),
   /** The transactions among the latest that are new to the stream or changed (state, progress, steps). */
-  transactions: Schema.optional(Schema.Array(DashboardTransaction)),
+  transactions: Schema.optionalKey(Schema.Array(DashboardTransaction)),
   /** The ids of the latest transactions, newest first, when they are not those of the previous message. */
-  transactionIds: Schema.optional(Schema.Array(Schema.String)),
+  transactionIds: Schema.optionalKey(Schema.Array(Schema.String)),
   /** The requests journaled since the previous message, newest first. */
-  journal: Schema.optional(Schema.Array(Entry)),
-  faults: Schema.optional(Schema.Array(FaultRule)),
-  partners: Schema.optional(Schema.Array(DashboardPartner))
+  journal: Schema.optionalKey(Schema.Array(Entry)),
+  faults: Schema.optionalKey(Schema.Array(FaultRule)),
+  partners: Schema.optionalKey(Schema.Array(DashboardPartner))
 }).annotate({ identifier: "DashboardDelta" })
 
 /** The errors of every admin call, besides an endpoint's own. */

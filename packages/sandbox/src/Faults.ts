@@ -64,11 +64,11 @@ export const Latency = Schema.Union([
 export const FaultRule = Schema.Struct({
   route: FaultRoute,
   kind: FaultKind,
-  probability: Schema.optional(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 }))),
-  sequence: Schema.optional(Schema.Array(Schema.Boolean)),
-  times: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
-  retryAfterSeconds: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
-  latencyMillis: Schema.optional(Latency)
+  probability: Schema.optionalKey(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 }))),
+  sequence: Schema.optionalKey(Schema.Array(Schema.Boolean)),
+  times: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  retryAfterSeconds: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  latencyMillis: Schema.optionalKey(Latency)
 }).annotate({ identifier: "FaultRule" })
 
 /** One fault rule. */

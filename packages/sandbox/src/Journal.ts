@@ -25,12 +25,12 @@ export const Entry = Schema.Struct({
   /** The path without its query string. */
   path: Schema.String,
   /** The status answered; absent when the connection was reset before any answer. */
-  status: Schema.optional(Schema.Int),
-  requestId: Schema.optional(Schema.String),
-  previousAttempts: Schema.optional(Schema.Int),
-  transactionId: Schema.optional(Schema.String),
+  status: Schema.optionalKey(Schema.Int),
+  requestId: Schema.optionalKey(Schema.String),
+  previousAttempts: Schema.optionalKey(Schema.Int),
+  transactionId: Schema.optionalKey(Schema.String),
   /** The fault kinds injected into this request. */
-  faults: Schema.optional(Schema.Array(FaultKind))
+  faults: Schema.optionalKey(Schema.Array(FaultKind))
 }).annotate({ identifier: "JournalEntry" })
 
 /** One request, as the journal keeps it. */

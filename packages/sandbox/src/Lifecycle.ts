@@ -134,10 +134,10 @@ export const Summary = Schema.Struct({
   state: Schema.Literals(["pending", "completed", "failed"]),
   percentComplete: Schema.Int,
   createdTimestamp: Wire.Timestamp,
-  completionTime: Schema.optional(Wire.Timestamp),
-  errorCode: Schema.optional(Schema.String),
-  actualCardValue: Schema.optional(Wire.Money),
-  exchangeCardValue: Schema.optional(Wire.Money)
+  completionTime: Schema.optionalKey(Wire.Timestamp),
+  errorCode: Schema.optionalKey(Schema.String),
+  actualCardValue: Schema.optionalKey(Wire.Money),
+  exchangeCardValue: Schema.optionalKey(Wire.Money)
 }).annotate({ identifier: "TransactionSummary" })
 
 /** A transaction as the admin API lists it. */

@@ -11,11 +11,14 @@
  * options.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type { ServeError } from "effect/http/HttpServerError"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
+import * as Runtime from "effect/Runtime"
 import * as Args from "./internal/args.js"
 import * as Sandbox from "./Sandbox.js"
 
@@ -64,4 +67,11 @@ const main = Result.match(Args.parse(process.argv.slice(2)), {
       )
 })
 
-NodeRuntime.runMain(main)
+/**
+ * A stop by SIGINT or SIGTERM (an interruption, and nothing else) is the
+ * normal end of a server: exit code 0, where Effect's default is 130.
+ */
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+
+NodeRuntime.runMain(main, { teardown })

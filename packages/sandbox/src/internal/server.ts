@@ -6,7 +6,7 @@
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
-import { constTrue, identity } from "effect/Function"
+import { constTrue } from "effect/Function"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiSwagger from "effect/http-api/HttpApiSwagger"
 import * as Headers from "effect/http/Headers"
@@ -53,9 +53,10 @@ const withSecretHeaderNames = (names: ReadonlyArray<string | RegExp>): ReadonlyA
  * node server. Build it with `Layer.build`, which gives it its own router.
  *
  * The server's request fibers inherit the context the layer is built in, so
- * `Headers.CurrentRedactedNames` is extended there: the platform's server
- * spans (`http.request.header.*`) show `secretHeaderNames` as redacted.
- * Server spans are made only when `traced` (see `isTraced`).
+ * `Headers.CurrentRedactedNames` is extended there, and the platform's server
+ * spans record the request and response headers (`http.request.header.*`;
+ * opt-in since Effect 4), `secretHeaderNames` as redacted. Server spans are
+ * made only when `traced` (see `isTraced`).
  */
 export const layer = (
   role: Routes.Role,
@@ -71,7 +72,11 @@ export const layer = (
     Layer.provideMerge(NodeHttpServer.layer(() => server, listen)),
     Layer.updateService(Headers.CurrentRedactedNames, withSecretHeaderNames),
     // Without a tracer of its own, a server span per request is work for nothing.
-    traced ? identity : Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, constTrue))
+    Layer.provide(
+      traced
+        ? Layer.succeed(HttpMiddleware.TracerHeaderFilter, constTrue)
+        : Layer.succeed(HttpMiddleware.TracerDisabledWhen, constTrue)
+    )
   )
 
 /** The tracer a runtime has when nobody installed one: its spans go nowhere. */
