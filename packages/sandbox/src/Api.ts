@@ -10,9 +10,8 @@
  * A header that does not decode answers 400 with an Error body too (the
  * `SchemaErrors` middleware).
  */
-import { ErrorBody, Quote, Routes, Token, Transaction, Wire } from "@gcx/core"
+import { Quote, Routes, Token, Transaction, Wire } from "@gcx/core"
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
@@ -21,10 +20,20 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as HttpApiSecurity from "effect/http-api/HttpApiSecurity"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import * as SchemaGetter from "effect/SchemaGetter"
+import {
+  BadRequest,
+  Forbidden,
+  NotFound,
+  OAuthBadRequest,
+  OAuthUnauthorized,
+  PayloadTooLarge,
+  ServerError,
+  ServiceUnavailable,
+  Unauthorized
+} from "./ApiErrors.js"
 import { FaultRule } from "./Faults.js"
 import * as Document from "./internal/document.js"
-import { Entry, Journal, RequestCounts } from "./Journal.js"
+import { Journal } from "./Journal.js"
 import { Summary } from "./Lifecycle.js"
 import type { Partner } from "./TestData.js"
 
@@ -42,78 +51,7 @@ export const adminPrefix = "/__sandbox"
 
 // Errors: the Error body of spec 2.4, one class per status so that each encodes with its own.
 
-/**
- * A `_tag` that exists in memory only: it tells the error classes apart (for
- * `catchTag`), but it is never written to the wire, where the body keeps the
- * spec's fields. (Each class also encodes with its own status: the platform
- * tells them apart by class.)
- */
-const memoryTag = <Tag extends string>(tag: Tag) =>
-  Schema.Literal(tag).pipe(
-    Schema.encodeTo(Schema.optionalKey(Schema.Never), {
-      decode: SchemaGetter.withDefault(Effect.succeed(tag)),
-      encode: SchemaGetter.omit()
-    }),
-    Schema.withConstructorDefault(Effect.succeed(tag))
-  )
-
-/** 400 with an Error body. */
-export class BadRequest extends ErrorBody.ErrorBody.extend<BadRequest>("BadRequest")(
-  { _tag: memoryTag("BadRequest") },
-  { httpApiStatus: 400, description: "Bad request (an Error body)" }
-) {}
-
-/** 401 with an Error body: the bearer token is missing, forged or expired (or the admin key is missing). */
-export class Unauthorized extends ErrorBody.ErrorBody.extend<Unauthorized>("Unauthorized")(
-  { _tag: memoryTag("Unauthorized") },
-  { httpApiStatus: 401 }
-) {}
-
-/** 403 with an Error body: the admin key is wrong. */
-export class Forbidden extends ErrorBody.ErrorBody.extend<Forbidden>("Forbidden")(
-  { _tag: memoryTag("Forbidden") },
-  { httpApiStatus: 403 }
-) {}
-
-/** 404 with an Error body. */
-export class NotFound extends ErrorBody.ErrorBody.extend<NotFound>("NotFound")(
-  { _tag: memoryTag("NotFound") },
-  { httpApiStatus: 404 }
-) {}
-
-/** 413 with an Error body: the body is larger than `maxBodyBytes`. */
-export class PayloadTooLarge extends ErrorBody.ErrorBody.extend<PayloadTooLarge>("PayloadTooLarge")(
-  { _tag: memoryTag("PayloadTooLarge") },
-  { httpApiStatus: 413 }
-) {}
-
-/** 500 with an Error body (`ErrorCode: "Error"`): a defect, or an injected `status500` fault. */
-export class ServerError extends ErrorBody.ErrorBody.extend<ServerError>("ServerError")(
-  { _tag: memoryTag("ServerError") },
-  { httpApiStatus: 500, description: "Internal error (or an injected status500 fault)" }
-) {}
-
-/** 503 with an Error body (`ErrorCode: "Service Unavailable"`), maybe with `Retry-After`: an injected `status503` fault. */
-export class ServiceUnavailable extends ErrorBody.ErrorBody.extend<ServiceUnavailable>("ServiceUnavailable")(
-  { _tag: memoryTag("ServiceUnavailable") },
-  {
-    httpApiStatus: 503,
-    description:
-      "Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After"
-  }
-) {}
-
-/** 400 with an RFC 6749 error body. */
-export class OAuthBadRequest extends Token.OAuthErrorBody.extend<OAuthBadRequest>("OAuthBadRequest")(
-  { _tag: memoryTag("OAuthBadRequest") },
-  { httpApiStatus: 400 }
-) {}
-
-/** 401 with an RFC 6749 error body (`invalid_client`). */
-export class OAuthUnauthorized extends Token.OAuthErrorBody.extend<OAuthUnauthorized>("OAuthUnauthorized")(
-  { _tag: memoryTag("OAuthUnauthorized") },
-  { httpApiStatus: 401 }
-) {}
+export * from "./ApiErrors.js"
 
 /** The Error bodies every operation of the spec may answer with, besides its own. */
 const serviceErrors = [ServerError, ServiceUnavailable] as const
@@ -231,42 +169,7 @@ export const Settings = Schema.Struct({
   tokenLifetimeSeconds: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 }).annotate({ identifier: "Settings" })
 
-/** A transaction as the dashboard shows it: its summary and its steps. */
-export const DashboardTransaction = Schema.Struct({
-  ...Summary.fields,
-  steps: Schema.Array(Transaction.Step)
-}).annotate({ identifier: "DashboardTransaction" })
-
-/** A partner as the dashboard shows it. */
-export const DashboardPartner = Schema.Struct({ clientId: Schema.String, enabled: Schema.Boolean })
-
-/** The first message of the dashboard's event stream: the latest transactions and requests, newest first. */
-export const DashboardSnapshot = Schema.Struct({
-  time: Wire.Timestamp,
-  requests: RequestCounts,
-  transactions: Schema.Array(DashboardTransaction),
-  journal: Schema.Array(Entry),
-  faults: Schema.Array(FaultRule),
-  partners: Schema.Array(DashboardPartner)
-}).annotate({ identifier: "DashboardSnapshot" })
-
-/**
- * A later message of the dashboard's event stream: what changed since the
- * stream's previous message. A part that did not change is absent; a delta
- * with the time only is a keep-alive.
- */
-export const DashboardDelta = Schema.Struct({
-  time: Wire.Timestamp,
-  requests: Schema.optionalKey(RequestCounts),
-  /** The transactions among the latest that are new to the stream or changed (state, progress, steps). */
-  transactions: Schema.optionalKey(Schema.Array(DashboardTransaction)),
-  /** The ids of the latest transactions, newest first, when they are not those of the previous message. */
-  transactionIds: Schema.optionalKey(Schema.Array(Schema.String)),
-  /** The requests journaled since the previous message, newest first. */
-  journal: Schema.optionalKey(Schema.Array(Entry)),
-  faults: Schema.optionalKey(Schema.Array(FaultRule)),
-  partners: Schema.optionalKey(Schema.Array(DashboardPartner))
-}).annotate({ identifier: "DashboardDelta" })
+export * from "./DashboardEvents.js"
 
 /** The errors of every admin call, besides an endpoint's own. */
 const adminErrors = [BadRequest, NotFound] as const

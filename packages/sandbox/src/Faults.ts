@@ -112,7 +112,8 @@ interface State {
 }
 
 /** A generator of its own, seeded: the same seed draws the same numbers. */
-const seeded = (seed: number | string): Effect.Effect<Random.Random> => Random.withSeed(Effect.service(Random.Random), seed)
+const seeded = (seed: number | string): Effect.Effect<Random.Random> =>
+  Random.withSeed(Effect.service(Random.Random), seed)
 
 const fires = (rule: FaultRule, seen: number, random: Random.Random): boolean => {
   if (rule.sequence !== undefined) return rule.sequence[seen] ?? false

@@ -10,8 +10,8 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { ErrorBody, Routes } from "@gcx/core"
 import { Sandbox, Store, TestData } from "@gcx/sandbox"
 import { BigDecimal, Effect } from "effect"
-import { TestClock } from "effect/testing"
 import type { Scope } from "effect"
+import { TestClock } from "effect/testing"
 import { admin, call, exchangeHeaders, postQuote, quoteBody, tokenFor } from "./helpers.js"
 
 /** One server-sent event, with the bytes it took on the wire. */

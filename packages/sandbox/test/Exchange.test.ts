@@ -243,7 +243,9 @@ layer(Sandbox.layer({ timeScale: 0.01 }), { excludeTestServices: true })("exchan
         const { headers, transactionId } = yield* startQuote(server, TestData.Cards.slow)
         const seen: Array<any> = []
         yield* pollUntil(
-          getTransaction(server, headers, transactionId).pipe(Effect.tap((reply) => Effect.sync(() => seen.push(reply.body)))),
+          getTransaction(server, headers, transactionId).pipe(
+            Effect.tap((reply) => Effect.sync(() => seen.push(reply.body)))
+          ),
           completed
         )
         const percents = seen.map((body) => body.percentComplete)

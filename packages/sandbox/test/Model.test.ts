@@ -184,7 +184,10 @@ describe("Jwt", () => {
     }.${signature}`
     const none = `${Buffer.from(JSON.stringify({ alg: "none" })).toString("base64url")}.${token.split(".")[1]}.`
     const reason = (candidate: string, withKey = key) =>
-      Result.match(Jwt.verify(candidate, withKey, 150), { onFailure: (error) => error.reason, onSuccess: () => "valid" })
+      Result.match(Jwt.verify(candidate, withKey, 150), {
+        onFailure: (error) => error.reason,
+        onSuccess: () => "valid"
+      })
     expect(reason(token, new Uint8Array(32))).toBe("Signature")
     expect(reason(tampered)).toBe("Signature")
     expect(reason(none)).toBe("Malformed")
@@ -242,7 +245,9 @@ describe("Tokens", () => {
 
 describe("pnpm sandbox arguments", () => {
   it("defaults to port 4010 and request logs at Info", () => {
-    expect(Args.parse([])).toEqual(Result.succeed(expect.objectContaining({ port: 4010, logLevel: "Info", faults: [] })))
+    expect(Args.parse([])).toEqual(
+      Result.succeed(expect.objectContaining({ port: 4010, logLevel: "Info", faults: [] }))
+    )
     expect(Args.parse(["--help"])).toEqual(Result.succeed("help"))
     expect(Args.parse(["--", "--port", "0"])).toEqual(Result.succeed(expect.objectContaining({ port: 0 })))
   })

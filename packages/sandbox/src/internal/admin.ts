@@ -34,11 +34,15 @@ export const AdminAuthorizationLive = Layer.effect(
           new Forbidden({ ErrorCode: ErrorBody.ErrorCodes.unauthorized, Message: "The x-admin-key header is wrong" })
         )
       }
-    }))
+    })
+  )
 )
 
 /** Decodes a JSON body; the failure names the failing paths, never the values. */
-const decodeBody = <S extends Schema.Decoder<unknown>>(schema: S, body: unknown): Effect.Effect<S["Type"], BadRequest> =>
+const decodeBody = <S extends Schema.Decoder<unknown>>(
+  schema: S,
+  body: unknown
+): Effect.Effect<S["Type"], BadRequest> =>
   Schema.decodeUnknownEffect(schema)(body).pipe(
     Effect.mapError((error) =>
       new BadRequest({

@@ -1,7 +1,7 @@
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { ErrorBody } from "@gcx/core"
 import * as Effect from "effect/Effect"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { BadRequest, maxBodyBytes, PayloadTooLarge } from "../Api.js"
 
 const tooLarge = new PayloadTooLarge({

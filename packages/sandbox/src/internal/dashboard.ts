@@ -15,10 +15,10 @@ import * as Stream from "effect/Stream"
 import type * as Faults from "../Faults.js"
 import type * as Journal from "../Journal.js"
 import type { Store } from "../Store.js"
+import { errorResponse } from "./answers.js"
 import { SandboxConfig } from "./config.js"
 import * as Feed from "./dashboardFeed.js"
 import { page } from "./dashboardPage.js"
-import { errorResponse } from "./middleware.js"
 import { extraPaths } from "./routes.js"
 
 /** How many event streams a sandbox serves at once by default. */

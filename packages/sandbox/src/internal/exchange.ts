@@ -282,9 +282,11 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
               return Effect.succeed(jsonResponse(kept))
             }
             return Result.match(Lifecycle.statusAt(transaction, now), {
-              onFailure: (error) => Effect.fail(new BadRequest(error)),
+              onFailure: (error) =>
+                Effect.fail(new BadRequest(error)),
               // Encoded with the endpoint's own schema, compiled once.
               onSuccess: (status) => Effect.succeed(jsonResponse(StatusBody.bodyOf(transaction, status, now)))
             })
-          })), uninterruptible)
+          })
+        ), uninterruptible)
   }))

@@ -13,15 +13,13 @@
  * the API, the errors the API declares included (the API encodes them into
  * answers of their own status).
  */
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { ErrorBody, Ids, Routes as Wire } from "@gcx/core"
+import { Ids, Routes as Wire } from "@gcx/core"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
-import * as HttpBody from "effect/http/HttpBody"
 import * as HttpEffect from "effect/http/HttpEffect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
@@ -31,70 +29,14 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type * as LogLevel from "effect/LogLevel"
 import * as NetAddress from "effect/net/NetAddress"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type * as Types from "effect/Types"
 import * as Faults from "../Faults.js"
 import * as Journal from "../Journal.js"
 import * as Metrics from "../Metrics.js"
+import { destroySocket, faultResponse, malformed, misdirected, notFound, serverError, unanswered } from "./answers.js"
 import { SandboxConfig } from "./config.js"
 import * as Hosts from "./hosts.js"
 import * as Routes from "./routes.js"
-
-const encodeErrorBody = Schema.encodeSync(ErrorBody.ErrorBody)
-
-/** An answer with an Error body (spec 2.4). */
-export const errorResponse = (
-  status: number,
-  body: { readonly ErrorCode: string; readonly Message: string },
-  headers: Record<string, string> = {}
-): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.jsonUnsafe(encodeErrorBody(new ErrorBody.ErrorBody(body)), { status, headers })
-
-const notFound = errorResponse(404, {
-  ErrorCode: ErrorBody.ErrorCodes.routeNotFound,
-  Message: "No route matches this method and path"
-})
-
-/** The answer to a request whose `Host` is not one of the sandbox's names: a DNS-rebinding page, or a name to allow. */
-const misdirected = HttpServerResponse.text(
-  "421 Misdirected Request: this sandbox does not serve this Host name. " +
-    "Use localhost or 127.0.0.1, or start it with --allowed-host <name>.\n",
-  { status: 421 }
-)
-
-const serverError = errorResponse(500, {
-  ErrorCode: ErrorBody.ErrorCodes.serverError,
-  Message: "Internal server error"
-})
-
-const faultResponse = (rule: Faults.FaultRule): HttpServerResponse.HttpServerResponse =>
-  rule.kind === "status503"
-    ? errorResponse(
-      503,
-      { ErrorCode: ErrorBody.ErrorCodes.serviceUnavailable, Message: "The service is unavailable" },
-      rule.retryAfterSeconds === undefined ? {} : { [Wire.Headers.retryAfter]: String(rule.retryAfterSeconds) }
-    )
-    : serverError
-
-/** Destroys the connection under a request, so that the client gets no answer at all. */
-const destroySocket = (request: HttpServerRequest.HttpServerRequest): void => {
-  NodeHttpServerRequest.toIncomingMessage(request).socket.destroy()
-}
-
-/** The answer that a destroyed socket swallows; empty, so that writing it never waits on the socket. */
-const unanswered = HttpServerResponse.empty()
-
-/** Keeps status and headers but cuts the JSON body in half, as a broken proxy would. */
-const malformed = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
-  const { body } = response
-  const bytes = body._tag === "Uint8Array"
-    ? body.body
-    : new TextEncoder().encode(body._tag === "Raw" && typeof body.body === "string" ? body.body : "{}")
-  return HttpServerResponse.setBody(
-    response,
-    HttpBody.uint8Array(bytes.slice(0, Math.max(1, Math.floor(bytes.length / 2))), "application/json")
-  )
-}
 
 const isRouteNotFound = (error: unknown): boolean =>
   HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound"
@@ -206,7 +148,11 @@ export const layer = (role: Routes.Role) =>
           target: Routes.Target,
           startedAt: number,
           decision: Faults.Decision
-        ): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> => {
+        ): Effect.Effect<
+          HttpServerResponse.HttpServerResponse,
+          Types.unhandled,
+          HttpServerRequest.HttpServerRequest
+        > => {
           const fault = Option.getOrUndefined(decision.answer)
           const traceId = Ids.makeRequestId()
           // Runs on the final answer, whoever produced it (the server's answer to an interrupted request included).
@@ -270,7 +216,8 @@ export const layer = (role: Routes.Role) =>
               : Effect.suspend(answer),
             {
               onSuccess: (response) => onResponse(request, response),
-              onFailure: (cause) => Effect.andThen(HttpEffect.appendPreResponseHandler(onResponse), Effect.failCause(cause))
+              onFailure: (cause) =>
+                Effect.andThen(HttpEffect.appendPreResponseHandler(onResponse), Effect.failCause(cause))
             }
           )
         }
