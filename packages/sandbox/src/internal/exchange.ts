@@ -149,7 +149,7 @@ export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(
 
 /**
  * The card of a POST body. The reasons name the field and never echo its
- * value (`Card.validateEither`).
+ * value (`Card.validateResult`).
  */
 const decodeCard = (body: unknown): Effect.Effect<Card.Card, BadRequest> => {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
