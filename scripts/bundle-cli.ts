@@ -4,7 +4,7 @@
  * command's handler (`src/run/`, see `Lazy.handler`) with the client, the poller, the sandbox or
  * the workflow is evaluated only when its command runs, and `bin.js`, which runs it with V8's
  * code cache (`src/launch.ts`, `CodeCache`). Node would otherwise resolve several hundred small
- * modules of effect, @effect/cli and their dependencies at each start, and compile them all
+ * modules of effect and its dependencies at each start, and compile them all
  * (`pnpm bench --only startup`, bench/README.md row 7).
  *
  * The library modules of @gcx/cli stay unbundled in `dist/`, sharing the application's effect.
@@ -20,9 +20,9 @@ const cli = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../p
 // Files of an earlier build (its chunks, say) would be packed too.
 Fs.rmSync(Path.join(cli, "dist/gcx"), { recursive: true, force: true })
 
-// The CLI as one CommonJS file: V8 caches the code of scripts, not of ES modules, on Node 20
-// (`CodeCache`). Each command's handler (`Lazy.handler`) stays a module evaluated when its command
-// runs: esbuild turns its dynamic import into a lazy initialiser.
+// The CLI as one CommonJS file: V8 caches the code of scripts, not of ES modules (`CodeCache`).
+// Each command's handler (`Lazy.handler`) stays a module evaluated when its command runs: esbuild
+// turns its dynamic import into a lazy initialiser.
 await Esbuild.build({
   absWorkingDir: cli,
   entryPoints: ["dist/bin.js"],
@@ -30,11 +30,12 @@ await Esbuild.build({
   bundle: true,
   format: "cjs",
   platform: "node",
-  target: "node20",
+  target: "node22",
   minify: true,
   sourcemap: "linked",
-  // Packages with native code, and the optional peers, are loaded from node_modules as they are.
-  external: ["better-sqlite3", "pg-native", "@opentelemetry/*", "@effect/opentelemetry"],
+  // The optional peers of telemetry are loaded from node_modules as they are (SQLite is Node's own
+  // node:sqlite, and @effect/sql-pg is plain TypeScript: both bundle).
+  external: ["@opentelemetry/*", "@effect/opentelemetry"],
   logLevel: "warning"
 })
 
@@ -46,6 +47,6 @@ await Esbuild.build({
   bundle: true,
   format: "esm",
   platform: "node",
-  target: "node20",
+  target: "node22",
   logLevel: "warning"
 })
