@@ -11,13 +11,16 @@
  * turns the segment off.
  */
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
+import * as SchemaIssue from "effect/SchemaIssue"
 import type * as RetryBudget from "./RetryBudget.js"
 import * as RetryPolicy from "./RetryPolicy.js"
 
@@ -52,24 +55,24 @@ export interface Service {
 }
 
 /** The configuration of the exchange client. */
-export class ExchangeConfig extends Context.Tag("@gcx/http/ExchangeConfig")<ExchangeConfig, Service>() {}
+export class ExchangeConfig extends Context.Service<ExchangeConfig, Service>()("@gcx/http/ExchangeConfig") {}
 
 /** Overrides of the retry settings; what is left out keeps its default (`RetryPolicy.defaults`). */
 export interface RetryOptions {
   readonly maxAttempts?: number | undefined
-  readonly baseDelay?: Duration.DurationInput | undefined
-  readonly maxDelay?: Duration.DurationInput | undefined
+  readonly baseDelay?: Duration.Input | undefined
+  readonly maxDelay?: Duration.Input | undefined
   readonly budget?: Partial<RetryBudget.Settings> | undefined
 }
 
 /** The settings that have defaults: the request timeout and the retry settings. */
 export interface Tuning {
   /** Default: 10 seconds. */
-  readonly requestTimeout?: Duration.DurationInput | undefined
+  readonly requestTimeout?: Duration.Input | undefined
   /** The most bytes read from one answer. Default 1 MiB (`defaultMaxResponseBytes`). */
   readonly maxResponseBytes?: number | undefined
   /** The shortest time between two token requests. Default 1 second (`defaultMinTokenInterval`). */
-  readonly minTokenInterval?: Duration.DurationInput | undefined
+  readonly minTokenInterval?: Duration.Input | undefined
   readonly retry?: RetryOptions | undefined
 }
 
@@ -125,64 +128,91 @@ export const defaultStage = (environment: Environment): Option.Option<string> =>
   }
 }
 
-type Check<A> = Either.Either<A, string>
+type Check<A> = Result.Result<A, string>
 
 const checkUrl = (input: string | URL): Check<string> => {
   let url: URL
   try {
     url = new URL(input)
   } catch {
-    return Either.left("must be an absolute http(s) URL")
+    return Result.fail("must be an absolute http(s) URL")
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return Either.left("must be an http or https URL")
-  if (url.username !== "" || url.password !== "") return Either.left("must not carry credentials")
-  if (url.search !== "" || url.hash !== "") return Either.left("must not have a query or a fragment")
-  return Either.right(url.href.replace(/\/+$/, ""))
+  if (url.protocol !== "http:" && url.protocol !== "https:") return Result.fail("must be an http or https URL")
+  if (url.username !== "" || url.password !== "") return Result.fail("must not carry credentials")
+  if (url.search !== "" || url.hash !== "") return Result.fail("must not have a query or a fragment")
+  return Result.succeed(url.href.replace(/\/+$/, ""))
 }
 
 const checkStage = (stage: string): Check<Option.Option<string>> => {
   const trimmed = stage.trim().replace(/^\/+|\/+$/g, "")
-  if (trimmed === "") return Either.right(Option.none())
+  if (trimmed === "") return Result.succeed(Option.none())
   return /^[A-Za-z0-9._~-]{1,64}$/.test(trimmed)
-    ? Either.right(Option.some(trimmed))
-    : Either.left("must be one path segment of letters, digits, '.', '_', '~' or '-'")
+    ? Result.succeed(Option.some(trimmed))
+    : Result.fail("must be one path segment of letters, digits, '.', '_', '~' or '-'")
 }
 
 const checkNonEmpty = (value: string): Check<string> =>
-  value.trim() === "" ? Either.left("must not be empty") : Either.right(value.trim())
+  value.trim() === "" ? Result.fail("must not be empty") : Result.succeed(value.trim())
 
 const checkSecret = (value: Redacted.Redacted<string> | string): Check<Redacted.Redacted<string>> => {
   const plain = Redacted.isRedacted(value) ? Redacted.value(value) : value
-  return plain.trim() === "" ? Either.left("must not be empty") : Either.right(Redacted.make(plain.trim()))
+  return plain.trim() === "" ? Result.fail("must not be empty") : Result.succeed(Redacted.make(plain.trim()))
 }
 
-const checkDuration = (input: Duration.DurationInput, positive: boolean): Check<Duration.Duration> =>
-  Option.match(Duration.decodeUnknown(input), {
-    onNone: () => Either.left("must be a duration"),
+const checkLiteral = <const L extends string>(literals: ReadonlyArray<L>) => (value: string): Check<L> =>
+  literals.includes(value as L)
+    ? Result.succeed(value as L)
+    : Result.fail(`must be one of ${literals.map((literal) => `"${literal}"`).join(", ")}`)
+
+const checkDuration = (input: Duration.Input, positive: boolean): Check<Duration.Duration> =>
+  Option.match(Duration.fromInput(input), {
+    onNone: () => Result.fail("must be a duration"),
     onSome: (duration) =>
       !Duration.isFinite(duration) || Duration.toMillis(duration) < 0 ||
         (positive && Duration.toMillis(duration) === 0)
-        ? Either.left(positive ? "must be a finite positive duration" : "must be a finite duration")
-        : Either.right(duration)
+        ? Result.fail(positive ? "must be a finite positive duration" : "must be a finite duration")
+        : Result.succeed(duration)
   })
 
 const checkNumber = (value: number, minimum: number, integer: boolean): Check<number> =>
   Number.isFinite(value) && value >= minimum && (!integer || Number.isInteger(value))
-    ? Either.right(value)
-    : Either.left(`must be ${integer ? "an integer" : "a number"} of at least ${minimum}`)
+    ? Result.succeed(value)
+    : Result.fail(`must be ${integer ? "an integer" : "a number"} of at least ${minimum}`)
 
-const field = <A>(name: string, check: Check<A>): Either.Either<A, ConfigError.ConfigError> =>
-  Either.mapLeft(check, (message) => ConfigError.InvalidData([name], `${name} ${message}`))
+/** What a `ConfigError` of this module points at: an invalid value, or a missing variable. */
+type Problem = SchemaIssue.Pointer
+
+const invalidAt = (name: string, message: string): Problem =>
+  new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message: `${name} ${message}` }))
+
+const missingAt = (name: string): Problem =>
+  new SchemaIssue.Pointer([name], new SchemaIssue.MissingKey({ messageMissingKey: `${name} is not set` }))
+
+// The schema the problems of a configuration are reported against (it only names them).
+const optionsAst: SchemaAST.AST = Schema.Record(Schema.String, Schema.Unknown).ast
+
+/**
+ * A `ConfigError` with every problem found: each points at the field or the
+ * variable it is about (`at ["GCX_BASE_URL"]`) and says what is wrong with it,
+ * never its value.
+ */
+const configError = (problems: readonly [Problem, ...Array<Problem>]): Config.ConfigError =>
+  new Config.ConfigError(
+    new Schema.SchemaError(problems.length === 1 ? problems[0] : new SchemaIssue.Composite(optionsAst, problems))
+  )
+
+const field = <A>(name: string, check: Check<A>): Result.Result<A, Config.ConfigError> =>
+  Result.mapError(check, (message) => configError([invalidAt(name, message)]))
 
 const resolveRetry = (
   options: RetryOptions | undefined
-): Either.Either<RetryPolicy.Settings, ConfigError.ConfigError> => {
+): Result.Result<RetryPolicy.Settings, Config.ConfigError> => {
   const defaults = RetryPolicy.defaults
-  return Either.all({
+  return Result.all({
     maxAttempts: field("retry.maxAttempts", checkNumber(options?.maxAttempts ?? defaults.maxAttempts, 1, true)),
     baseDelay: field("retry.baseDelay", checkDuration(options?.baseDelay ?? defaults.baseDelay, false)),
     maxDelay: field("retry.maxDelay", checkDuration(options?.maxDelay ?? defaults.maxDelay, false)),
-    budget: Either.all({
+    budget: Result.all({
       capacity: field(
         "retry.budget.capacity",
         checkNumber(options?.budget?.capacity ?? defaults.budget.capacity, 0, false)
@@ -196,22 +226,20 @@ const resolveRetry = (
 }
 
 /**
- * Resolves options into a configuration, or a `ConfigError` (InvalidData)
- * naming the first field that is malformed.
+ * Resolves options into a configuration, or a `ConfigError` naming the first
+ * field that is malformed (`retry.maxAttempts must be an integer of at least 1`).
  */
-export const make = (options: Options): Either.Either<Service, ConfigError.ConfigError> => {
+export const make = (options: Options): Result.Result<Service, Config.ConfigError> => {
   const environment = options.environment ?? "custom"
-  return Either.all({
+  return Result.all({
     baseUrl: field("baseUrl", checkUrl(options.baseUrl)),
     authUrl: field("authUrl", checkUrl(options.authUrl)),
     stage: options.stage === undefined
-      ? Either.right(defaultStage(environment))
+      ? Result.succeed(defaultStage(environment))
       : field("stage", checkStage(options.stage)),
     scope: options.scope === undefined ?
-      Either.right(Option.none()) :
-      field("scope", checkNonEmpty(options.scope)).pipe(
-        Either.map(Option.some)
-      ),
+      Result.succeed(Option.none()) :
+      field("scope", checkNonEmpty(options.scope)).pipe(Result.map(Option.some)),
     clientId: field("clientId", checkNonEmpty(options.clientId)),
     clientSecret: field("clientSecret", checkSecret(options.clientSecret)),
     apiKey: field("apiKey", checkSecret(options.apiKey)),
@@ -225,7 +253,7 @@ export const make = (options: Options): Either.Either<Service, ConfigError.Confi
       checkDuration(options.minTokenInterval ?? defaultMinTokenInterval, false)
     ),
     retry: resolveRetry(options.retry)
-  }).pipe(Either.map((resolved) => ({
+  }).pipe(Result.map((resolved): Service => ({
     ...resolved,
     environment,
     authStyle: options.authStyle ?? "body"
@@ -233,50 +261,120 @@ export const make = (options: Options): Either.Either<Service, ConfigError.Confi
 }
 
 /** A layer of the configuration given by `options`; fails with a `ConfigError` naming a malformed field. */
-export const layer = (options: Options): Layer.Layer<ExchangeConfig, ConfigError.ConfigError> =>
-  Layer.effect(ExchangeConfig, make(options))
+export const layer = (options: Options): Layer.Layer<ExchangeConfig, Config.ConfigError> =>
+  Layer.effect(ExchangeConfig, Effect.fromResult(make(options)))
 
-const variable = <A, B>(config: Config.Config<A>, name: string, check: (value: A) => Check<B>): Config.Config<B> =>
-  Config.mapOrFail(
-    config,
-    (value) => Either.mapLeft(check(value), (message) => ConfigError.InvalidData([], `${name} ${message}`))
-  )
+/** One variable as read: absent, or its text. */
+const read = (name: string): Config.Config<Option.Option<string>> => Config.option(Config.String(name))
+
+/**
+ * The variables `options` reads, each as text or absent: they are checked
+ * together, so that a `ConfigError` names every missing variable and every
+ * malformed one at once.
+ */
+const raw = Config.all(
+  Object.fromEntries(variables.map((name) => [name, read(name)])) as {
+    readonly [K in typeof variables[number]]: Config.Config<Option.Option<string>>
+  }
+)
+
+type Raw = Config.Success<typeof raw>
+
+/** Checks the variables read: every problem (missing or malformed) is collected, in the order of `variables`. */
+const checkVariables = (values: Raw): Result.Result<Options, Config.ConfigError> => {
+  const problems: Array<Problem> = []
+  const optional = <A>(name: typeof variables[number], check: (value: string) => Check<A>): A | undefined => {
+    const value = values[name]
+    if (Option.isNone(value)) return undefined
+    const checked = check(value.value)
+    if (Result.isSuccess(checked)) return checked.success
+    problems.push(invalidAt(name, checked.failure))
+    return undefined
+  }
+  const required = <A>(name: typeof variables[number], check: (value: string) => Check<A>): A | undefined => {
+    if (Option.isNone(values[name])) {
+      problems.push(missingAt(name))
+      return undefined
+    }
+    return optional(name, check)
+  }
+  const environment = optional("GCX_ENV", checkLiteral(["sandbox", "production", "custom"]))
+  const baseUrl = required("GCX_BASE_URL", checkUrl)
+  const authUrl = required("GCX_AUTH_URL", checkUrl)
+  // The stage is checked here for its message, and resolved by `make`.
+  const stage = optional("GCX_STAGE", (stage) => Result.map(checkStage(stage), () => stage))
+  const clientId = required("GCX_CLIENT_ID", checkNonEmpty)
+  const clientSecret = required("GCX_CLIENT_SECRET", checkSecret)
+  const apiKey = required("GCX_API_KEY", checkSecret)
+  const scope = optional("GCX_SCOPE", checkNonEmpty)
+  const authStyle = optional("GCX_AUTH_STYLE", checkLiteral(["body", "basic"]))
+  if (problems.length > 0) return Result.fail(configError(problems as [Problem, ...Array<Problem>]))
+  return Result.succeed({
+    environment: environment ?? "custom",
+    baseUrl: baseUrl!,
+    authUrl: authUrl!,
+    stage,
+    authStyle: authStyle ?? "body",
+    scope,
+    clientId: clientId!,
+    clientSecret: clientSecret!,
+    apiKey: apiKey!
+  })
+}
 
 /**
  * The options read from the environment:
  * - `GCX_ENV`: `sandbox`, `production` or `custom` (default `custom`);
  * - `GCX_BASE_URL`, `GCX_AUTH_URL`: required for every environment;
  * - `GCX_STAGE`: optional, default by environment, empty for none;
- * - `GCX_CLIENT_ID`, `GCX_CLIENT_SECRET`, `GCX_API_KEY`: required;
+ * - `GCX_CLIENT_ID`, `GCX_CLIENT_SECRET`, `GCX_API_KEY`: required (the secrets
+ *   are `Redacted` as soon as they are read);
  * - `GCX_SCOPE`: optional;
  * - `GCX_AUTH_STYLE`: `body` or `basic` (default `body`).
  *
- * A missing or malformed variable fails with a `ConfigError` whose path names it.
+ * A `ConfigError` names every variable that is missing (`missingVariables`)
+ * and every one that is malformed, with what is wrong with it (never its value).
  */
-export const options: Config.Config<Options> = Config.all({
-  environment: Config.literal("sandbox", "production", "custom")("GCX_ENV").pipe(Config.withDefault("custom" as const)),
-  baseUrl: variable(Config.string("GCX_BASE_URL"), "GCX_BASE_URL", checkUrl),
-  authUrl: variable(Config.string("GCX_AUTH_URL"), "GCX_AUTH_URL", checkUrl),
-  stage: Config.string("GCX_STAGE").pipe(
-    (config) => variable(config, "GCX_STAGE", (stage) => Either.map(checkStage(stage), () => stage)),
-    Config.option,
-    Config.map(Option.getOrUndefined)
-  ),
-  authStyle: Config.literal("body", "basic")("GCX_AUTH_STYLE").pipe(Config.withDefault("body" as const)),
-  scope: Config.string("GCX_SCOPE").pipe(
-    (config) => variable(config, "GCX_SCOPE", checkNonEmpty),
-    Config.option,
-    Config.map(Option.getOrUndefined)
-  ),
-  clientId: variable(Config.string("GCX_CLIENT_ID"), "GCX_CLIENT_ID", checkNonEmpty),
-  clientSecret: variable(Config.redacted("GCX_CLIENT_SECRET"), "GCX_CLIENT_SECRET", checkSecret),
-  apiKey: variable(Config.redacted("GCX_API_KEY"), "GCX_API_KEY", checkSecret)
-})
+export const options: Config.Config<Options> = raw.pipe(
+  Config.mapEffect((values) => Effect.fromResult(checkVariables(values)))
+)
 
 /** The configuration read from the `GCX_*` variables (see `options`), with optional tuning. */
 export const config = (tuning?: Tuning): Config.Config<Service> =>
-  Config.mapOrFail(options, (options) => make({ ...options, ...tuning }))
+  Config.mapEffect(options, (options) => Effect.fromResult(make({ ...options, ...tuning })))
 
-/** A layer of the configuration read from the `GCX_*` variables; fails with a `ConfigError` naming the variable. */
-export const layerConfig = (tuning?: Tuning): Layer.Layer<ExchangeConfig, ConfigError.ConfigError> =>
+/** A layer of the configuration read from the `GCX_*` variables; fails with a `ConfigError` naming the variables. */
+export const layerConfig = (tuning?: Tuning): Layer.Layer<ExchangeConfig, Config.ConfigError> =>
   Layer.effect(ExchangeConfig, config(tuning))
+
+const collectMissing = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>, out: Array<string>): void => {
+  switch (issue._tag) {
+    case "Pointer":
+      return collectMissing(issue.issue, [...path, ...issue.path], out)
+    case "Composite":
+    case "AnyOf":
+      for (const inner of issue.issues) collectMissing(inner, path, out)
+      return
+    case "Filter":
+    case "Encoding":
+      return collectMissing(issue.issue, path, out)
+    case "MissingKey":
+      out.push(path.map(String).join("."))
+      return
+    default:
+      return
+  }
+}
+
+/**
+ * The variables (or fields) a `ConfigError` says are missing, in order; empty
+ * when it is only about malformed values or an unreadable source. Replaces
+ * Effect 3's `ConfigError.isMissingDataOnly`: a configuration that is only
+ * missing variables has `missingVariables(error).length > 0` and names them all.
+ */
+export const missingVariables = (error: Config.ConfigError): ReadonlyArray<string> => {
+  if (error.cause._tag !== "SchemaError") return []
+  const out: Array<string> = []
+  collectMissing(error.cause.issue, [], out)
+  return out
+}
