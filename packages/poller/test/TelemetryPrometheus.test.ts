@@ -45,12 +45,12 @@ describe("Telemetry: Prometheus scrape", () => {
               yield* Deferred.succeed(firstOutcome, void 0)
             })
           ),
-          Effect.fork
+          Effect.forkChild
         )
         // during the batch: the slow card (30 s, 3 s here) is still in flight
         yield* Deferred.await(firstOutcome)
         const during = yield* scrape(Option.getOrThrow(url))
-        expect(yield* Fiber.poll(batch)).toEqual(Option.none())
+        expect(batch.pollUnsafe()).toBeUndefined()
         expect(sample(during, "gcx_quotes_submitted_total")).toBe(cards.length)
         expect(sample(during, "gcx_quotes_in_flight")).toBeGreaterThan(0)
         expect(during).toContain("gcx_quotes_outcomes_total{")
