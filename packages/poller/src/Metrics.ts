@@ -19,6 +19,7 @@
  * or transaction ids.
  */
 import type { Errors, QuoteEvent } from "@gcx/core"
+import { Metrics as HttpMetrics } from "@gcx/http"
 import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -26,28 +27,32 @@ import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import * as Stream from "effect/Stream"
 
-const quoteOutcomesName = "gcx.quotes.outcomes"
-const quoteOutcomesOptions = { description: "Quotes ended, by outcome", incremental: true } as const
-const quoteDurationName = "gcx.quote.duration"
-const quoteDurationDescription = "Time from a quote's submission to its outcome, in seconds"
-
 /** Quotes submitted. */
 export const quotesSubmitted: Metric.Counter<number> = Metric.counter("gcx.quotes.submitted", {
   description: "Quotes submitted",
   incremental: true
 })
 
+/** `gcx.quotes.outcomes` for an attribute set. */
+export const quoteOutcomesFamily: HttpMetrics.Family<Metric.Counter<number>> = (attributes) =>
+  Metric.counter("gcx.quotes.outcomes", { description: "Quotes ended, by outcome", incremental: true, attributes })
+
 /** Quotes ended, by outcome: `Completed`, the tag of the error they ended with, or `Interrupted`. */
-export const quoteOutcomes: Metric.Counter<number> = Metric.counter(quoteOutcomesName, quoteOutcomesOptions)
+export const quoteOutcomes: Metric.Counter<number> = quoteOutcomesFamily({})
 
 /** Buckets of `gcx.quote.duration`, in seconds: a quote takes from an instant to the two-minute deadline. */
 export const quoteDurationBoundaries: ReadonlyArray<number> = [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120]
 
+/** `gcx.quote.duration` for an attribute set. */
+export const quoteDurationFamily: HttpMetrics.Family<Metric.Histogram<number>> = (attributes) =>
+  Metric.histogram("gcx.quote.duration", {
+    description: "Time from a quote's submission to its outcome, in seconds",
+    boundaries: quoteDurationBoundaries,
+    attributes
+  })
+
 /** Time from a quote's submission to its outcome, in seconds. */
-export const quoteDuration: Metric.Histogram<number> = Metric.histogram(quoteDurationName, {
-  description: quoteDurationDescription,
-  boundaries: quoteDurationBoundaries
-})
+export const quoteDuration: Metric.Histogram<number> = quoteDurationFamily({})
 
 /** Quotes submitted and not ended yet. */
 export const quotesInFlight: Metric.Gauge<number> = Metric.gauge("gcx.quotes.in_flight", {
@@ -62,34 +67,22 @@ export const polls: Metric.Counter<number> = Metric.counter("gcx.polls", {
 
 /**
  * The outcome's counter and histogram, built once per outcome with the
- * attribute in the metric itself: `Metric.withAttributes` would merge it into
- * the context again on every update.
+ * attribute in the metric itself (`Metric.withAttributes` would rebuild the
+ * series key on every update).
  */
-const metricsOf = (() => {
-  const cache = new Map<string, readonly [Metric.Counter<number>, Metric.Histogram<number>]>()
-  return (outcome: string) => {
-    let metrics = cache.get(outcome)
-    if (metrics === undefined) {
-      metrics = [
-        Metric.counter(quoteOutcomesName, { ...quoteOutcomesOptions, attributes: { outcome } }),
-        Metric.histogram(quoteDurationName, {
-          description: quoteDurationDescription,
-          boundaries: quoteDurationBoundaries,
-          attributes: { outcome }
-        })
-      ]
-      cache.set(outcome, metrics)
-    }
-    return metrics
-  }
-})()
+const metricsOf = HttpMetrics.memoize((outcome) =>
+  [
+    HttpMetrics.labelled(quoteOutcomesFamily, { outcome }),
+    HttpMetrics.labelled(quoteDurationFamily, { outcome })
+  ] as const
+)
 
 /** The `outcome` attribute of a terminal event: `Completed` or the error's tag. */
 export const outcomeOf = (terminal: QuoteEvent.Terminal): string =>
   terminal._tag === "Completed" ? "Completed" : terminal.error._tag
 
 /** Counts one poll. */
-export const recordPoll: Effect.Effect<void> = Metric.update(polls, 1)
+export const recordPoll: Effect.Effect<void> = HttpMetrics.update(polls, 1)
 
 /** One quote being measured: `end` records its outcome once; later calls do nothing. */
 interface Meter {

@@ -66,10 +66,12 @@ export const make: Effect.Effect<QuoteJournal["Service"], JournalError, KeyValue
     const failWith = (operation: string) => (error: { readonly message: string }) =>
       new JournalError({ operation, message: error.message })
     const stored = yield* store.get(storeKey).pipe(Effect.mapError(failWith("load")))
-    const loaded: ReadonlyArray<JournalEntry> = stored === undefined ? [] : yield* Schema.decodeEffect(Record)(stored).pipe(
-      Effect.map((record) => record.entries),
-      Effect.mapError(() => new JournalError({ operation: "load", message: "the journal record does not decode" }))
-    )
+    const loaded: ReadonlyArray<JournalEntry> = stored === undefined ?
+      [] :
+      yield* Schema.decodeEffect(Record)(stored).pipe(
+        Effect.map((record) => record.entries),
+        Effect.mapError(() => new JournalError({ operation: "load", message: "the journal record does not decode" }))
+      )
     const entries = new Map(loaded.map((entry) => [entry.transactionId, entry]))
     // Group commit: `changed` counts changes made in memory, `persisted` the changes the store holds.
     let changed = 0

@@ -158,8 +158,10 @@ export const make = (
       deadlineMillis: Duration.toMillis(options.deadline ?? defaults.deadline ?? defaultDeadline)
     })
 
-    const watchStream = (targets: ReadonlyArray<Scheduler.Target>, options: Omit<TrackOptions, "expectedCompletionTime">) =>
-      Sinks.watchStream(scheduler, targets, watchOptions(options))
+    const watchStream = (
+      targets: ReadonlyArray<Scheduler.Target>,
+      options: Omit<TrackOptions, "expectedCompletionTime">
+    ) => Sinks.watchStream(scheduler, targets, watchOptions(options))
 
     const track: Service["track"] = (transactionId, options = {}) =>
       Stream.unwrap(watchStream([{ transactionId, expectedCompletionTime: options.expectedCompletionTime }], options))
@@ -180,9 +182,7 @@ export const make = (
           options.requestId,
           (event) => Effect.asVoid(Queue.offer(retries, event))
         ).pipe(
-          Effect.onExit((exit) =>
-            Exit.isSuccess(exit) ? Queue.end(retries) : Queue.failCause(retries, exit.cause)
-          ),
+          Effect.onExit((exit) => Exit.isSuccess(exit) ? Queue.end(retries) : Queue.failCause(retries, exit.cause)),
           Effect.forkScoped
         )
         const rest = Stream.unwrap(Effect.gen(function*() {
@@ -199,7 +199,9 @@ export const make = (
     const getQuote: Service["getQuote"] = (request, options = {}) =>
       Submission.submit(submission, request, options.requestId).pipe(
         Effect.flatMap(({ finished, target }) =>
-          finished !== undefined ? Effect.succeed(finished) : Sinks.awaitTerminal(scheduler, target, watchOptions(options))
+          finished !== undefined
+            ? Effect.succeed(finished)
+            : Sinks.awaitTerminal(scheduler, target, watchOptions(options))
         ),
         Effect.flatMap((terminal): Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure> =>
           terminal._tag === "Completed" ? Effect.succeed(terminal.quote) : Effect.fail(terminal.error)

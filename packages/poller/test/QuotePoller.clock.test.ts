@@ -8,20 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Errors, QuoteEvent, Transaction } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
-import {
-  Clock,
-  Context,
-  Duration,
-  Effect,
-  Exit,
-  Fiber,
-  Layer,
-  Option,
-  Ref,
-  Schema,
-  Scope,
-  Stream
-} from "effect"
+import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Option, Ref, Schema, Scope, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
 
@@ -134,7 +121,7 @@ const besideAHangingGet = (
     const [hangs, others] = yield* Fiber.join(fiber)
     return {
       calls: yield* Ref.get(calls),
-      hangs: hangs,
+      hangs,
       other: others
     }
   })
@@ -194,7 +181,10 @@ describe("QuotePoller timing (TestClock)", () => {
       const retrying = events[0]!
       expect(retrying._tag === "Retrying" && Duration.toMillis(retrying.delay)).toBe(5000)
       const last = events.at(-1)!
-      expect(last._tag === "Failed" && [last.error._tag, last.timestamp.epochMilliseconds]).toEqual(["PollTimeout", 5000])
+      expect(last._tag === "Failed" && [last.error._tag, last.timestamp.epochMilliseconds]).toEqual([
+        "PollTimeout",
+        5000
+      ])
     }))
 
   it.effect("a card outcome is one Failed event with its user message", () =>
@@ -358,7 +348,9 @@ describe("QuotePoller timing (TestClock)", () => {
             Effect.timeout("5 seconds")
           )
         }).pipe(Effect.provide(layer))
-        expect(Option.fromNullishOr(next.at(-1)).pipe(Option.map((event) => event._tag))).toEqual(Option.some("Completed"))
+        expect(Option.fromNullishOr(next.at(-1)).pipe(Option.map((event) => event._tag))).toEqual(
+          Option.some("Completed")
+        )
       }
     }))
 
@@ -374,7 +366,9 @@ describe("QuotePoller timing (TestClock)", () => {
         Effect.provide(TestClock.layer()),
         Effect.timeout("5 seconds")
       )
-      expect(Option.fromNullishOr(events.at(-1)).pipe(Option.map((event) => event._tag))).toEqual(Option.some("Completed"))
+      expect(Option.fromNullishOr(events.at(-1)).pipe(Option.map((event) => event._tag))).toEqual(
+        Option.some("Completed")
+      )
       // The GETs ran on the live clock, 20 ms apart.
       const times = (yield* Ref.get(calls)).map((call) => call.at)
       expect(times.length).toBe(3)

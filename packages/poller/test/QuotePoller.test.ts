@@ -136,14 +136,13 @@ describe("QuotePoller over real HTTP", () => {
           concurrency: "unbounded"
         })
         const poller = yield* QuotePoller.QuotePoller
-        const events = 
-          yield* Stream.runCollect(
-            poller.trackAll(created.map((quote) => ({
-              transactionId: quote.transactionId,
-              expectedCompletionTime: quote.quote.expectedCompletionTime
-            })))
-          )
-        
+        const events = yield* Stream.runCollect(
+          poller.trackAll(created.map((quote) => ({
+            transactionId: quote.transactionId,
+            expectedCompletionTime: quote.quote.expectedCompletionTime
+          })))
+        )
+
         const outcomes = created.map((quote) => {
           const ends = terminal(events.filter((event) => event.transactionId === quote.transactionId))
           expect(ends.length).toBe(1)

@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
-import * as KeyValueStore from "effect/persistence/KeyValueStore"
 import * as Path from "effect/Path"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
 import type * as PlatformError from "effect/PlatformError"
 
 const temporarySuffix = ".tmp"
