@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ExchangeConfig, RetryPolicy } from "@gcx/http"
-import { ConfigError, ConfigProvider, Duration, Effect, Either, Option, Redacted } from "effect"
+import { Config, ConfigProvider, Duration, Effect, Option, Redacted, Result } from "effect"
 
 const complete: Record<string, string> = {
   GCX_ENV: "production",
@@ -14,19 +14,19 @@ const complete: Record<string, string> = {
 const load = (variables: Record<string, string>, tuning?: ExchangeConfig.Tuning) =>
   ExchangeConfig.ExchangeConfig.pipe(
     Effect.provide(ExchangeConfig.layerConfig(tuning)),
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(variables)))),
-    Effect.either
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: variables })),
+    Effect.result
   )
 
 const without = (name: string) => Object.fromEntries(Object.entries(complete).filter(([key]) => key !== name))
 
 /** The variable names a ConfigError points at, with its messages. */
-const described = (error: ConfigError.ConfigError): string => String(error)
+const described = (error: Config.ConfigError): string => String(error)
 
 describe("ExchangeConfig", () => {
   it.effect("layerConfig reads the GCX_* variables", () =>
     Effect.gen(function*() {
-      const config = Either.getOrThrow(yield* load({ ...complete, GCX_SCOPE: "rs/exchange/full-access" }))
+      const config = Result.getOrThrow(yield* load({ ...complete, GCX_SCOPE: "rs/exchange/full-access" }))
       expect(config.environment).toBe("production")
       expect(config.baseUrl).toBe("https://api.example.test")
       expect(config.authUrl).toBe("https://auth.example.test")
@@ -42,7 +42,7 @@ describe("ExchangeConfig", () => {
 
   it.effect("secrets stay redacted when the configuration is printed", () =>
     Effect.gen(function*() {
-      const config = Either.getOrThrow(yield* load(complete))
+      const config = Result.getOrThrow(yield* load(complete))
       const printed = `${JSON.stringify(config)} ${String(config.clientSecret)} ${String(config.apiKey)}`
       expect(printed).not.toContain("partner-secret")
       expect(printed).not.toContain("partner-api-key")
@@ -52,8 +52,9 @@ describe("ExchangeConfig", () => {
     ["GCX_BASE_URL", "GCX_AUTH_URL", "GCX_CLIENT_ID", "GCX_CLIENT_SECRET", "GCX_API_KEY"]
   )("a missing %s fails with a ConfigError that names it", (name) =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Effect.flatten(load(without(name))))
-      expect(ConfigError.isMissingDataOnly(error)).toBe(true)
+      const error = yield* Effect.flip(Effect.flatMap(load(without(name)), Effect.fromResult))
+      expect(error).toBeInstanceOf(Config.ConfigError)
+      expect(ExchangeConfig.missingVariables(error)).toEqual([name])
       expect(described(error)).toContain(name)
     }))
 
@@ -69,28 +70,29 @@ describe("ExchangeConfig", () => {
     { name: "GCX_API_KEY", value: " " }
   ])("a malformed $name fails with a ConfigError that names it", ({ name, value }) =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Effect.flatten(load({ ...complete, [name]: value })))
-      expect(ConfigError.isConfigError(error)).toBe(true)
-      expect(ConfigError.isMissingDataOnly(error)).toBe(false)
+      const error = yield* Effect.flip(Effect.flatMap(load({ ...complete, [name]: value }), Effect.fromResult))
+      expect(error).toBeInstanceOf(Config.ConfigError)
+      expect(ExchangeConfig.missingVariables(error)).toEqual([])
       expect(described(error)).toContain(name)
     }))
 
   it.effect("production URLs are never guessed: without GCX_BASE_URL and GCX_AUTH_URL it fails", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Effect.flatten(load({
+      const error = yield* Effect.flip(Effect.flatMap(load({
         GCX_ENV: "production",
         GCX_CLIENT_ID: "partner",
         GCX_CLIENT_SECRET: "s",
         GCX_API_KEY: "k"
-      })))
+      }), Effect.fromResult))
       expect(described(error)).toContain("GCX_BASE_URL")
       expect(described(error)).toContain("GCX_AUTH_URL")
+      expect(ExchangeConfig.missingVariables(error)).toEqual(["GCX_BASE_URL", "GCX_AUTH_URL"])
     }))
 
   it.effect("the stage defaults by environment, and an empty GCX_STAGE turns it off", () =>
     Effect.gen(function*() {
       const stage = (variables: Record<string, string>) =>
-        load(variables).pipe(Effect.map(Either.map((config) => config.stage)), Effect.map(Either.getOrThrow))
+        load(variables).pipe(Effect.map(Result.map((config) => config.stage)), Effect.map(Result.getOrThrow))
       expect(yield* stage(complete)).toEqual(Option.some("prod"))
       expect(yield* stage({ ...complete, GCX_ENV: "sandbox" })).toEqual(Option.some("sandbox"))
       expect(yield* stage({ ...complete, GCX_ENV: "custom" })).toEqual(Option.none())
@@ -101,13 +103,13 @@ describe("ExchangeConfig", () => {
 
   it.effect("GCX_AUTH_STYLE selects the basic style", () =>
     Effect.gen(function*() {
-      const config = Either.getOrThrow(yield* load({ ...complete, GCX_AUTH_STYLE: "basic" }))
+      const config = Result.getOrThrow(yield* load({ ...complete, GCX_AUTH_STYLE: "basic" }))
       expect(config.authStyle).toBe("basic")
     }))
 
   it.effect("tuning overrides the timeout and the retry settings", () =>
     Effect.gen(function*() {
-      const config = Either.getOrThrow(
+      const config = Result.getOrThrow(
         yield* load(complete, { requestTimeout: "2 seconds", retry: { maxAttempts: 2, budget: { capacity: 3 } } })
       )
       expect(config.requestTimeout).toEqual(Duration.seconds(2))
@@ -124,14 +126,14 @@ describe("ExchangeConfig", () => {
       clientSecret: Redacted.make("secret"),
       apiKey: "key"
     }
-    const valid = Either.getOrThrow(ExchangeConfig.make(options))
+    const valid = Result.getOrThrow(ExchangeConfig.make(options))
     expect(valid.environment).toBe("custom")
     expect(valid.stage).toEqual(Option.none())
     expect(Redacted.isRedacted(valid.apiKey)).toBe(true)
     const refuse = (override: Partial<ExchangeConfig.Options>) =>
-      Either.match(ExchangeConfig.make({ ...options, ...override }), {
-        onLeft: described,
-        onRight: () => "accepted"
+      Result.match(ExchangeConfig.make({ ...options, ...override }), {
+        onFailure: described,
+        onSuccess: () => "accepted"
       })
     expect(refuse({ baseUrl: "not a url" })).toContain("baseUrl")
     expect(refuse({ authUrl: "http://user:pw@host" })).toContain("authUrl")

@@ -4,11 +4,11 @@
  * a run against a real sandbox, including the sandbox's own, plus every result
  * and error handed back, and find none of the sentinels.
  */
-import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { ExchangeClient, TokenProvider } from "@gcx/http"
 import { Capture, Sandbox, TestData } from "@gcx/sandbox"
-import { Cause, Effect, Exit, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Redacted, References } from "effect"
+import { FetchHttpClient } from "effect/http"
 import { optionsFor, pollUntilDone, sandbox } from "./fixtures.js"
 
 const partner: TestData.Partner = {
@@ -93,7 +93,7 @@ describe("sentinel scan", () => {
       }).pipe(
         Effect.provide(
           sandbox({ timeScale: 0.01, partners: [partner], logLevel: "Debug" }).pipe(
-            Layer.provide(Logger.minimumLogLevel(LogLevel.All))
+            Layer.provide(Layer.succeed(References.MinimumLogLevel, "All"))
           )
         ),
         Effect.provide(Capture.layer(capture))
@@ -111,7 +111,7 @@ describe("sentinel scan", () => {
       const tags = outcomes.map((outcome) =>
         Exit.match(outcome as Exit.Exit<unknown, { readonly _tag: string }>, {
           onFailure: (cause) =>
-            Cause.failureOption(cause).pipe(Option.match({ onNone: () => "defect", onSome: (error) => error._tag })),
+            Cause.findErrorOption(cause).pipe(Option.match({ onNone: () => "defect", onSome: (error) => error._tag })),
           onSuccess: () => "ok"
         })
       )

@@ -3,7 +3,7 @@
  * current span OpenTelemetry's active context around every fiber run only
  * when a context manager is registered, and then as it always did.
  */
-import * as OtelTracer from "@effect/opentelemetry/Tracer"
+import * as OtelTracer from "@effect/opentelemetry/OtelTracer"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Telemetry from "@gcx/http/Telemetry"
 import * as OtelApi from "@opentelemetry/api"
@@ -44,7 +44,7 @@ const tracerLayer = Telemetry.layerTracer.pipe(
 
 /** OpenTelemetry's active span id inside an Effect span, and the Effect span's id. */
 const activeInsideSpan = Effect.gen(function*() {
-  yield* Effect.yieldNow() // a new run of the fiber, inside the span
+  yield* Effect.yieldNow // a new run of the fiber, inside the span
   const effectSpan = yield* Effect.currentSpan
   return { active: OtelApi.trace.getActiveSpan()?.spanContext().spanId, effect: effectSpan.spanId }
 }).pipe(Effect.withSpan("outer"))
