@@ -90,12 +90,22 @@ const run = (
           script, calls)),
         Effect.forkChild
       )
-    yield* TestClock.adjust(advance)
+    yield* settleAndAdjust(advance)
     const events = yield* Fiber.join(fiber)
     return { events, calls: (yield* Ref.get(calls)).map((call) => call.at) }
   })
 
 const noJitter = { jitter: 0 } as const
+
+/**
+ * Lets what was forked at the current instant run until it waits, then
+ * adjusts the clock. Effect 4's `TestClock.adjust` waits one scheduler turn
+ * for fibers that no sleep woke (Effect 3's waited until every fiber was
+ * suspended): the poller's first steps (its layer, engine, first GET) take
+ * several turns, and would otherwise see the clock already moved.
+ */
+const settleAndAdjust = (duration: Duration.Input) =>
+  TestClock.withLive(Effect.sleep("50 millis")).pipe(Effect.andThen(TestClock.adjust(duration)))
 
 /**
  * A poller with one GET slot, taken from 0 ms by HANGS, whose GET never
@@ -117,7 +127,7 @@ const besideAHangingGet = (
         Stream.runCollect(poller.track("HANGS", { deadline: hangsDeadline })),
         Stream.runCollect(poller.track(other.transactionId, other))
       ], { concurrency: "unbounded" })).pipe(Effect.provide(layer), Effect.forkChild)
-    yield* TestClock.adjust("2 minutes")
+    yield* settleAndAdjust("2 minutes")
     const [hangs, others] = yield* Fiber.join(fiber)
     return {
       calls: yield* Ref.get(calls),
@@ -216,10 +226,10 @@ describe("QuotePoller timing (TestClock)", () => {
           Effect.provide(pollerOver(() => [status(10)], calls)),
           Effect.forkChild
         )
-      yield* TestClock.adjust("1 second")
+      yield* settleAndAdjust("1 second")
       const before = (yield* Ref.get(calls)).length
       yield* Fiber.interrupt(fiber)
-      yield* TestClock.adjust("10 minutes")
+      yield* settleAndAdjust("10 minutes")
       expect(before).toBe(3) // at 0, 250 and 750 ms
       expect((yield* Ref.get(calls)).length).toBe(before)
     }))
@@ -278,7 +288,7 @@ describe("QuotePoller timing (TestClock)", () => {
           Effect.provide(pollerOver((id) => id === "B" ? [status(50), status(100, true)] : [status(100, true)], calls)),
           Effect.forkChild
         )
-      yield* TestClock.adjust("1 minute")
+      yield* settleAndAdjust("1 minute")
       const events = yield* Fiber.join(fiber)
       expect(yield* Ref.get(calls)).toEqual([
         { transactionId: "B", at: 0 },
@@ -310,7 +320,7 @@ describe("QuotePoller timing (TestClock)", () => {
       const context = yield* Layer.buildWithScope(pollerOver(() => [status(10)], calls), scope)
       const poller = Context.get(context, QuotePoller.QuotePoller)
       const fiber = yield* Effect.forkChild(Stream.runDrain(poller.track("TX", { schedule: noJitter })))
-      yield* TestClock.adjust("1 second")
+      yield* settleAndAdjust("1 second")
       yield* Scope.close(scope, Exit.void)
       const exit = yield* Fiber.await(fiber)
       expect(Exit.hasInterrupts(exit)).toBe(true)
