@@ -28,7 +28,7 @@ import * as App from "./install/App.js"
 import * as Bin from "./install/Bin.js"
 import { check, completedQuote, failed, lastLine, passedIf, summarize } from "./install/Checks.js"
 import * as Postgres from "./install/Postgres.js"
-import { run, start, userEnvironment } from "./install/Process.js"
+import { run, start, startService, userEnvironment } from "./install/Process.js"
 import * as Runtimes from "./install/Runtimes.js"
 
 const consumer = Path.join(Path.dirname(Url.fileURLToPath(import.meta.url)), "install", "consumer")
@@ -116,8 +116,36 @@ const main = async () => {
   ) return
   for (const file of Fs.readdirSync(consumer)) Fs.copyFileSync(Path.join(consumer, file), Path.join(app, file))
 
-  // The README's minimal program, and the CommonJS one, before anything else is installed.
+  // The README's minimal program, verbatim, and the in-process ones, before anything else is installed.
+  Fs.writeFileSync(Path.join(app, "readme.mjs"), App.readmeProgram())
   const quoteChecks = async (runtime: Runtimes.NodeRuntime, on: string) => {
+    await check(
+      `the README's minimal program, verbatim, ${on}: against \`gcx sandbox\`'s GCX_* variables`,
+      true,
+      async () => {
+        // as the README says: `npx gcx sandbox` prints the GCX_* variables to export
+        const sandbox = await startService(
+          Path.join(app, "node_modules", ".bin", "gcx"),
+          ["sandbox", "--port", "0"],
+          /GCX_API_KEY=\S+/,
+          { cwd: app, env: Runtimes.environmentOn(runtime), timeout: 60_000 }
+        )
+        try {
+          const variables = Object.fromEntries(
+            [...sandbox.output().matchAll(/\b(GCX_\w+)=(\S+)/g)].map(([, name, value]) => [name!, value!])
+          )
+          const result = run(runtime.node, ["readme.mjs"], {
+            cwd: app,
+            env: Runtimes.environmentOn(runtime, variables)
+          })
+          return result.code === 0 && /^balance \S+, offered \S+$/m.test(result.stdout)
+            ? lastLine(result.stdout)
+            : failed(result)
+        } finally {
+          await sandbox.stop()
+        }
+      }
+    )
     await check(
       `plain node ES module ${on}: in-process sandbox, getQuote, completed values`,
       true,

@@ -82,6 +82,15 @@ export const readmeInstallLines = (): ReadonlyArray<ReadonlyArray<string>> => {
     .map((words) => words.slice(2).filter((word) => !word.startsWith("-")))
 }
 
+/** The README's minimal program: the first `ts` block of its Install section, as written (plain JavaScript). */
+export const readmeProgram = (): string => {
+  const text = Fs.readFileSync(readme, "utf8")
+  const section = /^## Install\n([\s\S]*?)^## /m.exec(text)?.[1]
+  const block = section === undefined ? undefined : /```ts\n([\s\S]*?)```/.exec(section)?.[1]
+  if (block === undefined) throw new Error("README.md: no ```ts block in the Install section")
+  return block
+}
+
 /**
  * What the README's Install section has an application take from the registry: every name of its
  * `npm i` lines that is not a gcx package, exactly as written (no version: npm takes the
