@@ -274,8 +274,10 @@ const withProviders = <E>(
   E,
   HttpClient.HttpClient
 > => {
-  const tokens = Layer.provideMerge(TokenProvider.layer, configLayer)
-  return Layer.provideMerge(layer, tokens)
+  // Layers of their own, not `TokenProvider.layer` and `layer`: Effect 4 memoizes a layer by its identity
+  // across `Effect.provide`s, so two clients with different configurations would share the first one built.
+  const tokens = Layer.provideMerge(Layer.effect(TokenProvider.TokenProvider, TokenProvider.make), configLayer)
+  return Layer.provideMerge(Layer.effect(ExchangeClient, make()), tokens)
 }
 
 /** The client with its token provider and the configuration given by `options`; the `HttpClient` is left to the caller. */

@@ -326,7 +326,9 @@ const checkVariables = (values: Raw): Result.Result<Options, Config.ConfigError>
  * The options read from the environment:
  * - `GCX_ENV`: `sandbox`, `production` or `custom` (default `custom`);
  * - `GCX_BASE_URL`, `GCX_AUTH_URL`: required for every environment;
- * - `GCX_STAGE`: optional, default by environment, empty for none;
+ * - `GCX_STAGE`: optional, default by environment, empty or `/` for none
+ *   (Effect 4's environment provider reads an empty variable as unset unless
+ *   built with `preserveEmptyStrings: true`: `GCX_STAGE=/` works with any);
  * - `GCX_CLIENT_ID`, `GCX_CLIENT_SECRET`, `GCX_API_KEY`: required (the secrets
  *   are `Redacted` as soon as they are read);
  * - `GCX_SCOPE`: optional;

@@ -14,7 +14,11 @@ const complete: Record<string, string> = {
 const load = (variables: Record<string, string>, tuning?: ExchangeConfig.Tuning) =>
   ExchangeConfig.ExchangeConfig.pipe(
     Effect.provide(ExchangeConfig.layerConfig(tuning)),
-    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: variables })),
+    // Empty values kept, as a shell's `GCX_STAGE=` (Effect 4's provider reads them as unset by default)
+    Effect.provideService(
+      ConfigProvider.ConfigProvider,
+      ConfigProvider.fromEnv({ env: variables, preserveEmptyStrings: true })
+    ),
     Effect.result
   )
 
@@ -99,6 +103,19 @@ describe("ExchangeConfig", () => {
       expect(yield* stage(without("GCX_ENV"))).toEqual(Option.none())
       expect(yield* stage({ ...complete, GCX_STAGE: "" })).toEqual(Option.none())
       expect(yield* stage({ ...complete, GCX_STAGE: "v2-stage" })).toEqual(Option.some("v2-stage"))
+    }))
+
+  it.effect("with Effect 4's default provider an empty variable is unset: GCX_STAGE=/ turns the stage off", () =>
+    Effect.gen(function*() {
+      const read = (variables: Record<string, string>) =>
+        ExchangeConfig.ExchangeConfig.pipe(
+          Effect.provide(ExchangeConfig.layerConfig()),
+          Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: variables }))
+        )
+      expect((yield* read({ ...complete, GCX_STAGE: "" })).stage).toEqual(Option.some("prod"))
+      expect((yield* read({ ...complete, GCX_STAGE: "/" })).stage).toEqual(Option.none())
+      const error = yield* Effect.flip(read({ ...complete, GCX_CLIENT_SECRET: "" }))
+      expect(ExchangeConfig.missingVariables(error)).toEqual(["GCX_CLIENT_SECRET"])
     }))
 
   it.effect("GCX_AUTH_STYLE selects the basic style", () =>
