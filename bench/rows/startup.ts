@@ -10,6 +10,7 @@
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
 import * as App from "../../scripts/install/App.js"
+import * as Process from "../../scripts/install/Process.js"
 import type { Line, RowContext, RowResult } from "../internal/report.js"
 import { fmt, goal } from "../internal/report.js"
 import { median, round } from "../internal/stats.js"
@@ -29,8 +30,8 @@ const timeStart = (
   env: Record<string, string>
 ): { readonly wall: number; readonly cpu: number | undefined } => {
   const result = hasGnuTime ?
-    App.run(gnuTime, ["-f", "cpu %U %S", command, ...args], { cwd, env, timeout: 30_000 }) :
-    App.run(command, args, { cwd, env, timeout: 30_000 })
+    Process.run(gnuTime, ["-f", "cpu %U %S", command, ...args], { cwd, env, timeout: 30_000 }) :
+    Process.run(command, args, { cwd, env, timeout: 30_000 })
   if (result.code !== 0) throw new Error(`${command} ${args.join(" ")} exited ${result.code}: ${result.stderr}`)
   const cpu = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(result.stderr)
   return { wall: result.millis, cpu: cpu === null ? undefined : (Number(cpu[1]) + Number(cpu[2])) * 1000 }
@@ -53,7 +54,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       context.log("startup: build, pack and npm install of gcx (reused while the tarballs are unchanged)")
       const { app, bin } = await App.installedGcx()
       const cache = App.temporaryDirectory("gcx-startup-cache-")
-      const env = App.userEnvironment({ XDG_CACHE_HOME: cache })
+      const env = Process.userEnvironment({ XDG_CACHE_HOME: cache })
       const sides = {
         gcx: () => timeStart(bin, ["--version"], app, env),
         help: () => timeStart(bin, ["--help"], app, env),
