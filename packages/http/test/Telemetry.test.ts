@@ -5,10 +5,11 @@
  */
 import * as OtelTracer from "@effect/opentelemetry/OtelTracer"
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import { Metrics } from "@gcx/http"
 import * as Telemetry from "@gcx/http/Telemetry"
 import * as OtelApi from "@opentelemetry/api"
 import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 
 /**
  * A context manager that keeps the active context on a stack: the tracer's
@@ -76,4 +77,30 @@ describe("Telemetry.skipUselessContext", () => {
       expect(before.active).toBeUndefined()
       expect(after.active).toBe(after.effect)
     }).pipe(Effect.provide(tracerLayer)))
+})
+
+describe("Telemetry units", () => {
+  it("prometheusName adds the suffix of the unit, once", () => {
+    expect(Telemetry.prometheusName("http.client.request.duration", "s")).toBe("http.client.request.duration_seconds")
+    expect(Telemetry.prometheusName("gcx.quote.duration_seconds", "s")).toBe("gcx.quote.duration_seconds")
+    expect(Telemetry.prometheusName("gcx.retries", undefined)).toBe("gcx.retries")
+    expect(Telemetry.prometheusName("gcx.retries", "1")).toBe("gcx.retries")
+  })
+
+  it.live("the Prometheus scrape names the durations in seconds, with their unit, and no unit label", () =>
+    Effect.gen(function*() {
+      yield* Metrics.recordRequest("heartbeat", 250, { status: 200 })
+      yield* Metrics.recordRetry("heartbeat", { _tag: "ServiceUnavailable" })
+      const { url } = yield* Telemetry.PrometheusEndpoint
+      const text = yield* Effect.promise(() => fetch(Option.getOrThrow(url)).then((response) => response.text()))
+      expect(text).toContain("# UNIT http_client_request_duration_seconds s")
+      expect(text).toMatch(
+        /http_client_request_duration_seconds_bucket\{[^}]*gcx_operation="heartbeat"[^}]*le="0\.25"\} 1/
+      )
+      expect(text).toContain("http_client_request_duration_seconds_count")
+      expect(text).not.toMatch(/^http_client_request_duration_bucket/m)
+      expect(text).not.toContain('unit="')
+      // a metric without a unit keeps its name (a counter gets `_total`)
+      expect(text).toMatch(/^gcx_retries_total\{/m)
+    }).pipe(Effect.provide(Telemetry.layer({ prometheus: { port: 0 } }))))
 })
