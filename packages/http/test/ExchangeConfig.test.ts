@@ -82,12 +82,15 @@ describe("ExchangeConfig", () => {
 
   it.effect("production URLs are never guessed: without GCX_BASE_URL and GCX_AUTH_URL it fails", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Effect.flatMap(load({
-        GCX_ENV: "production",
-        GCX_CLIENT_ID: "partner",
-        GCX_CLIENT_SECRET: "s",
-        GCX_API_KEY: "k"
-      }), Effect.fromResult))
+      const error = yield* Effect.flip(Effect.flatMap(
+        load({
+          GCX_ENV: "production",
+          GCX_CLIENT_ID: "partner",
+          GCX_CLIENT_SECRET: "s",
+          GCX_API_KEY: "k"
+        }),
+        Effect.fromResult
+      ))
       expect(described(error)).toContain("GCX_BASE_URL")
       expect(described(error)).toContain("GCX_AUTH_URL")
       expect(ExchangeConfig.missingVariables(error)).toEqual(["GCX_BASE_URL", "GCX_AUTH_URL"])

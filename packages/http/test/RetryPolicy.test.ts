@@ -247,7 +247,10 @@ describe("RetryPolicy.execute", () => {
       yield* TestClock.adjust("1 second")
       const firstResult = yield* Fiber.join(first.fiber)
       expect(yield* Ref.get(first.sent)).toEqual([0, 1, 2])
-      expect(firstResult._tag === "Failure" && firstResult.failure).toMatchObject({ _tag: "ServiceUnavailable", attempts: 3 })
+      expect(firstResult._tag === "Failure" && firstResult.failure).toMatchObject({
+        _tag: "ServiceUnavailable",
+        attempts: 3
+      })
       // the budget is client-wide: the next call gets no retry at all
       const second = yield* scripted([unavailable()], { budget })
       const secondResult = yield* Fiber.join(second.fiber)
@@ -274,7 +277,10 @@ describe("RetryPolicy.execute", () => {
       const once = yield* scripted([unauthorized], { budget: empty })
       const recovered = yield* Fiber.join(once.fiber)
       expect(yield* Ref.get(once.sent)).toEqual([0, 1])
-      expect(recovered._tag === "Success" && recovered.success).toMatchObject({ attempts: 2, retryDelay: Duration.zero })
+      expect(recovered._tag === "Success" && recovered.success).toMatchObject({
+        attempts: 2,
+        retryDelay: Duration.zero
+      })
 
       const twice = yield* scripted([unauthorized, unauthorized], { budget: empty })
       const refused = yield* Fiber.join(twice.fiber)

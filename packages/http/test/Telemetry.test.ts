@@ -99,7 +99,7 @@ describe("Telemetry units", () => {
       )
       expect(text).toContain("http_client_request_duration_seconds_count")
       expect(text).not.toMatch(/^http_client_request_duration_bucket/m)
-      expect(text).not.toContain('unit="')
+      expect(text).not.toContain("unit=\"")
       // a metric without a unit keeps its name (a counter gets `_total`)
       expect(text).toMatch(/^gcx_retries_total\{/m)
     }).pipe(Effect.provide(Telemetry.layer({ prometheus: { port: 0 } }))))

@@ -179,19 +179,20 @@ export const timeoutFail = <A, E, R, E2>(
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(Effect.forkChild(restore(effect), { startImmediately: true }), (fiber) =>
         restore(Effect.callback<A, E | E2>((resume) => {
-          // The observer is called at once when the fiber has already ended: no timer then.
-          let ended = false
-          let timer: ReturnType<typeof setTimeout> | undefined
-          const removeObserver = fiber.addObserver((exit: Exit.Exit<A, E>) => {
-            ended = true
-            if (timer !== undefined) clearTimeout(timer)
-            resume(exit)
-          })
-          if (ended) return
-          timer = setTimeout(() => {
+          // A fiber that has already ended (its effect was synchronous) needs no timer.
+          const ended = fiber.pollUnsafe()
+          if (ended !== undefined) {
+            resume(ended)
+            return
+          }
+          const timer = setTimeout(() => {
             removeObserver()
             resume(Effect.andThen(Fiber.interrupt(fiber), Effect.fail(onTimeout())))
           }, millis)
+          const removeObserver = fiber.addObserver((exit: Exit.Exit<A, E>) => {
+            clearTimeout(timer)
+            resume(exit)
+          })
           return Effect.suspend(() => {
             clearTimeout(timer)
             removeObserver()
