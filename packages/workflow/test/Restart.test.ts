@@ -64,7 +64,11 @@ layer(sandbox({ partners: [partner], timeScale: 0.5 }), { excludeTestServices: t
             })
           )
           console.log(
-            `restart: ${count} quotes, killed after ${Duration.format(killTime)} with ${killed.completed.length} completed; the restarted runner completed them all in ${Duration.format(resumeTime)}`
+            `restart: ${count} quotes, killed after ${
+              Duration.format(killTime)
+            } with ${killed.completed.length} completed; the restarted runner completed them all in ${
+              Duration.format(resumeTime)
+            }`
           )
           const journal = yield* server.journal
           for (const [index, { requestId }] of quotes.entries()) {
