@@ -18,7 +18,7 @@ import { entries, envFor, environment, expectNoSecrets, gcx, pin, root, sandbox 
 const { Cards } = TestData
 
 /** A free local port: bound, then released. */
-const freePort = Effect.async<number>((resume) => {
+const freePort = Effect.callback<number>((resume) => {
   const server = Net.createServer()
   server.listen(0, "127.0.0.1", () => {
     const { port } = server.address() as Net.AddressInfo
@@ -31,7 +31,7 @@ const freePort = Effect.async<number>((resume) => {
  * returns the scrape and the process's output.
  */
 const scrapeWhileRunning = (args: ReadonlyArray<string>, env: Record<string, string>, url: string) =>
-  Effect.async<
+  Effect.callback<
     { readonly scrape: string; readonly code: number | null; readonly stdout: string; readonly stderr: string }
   >(
     (resume) => {
