@@ -60,7 +60,16 @@ const dumpDatabase = Effect.gen(function*() {
   const dumps = yield* Effect.forEach(tables, ({ name }) =>
     sql.unsafe(`SELECT * FROM "${name}"`).pipe(
       Effect.map((rows) =>
-        JSON.stringify(rows, (_, value) => value instanceof Uint8Array ? Buffer.from(value).toString("latin1") : value)
+        JSON.stringify(
+          rows,
+          // the PostgreSQL driver reads BIGINT columns (snowflake ids) as bigints
+          (_, value) =>
+            value instanceof Uint8Array
+              ? Buffer.from(value).toString("latin1")
+              : typeof value === "bigint"
+              ? value.toString()
+              : value
+        )
       )
     ))
   return { tables: tables.map((t) => t.name), text: dumps.join("\n") }
