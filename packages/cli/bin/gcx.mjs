@@ -25,10 +25,12 @@ const cacheDirectory = () => {
   return directory
 }
 
-try {
-  Module.enableCompileCache?.(cacheDirectory())
-} catch {
-  // no cache this time: the CLI compiles, as without one
+if (!process.env.NODE_DISABLE_COMPILE_CACHE) {
+  try {
+    Module.enableCompileCache?.(cacheDirectory())
+  } catch {
+    // no cache this time: the CLI compiles, as without one
+  }
 }
 
 await import("#bin")

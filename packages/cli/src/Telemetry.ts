@@ -23,7 +23,9 @@ export const layer: Layer.Layer<never, Config.ConfigError> = Layer.unwrap(
   Effect.gen(function*() {
     if (!(yield* endpointSet)) return Layer.empty
     const Telemetry = yield* Effect.promise(() => import("@gcx/http/Telemetry"))
-    return Layer.provide(Layer.empty, Telemetry.layerConfig())
+    // its services (the resource, the scrape endpoint) are of no use here; what matters is what it
+    // installs: the tracer, and the exporters flushed when the command's scope closes
+    return Telemetry.layerConfig()
   })
 )
 

@@ -14,9 +14,6 @@ import * as Polling from "../Polling.js"
 
 /** The argument and flags of `gcx batch`. */
 export const options = {
-  file: GcxFlag.existingFile("file").pipe(
-    Argument.withDescription("CSV (header cardNumber,pinNumber,productLineId) or JSON lines with those fields")
-  ),
   concurrency: GcxFlag.number("concurrency", "n", { integer: true, min: 1 }).pipe(
     Flag.withDescription("how many cards are quoted at a time (default 4)"),
     Flag.withDefault(4)
@@ -40,7 +37,11 @@ export const options = {
   ),
   ...Polling.options,
   durable: Durable.flag,
-  connection: ConnectionFlags.options
+  connection: ConnectionFlags.options,
+  // after the flags: a bad flag is reported before a missing file
+  file: GcxFlag.existingFile("file").pipe(
+    Argument.withDescription("CSV (header cardNumber,pinNumber,productLineId) or JSON lines with those fields")
+  )
 }
 
 /** The parsed argument and flags of `gcx batch`. */
