@@ -43,17 +43,17 @@ const plainArgs = (plain: boolean, args: ReadonlyArray<unknown>): ReadonlyArray<
 
 /** The console of `gcx` over `base` (see the module notes). */
 export const console = (base: Console.Console, settings: Settings): Console.Console => {
-  const stdout = (plain: boolean, write: (...args: ReadonlyArray<unknown>) => void) =>
+  const writer = (plain: boolean, write: (...args: ReadonlyArray<unknown>) => void) =>
   (
     ...args: ReadonlyArray<unknown>
   ): void => write(...plainArgs(plain, args))
   return {
     ...base,
-    log: stdout(settings.plainStdout, (...args) => base.log(...args)),
-    info: stdout(settings.plainStdout, (...args) => base.info(...args)),
-    debug: stdout(settings.plainStdout, (...args) => base.debug(...args)),
-    error: stdout(settings.plainStderr, (...args) => base.error(...args)),
-    warn: stdout(settings.plainStderr, (...args) => base.warn(...args))
+    log: writer(settings.plainStdout, (...args) => base.log(...args)),
+    info: writer(settings.plainStdout, (...args) => base.info(...args)),
+    debug: writer(settings.plainStdout, (...args) => base.debug(...args)),
+    error: writer(settings.plainStderr, (...args) => base.error(...args)),
+    warn: writer(settings.plainStderr, (...args) => base.warn(...args))
   }
 }
 
