@@ -9,7 +9,10 @@ import { Metrics } from "@gcx/http"
 import * as Telemetry from "@gcx/http/Telemetry"
 import * as OtelApi from "@opentelemetry/api"
 import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Exit, Layer, Option } from "effect"
+import * as Net from "node:net"
+import * as ExportFailures from "../src/internal/telemetry/exportFailures.js"
+import * as Flushes from "../src/internal/telemetry/flushes.js"
 
 /**
  * A context manager that keeps the active context on a stack: the tracer's
@@ -103,4 +106,59 @@ describe("Telemetry units", () => {
       // a metric without a unit keeps its name (a counter gets `_total`)
       expect(text).toMatch(/^gcx_retries_total\{/m)
     }).pipe(Effect.provide(Telemetry.layer({ prometheus: { port: 0 } }))))
+})
+
+/** A local address where nothing listens: a port bound, then released. */
+const nothingListening = Effect.callback<string>((resume) => {
+  const server = Net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const { port } = server.address() as Net.AddressInfo
+    server.close(() => resume(Effect.succeed(`http://127.0.0.1:${port}`)))
+  })
+})
+
+describe("Telemetry: flushes that fail", () => {
+  it.live("settle: a rejection or a flush that never ends resolves, reported once", () =>
+    Effect.gen(function*() {
+      const reasons: Array<unknown> = []
+      const report = (reason: unknown) => reasons.push(reason)
+      yield* Effect.promise(() => Flushes.settle(() => Promise.reject(new Error("refused")), 1_000, report))
+      yield* Effect.promise(() => Flushes.settle(() => new Promise(() => {}), 20, report))
+      yield* Effect.promise(() => Flushes.settle(() => Promise.resolve(), 1_000, report))
+      yield* Effect.promise(() =>
+        Flushes.settle(
+          () => {
+            throw new Error("thrown")
+          },
+          1_000,
+          report
+        )
+      )
+      expect(reasons.map((reason) => reason instanceof Error ? reason.message : reason)).toEqual([
+        "refused",
+        "gave up after 20 ms",
+        "thrown"
+      ])
+    }))
+
+  it.live("closing the layer with a collector that is down succeeds, within shutdownTimeout", () =>
+    Effect.gen(function*() {
+      const endpoint = yield* nothingListening
+      const started = Date.now()
+      const exit = yield* Effect.void.pipe(
+        Effect.withSpan("flushed at close"),
+        Effect.provide(Telemetry.layer({ endpoint, exportTimeout: "100 millis", shutdownTimeout: "500 millis" })),
+        Effect.exit
+      )
+      expect(Exit.isSuccess(exit), String(exit)).toBe(true)
+      expect(Date.now() - started).toBeLessThan(2_000)
+    }))
+
+  it("describeReason keeps an error's first line, short, and nothing else it carries", () => {
+    const error = Object.assign(new Error("Service Unavailable"), { data: "the collector's whole answer" })
+    expect(ExportFailures.describeReason(error)).toBe("Service Unavailable")
+    expect(ExportFailures.describeReason([new Error("a\nstack"), new Error("b")])).toBe("a; b")
+    expect(ExportFailures.describeReason(new Error("x".repeat(500))).length).toBe(200)
+    expect(ExportFailures.describeReason({ secret: 1 })).toBe("unknown")
+  })
 })
