@@ -11,6 +11,7 @@ import { ExchangeClient } from "@gcx/http"
 import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Option, Ref, Schema, Scope, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
+import * as Idle from "./idle.js"
 
 type Answer = Transaction.TransactionStatus | Errors.ServiceError | Errors.TokenError | "hang"
 
@@ -84,13 +85,15 @@ const run = (
 ) =>
   Effect.gen(function*() {
     const calls = yield* Ref.make<Array<Call>>([])
+    const idle = yield* Idle.make
     const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
       Stream.runCollect(poller.track("TX", options))).pipe(
         Effect.provide(pollerOver(() =>
           script, calls)),
-        Effect.forkChild
+        Effect.forkChild,
+        idle.track
       )
-    yield* settleAndAdjust(advance)
+    yield* settleAndAdjust(idle, advance)
     const events = yield* Fiber.join(fiber)
     return { events, calls: (yield* Ref.get(calls)).map((call) => call.at) }
   })
@@ -98,14 +101,14 @@ const run = (
 const noJitter = { jitter: 0 } as const
 
 /**
- * Lets what was forked at the current instant run until it waits, then
- * adjusts the clock. Effect 4's `TestClock.adjust` waits one scheduler turn
- * for fibers that no sleep woke (Effect 3's waited until every fiber was
- * suspended): the poller's first steps (its layer, engine, first GET) take
- * several turns, and would otherwise see the clock already moved.
+ * Lets what `idle` tracks run until every fiber of it waits, then adjusts the
+ * clock. Effect 4's `TestClock.adjust` waits one scheduler turn for fibers
+ * that no sleep woke (Effect 3's waited until every fiber was suspended): the
+ * poller's first steps (its layer, engine, first GET) take several turns, and
+ * would otherwise see the clock already moved (`Idle`).
  */
-const settleAndAdjust = (duration: Duration.Input) =>
-  TestClock.withLive(Effect.sleep("50 millis")).pipe(Effect.andThen(TestClock.adjust(duration)))
+const settleAndAdjust = (idle: Idle.Idle, duration: Duration.Input) =>
+  idle.settled.pipe(Effect.andThen(TestClock.adjust(duration)))
 
 /**
  * A poller with one GET slot, taken from 0 ms by HANGS, whose GET never
@@ -122,12 +125,13 @@ const besideAHangingGet = (
       maxConcurrentPolls: 1,
       schedule: noJitter
     })
+    const idle = yield* Idle.make
     const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
       Effect.all([
         Stream.runCollect(poller.track("HANGS", { deadline: hangsDeadline })),
         Stream.runCollect(poller.track(other.transactionId, other))
-      ], { concurrency: "unbounded" })).pipe(Effect.provide(layer), Effect.forkChild)
-    yield* settleAndAdjust("2 minutes")
+      ], { concurrency: "unbounded" })).pipe(Effect.provide(layer), Effect.forkChild, idle.track)
+    yield* settleAndAdjust(idle, "2 minutes")
     const [hangs, others] = yield* Fiber.join(fiber)
     return {
       calls: yield* Ref.get(calls),
@@ -221,15 +225,17 @@ describe("QuotePoller timing (TestClock)", () => {
   it.effect("interrupting the stream stops polling at once", () =>
     Effect.gen(function*() {
       const calls = yield* Ref.make<Array<Call>>([])
+      const idle = yield* Idle.make
       const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
         Stream.runDrain(poller.track("TX", { schedule: noJitter }))).pipe(
           Effect.provide(pollerOver(() => [status(10)], calls)),
-          Effect.forkChild
+          Effect.forkChild,
+          idle.track
         )
-      yield* settleAndAdjust("1 second")
+      yield* settleAndAdjust(idle, "1 second")
       const before = (yield* Ref.get(calls)).length
       yield* Fiber.interrupt(fiber)
-      yield* settleAndAdjust("10 minutes")
+      yield* settleAndAdjust(idle, "10 minutes")
       expect(before).toBe(3) // at 0, 250 and 750 ms
       expect((yield* Ref.get(calls)).length).toBe(before)
     }))
@@ -274,6 +280,7 @@ describe("QuotePoller timing (TestClock)", () => {
   it.effect("trackAll polls every transaction on its own hint, as one stream", () =>
     Effect.gen(function*() {
       const calls = yield* Ref.make<Array<Call>>([])
+      const idle = yield* Idle.make
       const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
         Stream.runCollect(
           poller.trackAll(
@@ -286,9 +293,10 @@ describe("QuotePoller timing (TestClock)", () => {
           )
         )).pipe(
           Effect.provide(pollerOver((id) => id === "B" ? [status(50), status(100, true)] : [status(100, true)], calls)),
-          Effect.forkChild
+          Effect.forkChild,
+          idle.track
         )
-      yield* settleAndAdjust("1 minute")
+      yield* settleAndAdjust(idle, "1 minute")
       const events = yield* Fiber.join(fiber)
       expect(yield* Ref.get(calls)).toEqual([
         { transactionId: "B", at: 0 },
@@ -317,10 +325,11 @@ describe("QuotePoller timing (TestClock)", () => {
     Effect.gen(function*() {
       const calls = yield* Ref.make<Array<Call>>([])
       const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(pollerOver(() => [status(10)], calls), scope)
+      const idle = yield* Idle.make
+      const context = yield* idle.track(Layer.buildWithScope(pollerOver(() => [status(10)], calls), scope))
       const poller = Context.get(context, QuotePoller.QuotePoller)
-      const fiber = yield* Effect.forkChild(Stream.runDrain(poller.track("TX", { schedule: noJitter })))
-      yield* settleAndAdjust("1 second")
+      const fiber = yield* idle.track(Effect.forkChild(Stream.runDrain(poller.track("TX", { schedule: noJitter }))))
+      yield* settleAndAdjust(idle, "1 second")
       yield* Scope.close(scope, Exit.void)
       const exit = yield* Fiber.await(fiber)
       expect(Exit.hasInterrupts(exit)).toBe(true)
