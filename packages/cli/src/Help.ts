@@ -25,7 +25,7 @@ export const connectionVariables: ReadonlyArray<Variable> = [
   ["GCX_ENV", "sandbox, production or custom: the default stage segment (default custom)"],
   ["GCX_BASE_URL", "base URL of the API (required once any connection setting is given)"],
   ["GCX_AUTH_URL", "base URL of the token endpoint (required)"],
-  ["GCX_STAGE", "stage segment of the quote paths; empty for none"],
+  ["GCX_STAGE", "stage segment of the quote paths; / for none"],
   ["GCX_CLIENT_ID", "partner client id (required)"],
   ["GCX_CLIENT_SECRET", "partner client secret (required; secret: environment only, never a flag)"],
   ["GCX_API_KEY", "partner API key (required; secret: environment only, never a flag)"],

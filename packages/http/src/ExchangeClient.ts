@@ -126,7 +126,7 @@ export interface TransactionResult extends CallInfo {
 }
 
 /** What a call to the service can fail with. */
-export type ClientError = Exchange.ClientError
+export type ClientError = Errors.ServiceError | Errors.TokenError
 
 /** The exchange client. */
 export interface Service {

@@ -16,6 +16,7 @@ import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
+import type { ClientError } from "../ExchangeClient.js"
 import type * as ExchangeConfig from "../ExchangeConfig.js"
 import * as Metrics from "../Metrics.js"
 import type * as RetryBudget from "../RetryBudget.js"
@@ -23,9 +24,6 @@ import * as RetryPolicy from "../RetryPolicy.js"
 import type * as TokenProvider from "../TokenProvider.js"
 import * as ServiceText from "./serviceText.js"
 import * as Transport from "./transport.js"
-
-/** What a call to the service can fail with. */
-export type ClientError = Errors.ServiceError | Errors.TokenError
 
 /** What is known of a call's request, to put on its errors. */
 export interface CallContext {
