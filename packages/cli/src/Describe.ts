@@ -5,12 +5,12 @@
  * effect/cli (the flag or argument, never a usage tree). Text only: escaping
  * it for the terminal is the report's part (`Text.safe`).
  */
+import * as ConfigProblem from "@gcx/core/ConfigProblem"
 import type * as Errors from "@gcx/core/Errors"
 import * as ErrorTraits from "@gcx/core/ErrorTraits"
 import type * as CliError from "effect/cli/CliError"
 import type * as Config from "effect/Config"
 import * as Option from "effect/Option"
-import type * as SchemaIssue from "effect/SchemaIssue"
 import * as Help from "./Help.js"
 
 /** `text` on one line, its runs of white space one space each. */
@@ -50,75 +50,14 @@ export const quoteFailure = (error: Errors.QuoteFailure): string => {
   return `${summary} (${details.join(", ")}): ${oneLine(text)}`
 }
 
-/** The name of a configuration path: `GCX_BASE_URL`, `listen`. */
-const nameOf = (path: ReadonlyArray<PropertyKey>): string => path.map(String).join(".") || "the configuration"
-
-const message = (annotations: { readonly message?: unknown } | undefined): string | undefined =>
-  typeof annotations?.message === "string" ? annotations.message : undefined
-
-/** What a schema expects, in a few words, from the schema alone. */
-const kindOf = (ast: { readonly _tag: string }): string => {
-  switch (ast._tag) {
-    case "String":
-      return "a string"
-    case "Number":
-      return "a number"
-    case "Boolean":
-      return "a boolean"
-    case "Literal":
-    case "Union":
-      return "one of the accepted values"
-    default:
-      return "valid"
-  }
-}
-
 /**
- * The problems of a configuration issue, one line each: `GCX_AUTH_URL is not
- * set` for a missing variable, the check's own message for a refused value
- * (`GCX_BASE_URL must be an absolute http(s) URL`), never the value.
+ * The messages of a configuration error, one per problem, naming the variables
+ * (`ConfigProblem.fromError`): `GCX_AUTH_URL is not set`, or the check's own
+ * message (`GCX_BASE_URL must be an absolute http(s) URL`), never the value.
  */
-const problemsOf = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>, out: Array<string>): void => {
-  switch (issue._tag) {
-    case "Pointer":
-      return problemsOf(issue.issue, [...path, ...issue.path], out)
-    case "Composite":
-    case "AnyOf":
-      for (const inner of issue.issues) problemsOf(inner, path, out)
-      return
-    case "Filter": {
-      const own = message(issue.filter.annotations)
-      if (own !== undefined) out.push(own)
-      else problemsOf(issue.issue, path, out)
-      return
-    }
-    case "Encoding":
-      return problemsOf(issue.issue, path, out)
-    case "MissingKey":
-      out.push(`${nameOf(path)} is not set`)
-      return
-    case "InvalidValue":
-    case "Forbidden":
-      out.push(message(issue.annotations) ?? `${nameOf(path)} is not valid`)
-      return
-    case "InvalidType":
-      out.push(message(issue.ast.annotations) ?? `${nameOf(path)} is not ${kindOf(issue.ast)}`)
-      return
-    case "UnexpectedKey":
-      out.push(`${nameOf(path)} is not expected`)
-      return
-    case "OneOf":
-      out.push(`${nameOf(path)} matches more than one form`)
-      return
-  }
-}
-
-/** The messages of a configuration error, one per problem, naming the variables. */
 export const configError = (error: Config.ConfigError): string => {
   if (error.cause._tag !== "SchemaError") return oneLine(error.cause.message)
-  const problems: Array<string> = []
-  problemsOf(error.cause.issue, [], problems)
-  return Array.from(new Set(problems)).join("; ")
+  return Array.from(new Set(ConfigProblem.fromError(error).map((problem) => problem.message))).join("; ")
 }
 
 /**

@@ -3,6 +3,9 @@
 /** The card: wire form, in-memory form and validation. */
 export * as Card from "./Card.js"
 
+/** The problems a configuration error reports: missing variables and refused values, never a value. */
+export * as ConfigProblem from "./ConfigProblem.js"
+
 /** The Error body of the service and its documented codes. */
 export * as ErrorBody from "./ErrorBody.js"
 

@@ -10,17 +10,25 @@
  * documented, so set `GCX_STAGE` for it), none for `custom`. An empty stage
  * turns the segment off.
  */
+import * as ConfigProblem from "@gcx/core/ConfigProblem"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
+import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
-import * as Schema from "effect/Schema"
-import type * as SchemaAST from "effect/SchemaAST"
-import * as SchemaIssue from "effect/SchemaIssue"
+import {
+  checkDuration,
+  checkNonEmpty,
+  checkNumber,
+  checkSecret,
+  checkStage,
+  checkUrl,
+  field
+} from "./internal/checks.js"
+import * as Variables from "./internal/variables.js"
 import type * as RetryBudget from "./RetryBudget.js"
 import * as RetryPolicy from "./RetryPolicy.js"
 
@@ -95,17 +103,7 @@ export interface Options extends Tuning {
 }
 
 /** Every variable `layerConfig` reads. */
-export const variables = [
-  "GCX_ENV",
-  "GCX_BASE_URL",
-  "GCX_AUTH_URL",
-  "GCX_STAGE",
-  "GCX_CLIENT_ID",
-  "GCX_CLIENT_SECRET",
-  "GCX_API_KEY",
-  "GCX_SCOPE",
-  "GCX_AUTH_STYLE"
-] as const
+export const variables = Variables.variables
 
 /** The default per-request timeout. */
 export const defaultRequestTimeout: Duration.Duration = Duration.seconds(10)
@@ -127,82 +125,6 @@ export const defaultStage = (environment: Environment): Option.Option<string> =>
       return Option.none()
   }
 }
-
-type Check<A> = Result.Result<A, string>
-
-const checkUrl = (input: string | URL): Check<string> => {
-  let url: URL
-  try {
-    url = new URL(input)
-  } catch {
-    return Result.fail("must be an absolute http(s) URL")
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return Result.fail("must be an http or https URL")
-  if (url.username !== "" || url.password !== "") return Result.fail("must not carry credentials")
-  if (url.search !== "" || url.hash !== "") return Result.fail("must not have a query or a fragment")
-  return Result.succeed(url.href.replace(/\/+$/, ""))
-}
-
-const checkStage = (stage: string): Check<Option.Option<string>> => {
-  const trimmed = stage.trim().replace(/^\/+|\/+$/g, "")
-  if (trimmed === "") return Result.succeed(Option.none())
-  return /^[A-Za-z0-9._~-]{1,64}$/.test(trimmed)
-    ? Result.succeed(Option.some(trimmed))
-    : Result.fail("must be one path segment of letters, digits, '.', '_', '~' or '-'")
-}
-
-const checkNonEmpty = (value: string): Check<string> =>
-  value.trim() === "" ? Result.fail("must not be empty") : Result.succeed(value.trim())
-
-const checkSecret = (value: Redacted.Redacted<string> | string): Check<Redacted.Redacted<string>> => {
-  const plain = Redacted.isRedacted(value) ? Redacted.value(value) : value
-  return plain.trim() === "" ? Result.fail("must not be empty") : Result.succeed(Redacted.make(plain.trim()))
-}
-
-const checkLiteral = <const L extends string>(literals: ReadonlyArray<L>) => (value: string): Check<L> =>
-  literals.includes(value as L)
-    ? Result.succeed(value as L)
-    : Result.fail(`must be one of ${literals.map((literal) => `"${literal}"`).join(", ")}`)
-
-const checkDuration = (input: Duration.Input, positive: boolean): Check<Duration.Duration> =>
-  Option.match(Duration.fromInput(input), {
-    onNone: () => Result.fail("must be a duration"),
-    onSome: (duration) =>
-      !Duration.isFinite(duration) || Duration.toMillis(duration) < 0 ||
-        (positive && Duration.toMillis(duration) === 0)
-        ? Result.fail(positive ? "must be a finite positive duration" : "must be a finite duration")
-        : Result.succeed(duration)
-  })
-
-const checkNumber = (value: number, minimum: number, integer: boolean): Check<number> =>
-  Number.isFinite(value) && value >= minimum && (!integer || Number.isInteger(value))
-    ? Result.succeed(value)
-    : Result.fail(`must be ${integer ? "an integer" : "a number"} of at least ${minimum}`)
-
-/** What a `ConfigError` of this module points at: an invalid value, or a missing variable. */
-type Problem = SchemaIssue.Pointer
-
-const invalidAt = (name: string, message: string): Problem =>
-  new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message: `${name} ${message}` }))
-
-const missingAt = (name: string): Problem =>
-  new SchemaIssue.Pointer([name], new SchemaIssue.MissingKey({ messageMissingKey: `${name} is not set` }))
-
-// The schema the problems of a configuration are reported against (it only names them).
-const optionsAst: SchemaAST.AST = Schema.Record(Schema.String, Schema.Unknown).ast
-
-/**
- * A `ConfigError` with every problem found: each points at the field or the
- * variable it is about (`at ["GCX_BASE_URL"]`) and says what is wrong with it,
- * never its value.
- */
-const configError = (problems: readonly [Problem, ...Array<Problem>]): Config.ConfigError =>
-  new Config.ConfigError(
-    new Schema.SchemaError(problems.length === 1 ? problems[0] : new SchemaIssue.Composite(optionsAst, problems))
-  )
-
-const field = <A>(name: string, check: Check<A>): Result.Result<A, Config.ConfigError> =>
-  Result.mapError(check, (message) => configError([invalidAt(name, message)]))
 
 const resolveRetry = (
   options: RetryOptions | undefined
@@ -264,64 +186,6 @@ export const make = (options: Options): Result.Result<Service, Config.ConfigErro
 export const layer = (options: Options): Layer.Layer<ExchangeConfig, Config.ConfigError> =>
   Layer.effect(ExchangeConfig, Effect.fromResult(make(options)))
 
-/** One variable as read: absent, or its text. */
-const read = (name: string): Config.Config<Option.Option<string>> => Config.option(Config.String(name))
-
-/**
- * The variables `options` reads, each as text or absent: they are checked
- * together, so that a `ConfigError` names every missing variable and every
- * malformed one at once.
- */
-const raw = Config.all(
-  Object.fromEntries(variables.map((name) => [name, read(name)])) as {
-    readonly [K in typeof variables[number]]: Config.Config<Option.Option<string>>
-  }
-)
-
-type Raw = Config.Success<typeof raw>
-
-/** Checks the variables read: every problem (missing or malformed) is collected, in the order of `variables`. */
-const checkVariables = (values: Raw): Result.Result<Options, Config.ConfigError> => {
-  const problems: Array<Problem> = []
-  const optional = <A>(name: typeof variables[number], check: (value: string) => Check<A>): A | undefined => {
-    const value = values[name]
-    if (Option.isNone(value)) return undefined
-    const checked = check(value.value)
-    if (Result.isSuccess(checked)) return checked.success
-    problems.push(invalidAt(name, checked.failure))
-    return undefined
-  }
-  const required = <A>(name: typeof variables[number], check: (value: string) => Check<A>): A | undefined => {
-    if (Option.isNone(values[name])) {
-      problems.push(missingAt(name))
-      return undefined
-    }
-    return optional(name, check)
-  }
-  const environment = optional("GCX_ENV", checkLiteral(["sandbox", "production", "custom"]))
-  const baseUrl = required("GCX_BASE_URL", checkUrl)
-  const authUrl = required("GCX_AUTH_URL", checkUrl)
-  // The stage is checked here for its message, and resolved by `make`.
-  const stage = optional("GCX_STAGE", (stage) => Result.map(checkStage(stage), () => stage))
-  const clientId = required("GCX_CLIENT_ID", checkNonEmpty)
-  const clientSecret = required("GCX_CLIENT_SECRET", checkSecret)
-  const apiKey = required("GCX_API_KEY", checkSecret)
-  const scope = optional("GCX_SCOPE", checkNonEmpty)
-  const authStyle = optional("GCX_AUTH_STYLE", checkLiteral(["body", "basic"]))
-  if (problems.length > 0) return Result.fail(configError(problems as [Problem, ...Array<Problem>]))
-  return Result.succeed({
-    environment: environment ?? "custom",
-    baseUrl: baseUrl!,
-    authUrl: authUrl!,
-    stage,
-    authStyle: authStyle ?? "body",
-    scope,
-    clientId: clientId!,
-    clientSecret: clientSecret!,
-    apiKey: apiKey!
-  })
-}
-
 /**
  * The options read from the environment:
  * - `GCX_ENV`: `sandbox`, `production` or `custom` (default `custom`);
@@ -337,9 +201,7 @@ const checkVariables = (values: Raw): Result.Result<Options, Config.ConfigError>
  * A `ConfigError` names every variable that is missing (`missingVariables`)
  * and every one that is malformed, with what is wrong with it (never its value).
  */
-export const options: Config.Config<Options> = raw.pipe(
-  Config.mapEffect((values) => Effect.fromResult(checkVariables(values)))
-)
+export const options: Config.Config<Options> = Variables.options
 
 /** The configuration read from the `GCX_*` variables (see `options`), with optional tuning. */
 export const config = (tuning?: Tuning): Config.Config<Service> =>
@@ -349,34 +211,12 @@ export const config = (tuning?: Tuning): Config.Config<Service> =>
 export const layerConfig = (tuning?: Tuning): Layer.Layer<ExchangeConfig, Config.ConfigError> =>
   Layer.effect(ExchangeConfig, config(tuning))
 
-const collectMissing = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>, out: Array<string>): void => {
-  switch (issue._tag) {
-    case "Pointer":
-      return collectMissing(issue.issue, [...path, ...issue.path], out)
-    case "Composite":
-    case "AnyOf":
-      for (const inner of issue.issues) collectMissing(inner, path, out)
-      return
-    case "Filter":
-    case "Encoding":
-      return collectMissing(issue.issue, path, out)
-    case "MissingKey":
-      out.push(path.map(String).join("."))
-      return
-    default:
-      return
-  }
-}
-
 /**
  * The variables (or fields) a `ConfigError` says are missing, in order; empty
  * when it is only about malformed values or an unreadable source. Replaces
  * Effect 3's `ConfigError.isMissingDataOnly`: a configuration that is only
  * missing variables has `missingVariables(error).length > 0` and names them all.
+ * The paths of the `missing` problems of `ConfigProblem.fromError(error)`.
  */
-export const missingVariables = (error: Config.ConfigError): ReadonlyArray<string> => {
-  if (error.cause._tag !== "SchemaError") return []
-  const out: Array<string> = []
-  collectMissing(error.cause.issue, [], out)
-  return out
-}
+export const missingVariables = (error: Config.ConfigError): ReadonlyArray<string> =>
+  ConfigProblem.fromError(error).flatMap((problem) => problem.kind === "missing" ? [problem.path] : [])

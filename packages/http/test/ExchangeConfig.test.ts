@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { ConfigProblem } from "@gcx/core"
 import { ExchangeConfig, RetryPolicy } from "@gcx/http"
 import { Config, ConfigProvider, Duration, Effect, Option, Redacted, Result } from "effect"
 
@@ -163,4 +164,18 @@ describe("ExchangeConfig", () => {
     expect(refuse({ retry: { budget: { capacity: -1 } } })).toContain("retry.budget.capacity")
     expect(refuse({ stage: "/prod/" })).toBe("accepted")
   })
+
+  it.effect("ConfigProblem lists each missing and malformed variable with its message, never the value", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Effect.flatMap(
+        load({ ...without("GCX_AUTH_URL"), GCX_BASE_URL: "ftp://secret-host.test", GCX_AUTH_STYLE: "digest" }),
+        Effect.fromResult
+      ))
+      expect(ConfigProblem.fromError(error)).toEqual([
+        { path: "GCX_BASE_URL", kind: "invalid", message: "GCX_BASE_URL must be an http or https URL" },
+        { path: "GCX_AUTH_URL", kind: "missing", message: "GCX_AUTH_URL is not set" },
+        { path: "GCX_AUTH_STYLE", kind: "invalid", message: "GCX_AUTH_STYLE must be one of \"body\", \"basic\"" }
+      ])
+      expect(ExchangeConfig.missingVariables(error)).toEqual(["GCX_AUTH_URL"])
+    }))
 })
