@@ -10,7 +10,7 @@ import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { Errors } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
-import { BigDecimal, Console, Effect, Layer, Option, Stream } from "effect"
+import { BigDecimal, Console, Effect, Layer, Result, Stream } from "effect"
 
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
@@ -26,23 +26,23 @@ const cards = [
   { cardNumber: "6006000000000134", pinNumber: "", productLineId: "1000" } // rejected before any I/O: empty PIN
 ]
 
-/** The outcome of a card, from its terminal event; none for its progress events. */
-const outcome = (item: QuotePoller.BatchEvent): Option.Option<string> => {
-  if (item._tag === "Rejected") return Option.some(`rejected before any transaction: ${item.error.message}`)
+/** The outcome of a card, from its terminal event; its progress events do not pass. */
+const outcome = (item: QuotePoller.BatchEvent): Result.Result<string, QuotePoller.BatchEvent> => {
+  if (item._tag === "Rejected") return Result.succeed(`rejected before any transaction: ${item.error.message}`)
   switch (item.event._tag) {
     case "Completed":
-      return Option.some(`offered ${BigDecimal.format(item.event.quote.exchangeCardValue)}`)
+      return Result.succeed(`offered ${BigDecimal.format(item.event.quote.exchangeCardValue)}`)
     case "Failed":
-      return Option.some(`${Errors.groupOf(item.event.error)} outcome: ${item.event.error._tag}`)
+      return Result.succeed(`${Errors.groupOf(item.event.error)} outcome: ${item.event.error._tag}`)
     default:
-      return Option.none()
+      return Result.fail(item)
   }
 }
 
 const program = Effect.gen(function*() {
   const poller = yield* QuotePoller.QuotePoller
   const finished = yield* poller.quoteAll(cards, { concurrency: 3 }).pipe(
-    Stream.filterMap((item) => Option.map(outcome(item), (text) => `card ${item.index}: ${text}`)),
+    Stream.filterMap((item) => Result.map(outcome(item), (text) => `card ${item.index}: ${text}`)),
     Stream.tap(Console.log),
     Stream.runCount
   )

@@ -11,12 +11,12 @@
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
 import { CardCipher, DurableQuotes, Outcomes, Runner } from "@gcx/workflow"
-import { Console, Context, Effect, Either, Layer, Stream } from "effect"
+import { Console, Context, Effect, Layer, Result, Stream } from "effect"
 import { createServer } from "node:net"
 import type { AddressInfo } from "node:net"
 
 /** A free port on 127.0.0.1 for the runner. */
-const freePort = Effect.async<number>((resume) => {
+const freePort = Effect.callback<number>((resume) => {
   const server = createServer().listen(0, "127.0.0.1", () => {
     const { port } = server.address() as AddressInfo
     server.close(() => resume(Effect.succeed(port)))
@@ -35,7 +35,7 @@ const program = Effect.gen(function*() {
   // the runner: runs the quotes of its shards
   yield* Layer.build(
     DurableQuotes.layerRunner(
-      Runner.layer({ databaseUrl, runnerAddress: Either.getOrThrow(Runner.parseRunnerAddress(`127.0.0.1:${port}`)) })
+      Runner.layer({ databaseUrl, runnerAddress: Result.getOrThrow(Runner.parseRunnerAddress(`127.0.0.1:${port}`)) })
     ).pipe(
       Layer.provide(CardCipher.layerConfig()),
       Layer.provide(ExchangeClient.layerConfig()),
@@ -59,11 +59,11 @@ const program = Effect.gen(function*() {
   const requestIds = yield* Effect.forEach(cards, (card) => quotes.submit(card))
   yield* Console.log(`submitted ${requestIds.length} quotes from the client-only node`)
   for (const requestId of requestIds) {
-    const outcome = yield* Effect.either(quotes.result(requestId))
+    const outcome = yield* Effect.result(quotes.result(requestId))
     yield* Console.log(
-      Either.match(outcome, {
-        onRight: (quote) => `${requestId}: completed, transaction ${quote.transactionId}`,
-        onLeft: (error) => `${requestId}: ${error._tag}`
+      Result.match(outcome, {
+        onSuccess: (quote) => `${requestId}: completed, transaction ${quote.transactionId}`,
+        onFailure: (error) => `${requestId}: ${error._tag}`
       })
     )
   }

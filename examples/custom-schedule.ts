@@ -30,8 +30,10 @@ const schedules: ReadonlyArray<readonly [string, PollSchedule.PollSchedule]> = [
   [
     "adaptive",
     Schedule.identity<PollSchedule.Observation>().pipe(
-      Schedule.addDelay((observation) =>
-        Option.getOrElse(observation.percentComplete, () => 0) < 50 ? Duration.millis(50) : Duration.millis(200)
+      Schedule.addDelay(({ input }) =>
+        Effect.succeed(
+          Option.getOrElse(input.percentComplete, () => 0) < 50 ? Duration.millis(50) : Duration.millis(200)
+        )
       )
     )
   ]
@@ -44,7 +46,7 @@ const program = Effect.gen(function*() {
       { cardNumber: "6006000000000001", pinNumber: "1234", productLineId: "1000" },
       { schedule, deadline: "30 seconds" }
     ).pipe(Stream.runCollect, Effect.timed)
-    const progress = [...events].filter((event) => event._tag === "Progress").length
+    const progress = events.filter((event) => event._tag === "Progress").length
     yield* Console.log(`${name}: ${progress} progress events, done in ${Math.round(Duration.toMillis(elapsed))} ms`)
   }
 })

@@ -3,7 +3,7 @@
  *
  *   GCX_DATA_KEY=$(openssl rand -base64 32) pnpm example durable
  *
- * Each quote is a workflow (`@effect/workflow`) run by the cluster's single runner over a SQLite
+ * Each quote is a workflow (`effect/workflow`) run by the cluster's single runner over a SQLite
  * file. A first "process" submits three quotes and stops at once, with them in flight; a second
  * one, built from scratch over the same file, resumes them and awaits their outcomes. The card
  * number and PIN are stored sealed with AES-256-GCM under `GCX_DATA_KEY` (32 bytes in base64).
@@ -11,7 +11,7 @@
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
 import { CardCipher, DurableQuotes, Embedded } from "@gcx/workflow"
-import { BigDecimal, Console, Effect, Either, Layer } from "effect"
+import { BigDecimal, Console, Effect, Layer, Result } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -43,14 +43,14 @@ const resumeAndAwait = (requestIds: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const quotes = yield* DurableQuotes.DurableQuotes
     for (const requestId of requestIds) {
-      const outcome = yield* Effect.either(quotes.result(requestId))
+      const outcome = yield* Effect.result(quotes.result(requestId))
       yield* Console.log(
-        Either.match(outcome, {
-          onRight: (quote) =>
+        Result.match(outcome, {
+          onSuccess: (quote) =>
             `${requestId}: balance ${BigDecimal.format(quote.actualCardValue)}, offered ${
               BigDecimal.format(quote.exchangeCardValue)
             }`,
-          onLeft: (error) => `${requestId}: ${error._tag}`
+          onFailure: (error) => `${requestId}: ${error._tag}`
         })
       )
     }

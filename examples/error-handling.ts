@@ -40,7 +40,7 @@ const answerFor = (cardNumber: string) =>
         Effect.succeed(`Still checking (transaction ${error.transactionId}); we will let you know.`)
     }),
     // Everything else is ours to fix (configuration, service, network): log it, apologise.
-    Effect.catchAll((error: Errors.QuoteFailure) =>
+    Effect.catch((error: Errors.QuoteFailure) =>
       Effect.logError(`quote failed: ${error._tag}`).pipe(
         Effect.as("Sorry, we cannot check cards right now.")
       )

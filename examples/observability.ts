@@ -66,7 +66,7 @@ const program = Effect.gen(function*() {
     yield* Console.log(`  ${name} = ${OtlpReceiver.valueOf(metrics, name)}`)
   }
   if (!counts.has("QuotePoller.getQuote") || OtlpReceiver.valueOf(metrics, "gcx.quotes.submitted") !== cards.length) {
-    return yield* Effect.dieMessage("the collector did not receive the quotes' spans and metrics")
+    return yield* Effect.die(new Error("the collector did not receive the quotes' spans and metrics"))
   }
 }).pipe(Effect.scoped)
 

@@ -52,7 +52,7 @@ const program = Effect.acquireUseRelease(
   (directory) =>
     submitThenStop.pipe(
       Effect.provide(gcxLive(directory)),
-      Effect.zipRight(resume.pipe(Effect.provide(gcxLive(directory))))
+      Effect.andThen(resume.pipe(Effect.provide(gcxLive(directory))))
     ),
   (directory) => Effect.sync(() => rmSync(directory, { recursive: true, force: true }))
 )

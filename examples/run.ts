@@ -7,11 +7,11 @@
  * GCX_SANDBOX_TIME_SCALE, default 0.25, so that waiting adds little) and points the GCX_*
  * variables of each example at it, with the sandbox's public test partner.
  */
-import { Command } from "@effect/platform"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { ExchangeConfig } from "@gcx/http"
 import { Sandbox } from "@gcx/sandbox"
 import { Config, Console, Duration, Effect } from "effect"
+import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
 
@@ -32,17 +32,28 @@ const examples = [
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 
-/** Runs one example in its own process, its output passed through; returns its exit code. */
-const runExample = (name: string, env: Record<string, string>) =>
-  Command.make(process.execPath, "--import", "tsx", `examples/${name}.ts`).pipe(
-    Command.workingDirectory(root),
-    Command.env({ ...dataKey, ...env }),
-    Command.stdin("inherit"),
-    Command.stdout("inherit"),
-    Command.stderr("inherit"),
-    Command.exitCode,
-    Effect.timeoutFail({ duration: Duration.minutes(2), onTimeout: () => `${name} took more than 2 minutes` })
+/**
+ * Runs one example in its own process, its output passed through; returns its exit code. A run
+ * past 2 minutes is interrupted, which kills the process.
+ */
+const runExample = Effect.fn("runExample")(function*(name: string, env: Record<string, string>) {
+  const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+  return yield* spawner.exitCode(
+    ChildProcess.make(process.execPath, ["--import", "tsx", `examples/${name}.ts`], {
+      cwd: root,
+      env: { ...dataKey, ...env },
+      extendEnv: true,
+      stdin: "inherit",
+      stdout: "inherit",
+      stderr: "inherit"
+    })
+  ).pipe(
+    Effect.timeoutOrElse({
+      duration: Duration.minutes(2),
+      orElse: () => Effect.fail(`${name} took more than 2 minutes`)
+    })
   )
+})
 
 /**
  * `GCX_DATA_KEY` for the durable examples when it is not set: a throwaway key, as their database
@@ -56,7 +67,7 @@ const dataKey: Record<string, string> = (process.env.GCX_DATA_KEY ?? "").trim() 
 const connection = Effect.gen(function*() {
   const configured = ExchangeConfig.variables.some((name) => (process.env[name] ?? "").trim() !== "")
   if (configured) return {}
-  const timeScale = yield* Config.number("GCX_SANDBOX_TIME_SCALE").pipe(Config.withDefault(0.25))
+  const timeScale = yield* Config.Number("GCX_SANDBOX_TIME_SCALE").pipe(Config.withDefault(0.25))
   // A quiet sandbox: the examples' output stays their own.
   const server = yield* Sandbox.make({ logLevel: "None", timeScale })
   yield* Console.error(
@@ -84,7 +95,7 @@ const main = Effect.gen(function*() {
   for (const name of names) {
     if (names.length > 1) yield* Console.log(`\n── ${name} ──`)
     const [elapsed, code] = yield* Effect.timed(
-      runExample(name, env).pipe(Effect.catchAll((error) => Console.error(String(error)).pipe(Effect.as(1))))
+      runExample(name, env).pipe(Effect.catch((error) => Console.error(String(error)).pipe(Effect.as(1))))
     )
     if (code !== 0) failed.push(name)
     if (names.length > 1) {
@@ -107,6 +118,6 @@ const main = Effect.gen(function*() {
 
 main.pipe(
   Effect.scoped,
-  Effect.provide(NodeContext.layer),
+  Effect.provide(NodeServices.layer),
   NodeRuntime.runMain
 )

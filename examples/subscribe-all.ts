@@ -30,7 +30,7 @@ const program = Effect.gen(function*() {
     Stream.filter(QuoteEvent.isTerminal),
     Stream.take(2), // both quotes have ended
     Stream.runDrain,
-    Effect.fork
+    Effect.forkChild
   )
   yield* Effect.all([
     poller.getQuote({ cardNumber: "6006000000000001", pinNumber: "1234", productLineId: "1000" }),

@@ -1,11 +1,12 @@
 /**
  * Bundles the `gcx` bin (`packages/cli/dist/bin.js`, compiled by `tsc -b`) into
- * `packages/cli/dist/gcx/`: `gcx.cjs`, the whole CLI as one CommonJS file in which each
- * command's handler (`src/run/`, see `Lazy.handler`) with the client, the poller, the sandbox or
- * the workflow is evaluated only when its command runs, and `bin.js`, which runs it with V8's
- * code cache (`src/launch.ts`, `CodeCache`). Node would otherwise resolve several hundred small
- * modules of effect, @effect/cli and their dependencies at each start, and compile them all
- * (`pnpm bench --only startup`, bench/README.md row 7).
+ * `packages/cli/dist/gcx/gcx.cjs`: the whole CLI as one CommonJS file in which each command's
+ * handler (`src/run/`, see `Lazy.handler`) with the client, the poller, the sandbox or the
+ * workflow is evaluated only when its command runs. Node would otherwise resolve several hundred
+ * small modules of effect and its dependencies at each start, and compile them all
+ * (`pnpm bench --only startup`, bench/README.md row 7). The package's bin (`bin/gcx.mjs`) runs it
+ * with Node's compile cache (`module.enableCompileCache`), so that V8 neither parses nor compiles
+ * it again at the next start.
  *
  * The library modules of @gcx/cli stay unbundled in `dist/`, sharing the application's effect.
  * Run by `pnpm build`, after tsc.
@@ -20,9 +21,8 @@ const cli = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../p
 // Files of an earlier build (its chunks, say) would be packed too.
 Fs.rmSync(Path.join(cli, "dist/gcx"), { recursive: true, force: true })
 
-// The CLI as one CommonJS file: V8 caches the code of scripts, not of ES modules, on Node 20
-// (`CodeCache`). Each command's handler (`Lazy.handler`) stays a module evaluated when its command
-// runs: esbuild turns its dynamic import into a lazy initialiser.
+// The CLI as one file. Each command's handler (`Lazy.handler`) stays a module evaluated when its
+// command runs: esbuild turns its dynamic import into a lazy initialiser.
 await Esbuild.build({
   absWorkingDir: cli,
   entryPoints: ["dist/bin.js"],
@@ -30,22 +30,10 @@ await Esbuild.build({
   bundle: true,
   format: "cjs",
   platform: "node",
-  target: "node20",
+  target: "node22",
   minify: true,
   sourcemap: "linked",
   // Packages with native code, and the optional peers, are loaded from node_modules as they are.
-  external: ["better-sqlite3", "pg-native", "@opentelemetry/*", "@effect/opentelemetry"],
-  logLevel: "warning"
-})
-
-// The bin's entry: runs gcx.cjs with the code cache; node's built-ins only.
-await Esbuild.build({
-  absWorkingDir: cli,
-  entryPoints: ["dist/launch.js"],
-  outfile: "dist/gcx/bin.js",
-  bundle: true,
-  format: "esm",
-  platform: "node",
-  target: "node20",
+  external: ["pg-native", "@opentelemetry/*", "@effect/opentelemetry"],
   logLevel: "warning"
 })

@@ -24,8 +24,8 @@ const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), ".."
 /** The source condition: resolves a `@gcx/*` import to its TypeScript source, inside this repository. */
 export const sourceCondition = "@gcx/source"
 
-/** The lowest Node version: `require(esm)` without a flag came with 20.19. */
-const nodeEngines = ">=20.19.0"
+/** The lowest Node version: Effect 4 needs 22.19 (and `require(esm)` without a flag is there). */
+const nodeEngines = ">=22.19.0"
 
 /** Dependencies an application shares with gcx: peers, pinned in devDependencies. */
 const isPeer = (name: string) => name === "effect" || name.startsWith("@effect/") || name.startsWith("@opentelemetry/")

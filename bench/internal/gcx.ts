@@ -3,12 +3,12 @@
  * composed over `FetchHttpClient` for a sandbox endpoint, with the default
  * test partner unless told otherwise.
  */
-import type { HttpClient } from "@effect/platform"
-import { FetchHttpClient } from "@effect/platform"
 import type { ExchangeConfig } from "@gcx/http"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
 import { Sandbox, TestData } from "@gcx/sandbox"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import type { RawConfig } from "../baseline/RawClient.js"
 import type { Endpoint } from "./SandboxProcess.js"

@@ -8,20 +8,20 @@
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
-import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
-import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Sandbox } from "@gcx/sandbox"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { constTrue } from "effect/Function"
+import * as HttpApi from "effect/http-api/HttpApi"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+import * as HttpApiSecurity from "effect/http-api/HttpApiSecurity"
+import * as HttpMiddleware from "effect/http/HttpMiddleware"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
@@ -36,19 +36,22 @@ const path = "/v3/exchange/quote/:transactionId"
 const ready = (info: unknown) => process.stdout.write(`READY ${JSON.stringify(info)}\n`)
 const constant = () => HttpServerResponse.text(body, { contentType: "application/json" })
 
-class Caller extends Context.Tag("Caller")<Caller, { readonly partner: string }>() {}
-class Authorization extends HttpApiMiddleware.Tag<Authorization>()("Authorization", {
-  provides: Caller,
+class Caller extends Context.Service<Caller, { readonly partner: string }>()("@gcx/bench/ladder/Caller") {}
+class Authorization extends HttpApiMiddleware.Service<Authorization, {
+  provides: Caller
+  requires: never
+}>()("@gcx/bench/ladder/Authorization", {
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 const Api = HttpApi.make("ladder").add(
   HttpApiGroup.make("exchange").add(
-    HttpApiEndpoint.get("getTransaction", path).setPath(Schema.Struct({ transactionId: Schema.String })).addSuccess(
-      Schema.Unknown
-    )
+    HttpApiEndpoint.get("getTransaction", path, {
+      params: { transactionId: Schema.String },
+      success: Schema.Unknown
+    })
   ).middleware(Authorization)
 )
-const ApiLive = HttpApiBuilder.api(Api).pipe(
+const ApiLive = HttpApiBuilder.layer(Api).pipe(
   Layer.provide(
     HttpApiBuilder.group(
       Api,
@@ -56,18 +59,27 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
       (handlers) => handlers.handleRaw("getTransaction", () => Effect.as(Caller, constant()))
     )
   ),
-  Layer.provide(Layer.succeed(Authorization, { bearer: () => Effect.succeed({ partner: "p" }) }))
+  Layer.provide(
+    Layer.succeed(
+      Authorization,
+      Authorization.of({ bearer: (httpEffect) => Effect.provideService(httpEffect, Caller, { partner: "p" }) })
+    )
+  )
 )
 
-/** Serves `app` like the sandbox does: node server on port 0, no tracer. */
+/** Serves `app` like the sandbox does: node server on port 0, no tracer, no request logger. */
 const serve = <E, R>(layer: Layer.Layer<never, E, R>) => {
   const server = Http.createServer()
   return layer.pipe(
     Layer.provide(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" })),
-    Layer.locally(HttpMiddleware.currentTracerDisabledWhen, constTrue),
+    Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, constTrue)),
     Layer.tap(() => Effect.sync(() => ready({ port: (server.address() as { port: number }).port })))
   )
 }
+
+/** The router's routes served on the node server, as the sandbox serves its own. */
+const serveRouter = <E, R>(routes: Layer.Layer<never, E, R>) =>
+  serve(HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true }))
 
 if (step === "bare") {
   const bytes = Buffer.from(body)
@@ -82,13 +94,9 @@ if (step === "bare") {
 } else if (step === "handler") {
   NodeRuntime.runMain(Layer.launch(serve(HttpServer.serve(Effect.sync(constant)))))
 } else if (step === "router") {
-  NodeRuntime.runMain(
-    Layer.launch(serve(HttpServer.serve(HttpRouter.empty.pipe(HttpRouter.get(path, Effect.sync(constant))))))
-  )
+  NodeRuntime.runMain(Layer.launch(serveRouter(HttpRouter.add("GET", path, Effect.sync(constant)))))
 } else if (step === "api") {
-  NodeRuntime.runMain(
-    Layer.launch(serve(HttpApiBuilder.serve().pipe(Layer.provide(ApiLive))) as Layer.Layer<never>)
-  )
+  NodeRuntime.runMain(Layer.launch(serveRouter(ApiLive)))
 } else {
   NodeRuntime.runMain(
     Effect.gen(function*() {

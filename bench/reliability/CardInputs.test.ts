@@ -10,7 +10,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ExchangeClient } from "@gcx/http"
 import { QuotePoller } from "@gcx/poller"
-import { Cause, Effect, Exit, FastCheck as fc, Option, Redacted, Stream } from "effect"
+import { Cause, Effect, Exit, Option, Redacted, Stream } from "effect"
+import * as fc from "fast-check"
 import * as Admin from "../internal/Admin.js"
 import { pollerLayer } from "../internal/gcx.js"
 import { sandboxProcess } from "./sandbox.js"
@@ -118,7 +119,7 @@ describe(`fuzz: ${runs.toLocaleString("en-US")} malformed card inputs`, () => {
         const seconds = (performance.now() - started) / 1000
         const refused = results.filter(({ exit }) =>
           Exit.isFailure(exit) &&
-          Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "InvalidCardInput")
+          Option.exists(Cause.findErrorOption(exit.cause), (error) => error._tag === "InvalidCardInput")
         )
         const journal = yield* Effect.promise(() => Admin.journal(endpoint))
         console.log(
@@ -131,7 +132,7 @@ describe(`fuzz: ${runs.toLocaleString("en-US")} malformed card inputs`, () => {
         const other = results.filter((result) => !refused.includes(result))
         expect(other.map(({ exit, index }) => `#${index}: ${String(exit)}`).slice(0, 5)).toEqual([])
         const echoes = refused.filter(({ exit, input }) => {
-          const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+          const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
           const text = `${String(error)} ${JSON.stringify(error)}`
           return echoable(input).some((value) => text.includes(value))
         })

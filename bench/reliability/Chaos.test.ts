@@ -18,13 +18,11 @@
  * Size: 1,000 quotes; 200 when CI=true.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import type { Errors } from "@gcx/core"
 import { QuoteEvent } from "@gcx/core"
-import { TokenProvider } from "@gcx/http"
 import * as Telemetry from "@gcx/http/Telemetry"
 import type { QuotePoller as QuotePollerNs } from "@gcx/poller"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
-import type { Faults, Journal, Lifecycle } from "@gcx/sandbox"
+import type { Faults } from "@gcx/sandbox"
 import { TestData } from "@gcx/sandbox"
 import * as OtlpReceiver from "@gcx/sandbox/OtlpReceiver"
 import { Effect, Option, Stream } from "effect"
@@ -33,6 +31,7 @@ import * as Admin from "../internal/Admin.js"
 import { pollerLayer } from "../internal/gcx.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
 import * as Capture from "./capture.js"
+import * as Chaos from "./chaos.js"
 
 const quotes = process.env.CI === "true" ? 200 : 1_000
 const concurrency = 100
@@ -86,27 +85,6 @@ const cards = Array.from({ length: quotes }, (_, index) => ({
   productLineId: TestData.defaultProductLineId
 }))
 
-/** What the client saw of one quote. */
-interface Seen {
-  readonly events: Array<QuoteEvent.QuoteEvent>
-  readonly rejections: Array<Errors.QuoteFailure>
-}
-
-/** What the run left: the client's view, the bus, the server's view and the capture. */
-interface Run {
-  readonly seconds: number
-  readonly seen: ReadonlyArray<Seen>
-  readonly busEvents: number
-  readonly journalLeft: number
-  readonly transactions: ReadonlyArray<Lifecycle.Summary>
-  readonly journal: Journal.Journal
-  readonly capture: Capture.Capture
-  /** Everything the telemetry exported: the OTLP bodies the receiver got, and a Prometheus scrape. */
-  readonly exported: string
-  /** The metric series the receiver got last. */
-  readonly metrics: ReadonlyArray<OtlpReceiver.Point>
-}
-
 const quoteAll = (capture: Capture.Capture) =>
   Effect.gen(function*() {
     const poller = yield* QuotePoller.QuotePoller
@@ -119,7 +97,7 @@ const quoteAll = (capture: Capture.Capture) =>
         busEvents++
         Capture.record(capture, event)
       })))
-    const seen: Array<Seen> = cards.map(() => ({ events: [], rejections: [] }))
+    const seen: Array<Chaos.Seen> = cards.map(() => ({ events: [], rejections: [] }))
     yield* poller.quoteAll(cards, { concurrency }).pipe(
       Stream.runForEach((item: QuotePollerNs.BatchEvent) =>
         Effect.sync(() => {
@@ -139,110 +117,16 @@ const quoteAll = (capture: Capture.Capture) =>
   }).pipe(Effect.scoped)
 
 let sandbox: SandboxProcess.SandboxProcess | undefined
-let run: Run | undefined
+let run: Chaos.Run | undefined
 
-const figures = (run: Run) => {
-  const accepted = run.seen.filter((quote) => quote.events.some((event) => event._tag === "Submitted"))
-  const terminalCounts = run.seen.map((quote) => quote.events.filter(QuoteEvent.isTerminal).length)
-  const outcomes: Record<string, number> = {}
-  for (const quote of run.seen) {
-    const terminal = quote.events.find(QuoteEvent.isTerminal)
-    const key = terminal?._tag === "Completed"
-      ? "Completed"
-      : terminal?._tag === "Failed"
-      ? `Failed ${terminal.error._tag}`
-      : quote.rejections.length > 0
-      ? `POST refused: ${quote.rejections[0]!._tag}`
-      : "no outcome"
-    outcomes[key] = (outcomes[key] ?? 0) + 1
-  }
-  const known = new Set(
-    run.seen.flatMap((quote) => quote.events.filter((event) => event._tag === "Submitted")).map((event) =>
-      event.transactionId
-    )
-  )
-  const ours = run.transactions.filter((transaction) => transaction.clientId === partner.clientId)
-  const lost = ours.filter((transaction) => !known.has(transaction.transactionId))
-  const duplicates = Object.entries(run.journal.transactionsByRequestId).filter(([, ids]) => ids.length > 1)
-  const perRequestId = new Map<string, number>()
-  for (const transaction of ours) {
-    perRequestId.set(transaction.requestId, (perRequestId.get(transaction.requestId) ?? 0) + 1)
-  }
-  const entries = run.journal.entries
-  const totalRequests = Object.values(run.journal.requests).reduce((sum, count) => sum + count, 0)
-  // what each request got: the first answer kind that fired decides the answer; a stall delays it on top
-  const injected: Record<string, number> = {}
-  for (const entry of entries) {
-    const fired = entry.faults ?? []
-    const decided = fired.find((kind) => kind !== "stall" && kind !== "latency")
-    for (const kind of [decided, fired.includes("stall") ? "stall" : undefined]) {
-      if (kind !== undefined) injected[`${entry.route}:${kind}`] = (injected[`${entry.route}:${kind}`] ?? 0) + 1
-    }
-  }
-  const tokenEntries = entries.filter((entry) => entry.route === "token")
-  const failedTokenRequests = tokenEntries.filter((entry) => entry.status !== 200).length
-  const windows = Math.ceil(run.seconds / tokenLifetimeSeconds)
-  const refreshIntervalSeconds = tokenLifetimeSeconds - TokenProvider.refreshMargin(tokenLifetimeSeconds * 1000) / 1000
-  const refreshIntervals = Math.ceil(run.seconds / refreshIntervalSeconds)
-  return {
-    quotes,
-    concurrency,
-    seconds: Math.round(run.seconds * 10) / 10,
-    client: clientSettings,
-    accepted: accepted.length,
-    outcomes,
-    terminalEventsPerQuote: {
-      zero: terminalCounts.filter((count) => count === 0).length,
-      one: terminalCounts.filter((count) => count === 1).length,
-      more: terminalCounts.filter((count) => count > 1).length
-    },
-    busEvents: run.busEvents,
-    streamEvents: run.seen.reduce((sum, quote) => sum + quote.events.length, 0),
-    journalEntriesLeft: run.journalLeft,
-    serverTransactions: ours.length,
-    knownToClient: ours.length - lost.length,
-    lost: lost.map((transaction) => ({
-      transactionId: transaction.transactionId,
-      requestId: transaction.requestId,
-      /** How the client's POST ended. */
-      refusal: run.seen.flatMap((quote) => quote.rejections).find((error) =>
-        "requestId" in error && error.requestId === transaction.requestId
-      )?._tag,
-      /** Every POST of that requestId, as the sandbox journaled it. */
-      attempts: entries.filter((entry) => entry.route === "createQuote" && entry.requestId === transaction.requestId)
-        .map((entry) => `previousAttempts ${entry.previousAttempts}: ${entry.status ?? "reset"} ${entry.faults ?? []}`)
-    })),
-    duplicateRequestIds: duplicates.length + [...perRequestId.values()].filter((count) => count > 1).length,
-    requests: run.journal.requests,
-    postReplays:
-      entries.filter((entry) =>
-        entry.route === "createQuote" && entry.status === 201 && (entry.previousAttempts ?? 0) > 0
-      ).length,
-    unauthorized: entries.filter((entry) => entry.status === 401).length,
-    journalComplete: entries.length === totalRequests,
-    /** Requests per route and fault that decided their answer (and stalls). */
-    faultsInjected: injected,
-    /** The same as a share of each route's requests, in %. */
-    faultRates: Object.fromEntries(
-      Object.entries(injected).map(([key, count]) => {
-        const route = key.split(":")[0] as keyof Journal.Journal["requests"]
-        return [key, Math.round((1000 * count) / run.journal.requests[route]) / 10]
-      })
-    ),
-    tokens: {
-      lifetimeSeconds: tokenLifetimeSeconds,
-      requests: run.journal.requests.token,
-      failed: failedTokenRequests,
-      distinctSentByClient: run.capture.tokens.size,
-      expiryWindows: windows,
-      /** The issue's bound: one per expiry window, plus the failed requests that were retried. */
-      onePerExpiryWindowPlusRetries: windows + failedTokenRequests,
-      /** The token provider refreshes once `refreshMargin` is left: one per refresh interval. */
-      refreshIntervalSeconds,
-      onePerRefreshIntervalPlusRetries: refreshIntervals + failedTokenRequests + 1
-    }
-  }
+const settings: Chaos.Settings = {
+  quotes,
+  concurrency,
+  clientId: partner.clientId,
+  tokenLifetimeSeconds,
+  client: clientSettings
 }
+const figures = (run: Chaos.Run) => Chaos.figures(run, settings)
 
 describe(`chaos: ${quotes} quotes under faults, tokens expiring every ${tokenLifetimeSeconds} s`, () => {
   beforeAll(async () => {

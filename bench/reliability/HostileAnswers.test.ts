@@ -13,7 +13,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ExchangeClient } from "@gcx/http"
-import { Cause, Context, Effect, Exit, FastCheck as fc, Layer, Logger, LogLevel } from "effect"
+import { Cause, Context, Effect, Exit, Layer, References } from "effect"
+import * as fc from "fast-check"
 import type * as Http from "node:http"
 import { clientLayer } from "../internal/gcx.js"
 import { listen } from "./loopback.js"
@@ -28,8 +29,8 @@ const outcomeOf = (exit: Exit.Exit<unknown, { readonly _tag: string; readonly re
   Exit.match(exit, {
     onSuccess: () => "success",
     onFailure: (cause) => {
-      const failures = [...Cause.failures(cause)]
-      if (failures.length !== 1 || Cause.defects(cause).length > 0) return "defect"
+      const failures = cause.reasons.filter(Cause.isFailReason).map((reason) => reason.error)
+      if (failures.length !== 1 || Cause.hasDies(cause)) return "defect"
       const error = failures[0]!
       return typeof error.reason === "string" && error._tag === "UnexpectedResponse"
         ? `fail:${error._tag}:${error.reason}`
@@ -156,7 +157,7 @@ describe("fuzz: hostile service answers (redirects, oversized bodies, bad hints)
           }))
         ).toEqual([])
         expect(reachedElsewhere).toBe(0)
-      }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Error)),
+      }).pipe(Effect.scoped, Effect.provideService(References.MinimumLogLevel, "Error")),
     300_000
   )
 })

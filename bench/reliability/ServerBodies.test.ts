@@ -11,7 +11,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Errors } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
-import { Cause, Context, Effect, Exit, FastCheck as fc, Layer } from "effect"
+import { Cause, Context, Effect, Exit, Layer } from "effect"
+import * as fc from "fast-check"
 import * as Http from "node:http"
 import type * as Net from "node:net"
 import { clientLayer } from "../internal/gcx.js"
@@ -149,7 +150,7 @@ const typedErrors = new Set<string>([...Object.keys(Errors.Traits)])
 /** A local server answering the token request normally and every other request with the answer for its requestId. */
 const fuzzServer = (table: Map<string, Answer>) =>
   Effect.acquireRelease(
-    Effect.async<Http.Server>((resume) => {
+    Effect.callback<Http.Server>((resume) => {
       const server = Http.createServer((request, response) => {
         const chunks: Array<Buffer> = []
         request.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -185,7 +186,7 @@ const fuzzServer = (table: Map<string, Answer>) =>
       })
     }),
     (server) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.close(() => resume(Effect.void))
       })
   )
@@ -197,9 +198,9 @@ const outcomeOf = (exit: Exit.Exit<unknown, { readonly _tag: string }>): Outcome
   Exit.match(exit, {
     onSuccess: () => "success",
     onFailure: (cause) => {
-      if (Cause.isInterruptedOnly(cause)) return "interrupted"
-      const failures = [...Cause.failures(cause)]
-      return failures.length === 1 && Cause.defects(cause).length === 0
+      if (Cause.hasInterruptsOnly(cause)) return "interrupted"
+      const failures = cause.reasons.filter(Cause.isFailReason).map((reason) => reason.error)
+      return failures.length === 1 && !Cause.hasDies(cause)
         ? `fail:${failures[0]!._tag}` as const
         : "defect"
     }

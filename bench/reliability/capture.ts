@@ -4,9 +4,9 @@
  * event and error in several renderings, and every bearer token the client
  * sent, to scan for.
  */
-import { FetchHttpClient, HttpClient } from "@effect/platform"
 import { Capture as Kit } from "@gcx/sandbox"
-import { Effect, Inspectable, Layer } from "effect"
+import { Effect, Formatter, Layer } from "effect"
+import { FetchHttpClient, HttpClient } from "effect/http"
 import * as util from "node:util"
 
 /** What a run let out, and the access tokens it used. */
@@ -34,7 +34,7 @@ export const renderings = (value: unknown): Array<string> => {
   const out = [
     safely(() => String(value)),
     safely(() => json(value)),
-    safely(() => Inspectable.format(value)),
+    safely(() => Formatter.format(value)),
     safely(() => util.inspect(value, { depth: 12 }))
   ]
   if (value instanceof Error) out.push(value.message, value.stack ?? "")

@@ -8,7 +8,7 @@ export const listen = (
   answer: (request: Http.IncomingMessage, body: string, response: Http.ServerResponse) => void
 ) =>
   Effect.acquireRelease(
-    Effect.async<Http.Server>((resume) => {
+    Effect.callback<Http.Server>((resume) => {
       const server = Http.createServer((request, response) => {
         const chunks: Array<Buffer> = []
         request.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -17,7 +17,7 @@ export const listen = (
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
     }),
     (server) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })

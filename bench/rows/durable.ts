@@ -18,7 +18,6 @@
  * `@effect/cluster` cost for the shape of an instant quote, which no change in
  * gcx can cut.
  */
-import { FetchHttpClient } from "@effect/platform"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { ExchangeClient } from "@gcx/http"
 import { QuotePoller } from "@gcx/poller"
@@ -28,8 +27,9 @@ import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Embedded from "@gcx/workflow/Embedded"
 import * as Runner from "@gcx/workflow/Runner"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -69,7 +69,7 @@ const measure = <E, R>(
     yield* Effect.promise(() => Admin.reset(endpoint))
     const cpuBefore = Cpu.selfMillis()
     const started = performance.now()
-    const outcomes = yield* Effect.forEach(Array.from({ length: quotes }), () => Effect.either(call()), {
+    const outcomes = yield* Effect.forEach(Array.from({ length: quotes }), () => Effect.result(call()), {
       concurrency
     })
     const wallMillis = performance.now() - started
@@ -78,7 +78,7 @@ const measure = <E, R>(
     return {
       quotesPerSecond: (quotes * 1000) / wallMillis,
       clientCpuMillisPerQuote: cpuMillis / quotes,
-      failures: outcomes.filter((outcome) => outcome._tag === "Left").length,
+      failures: outcomes.filter(Result.isFailure).length,
       createQuoteRequests: journal.requests.createQuote
     }
   })
@@ -177,7 +177,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         DurableQuotes.layerRunner(
           Runner.layer({
             databaseUrl: database.url,
-            runnerAddress: Either.getOrThrow(Runner.parseRunnerAddress(`127.0.0.1:${runnerPort}`))
+            runnerAddress: Result.getOrThrow(Runner.parseRunnerAddress(`127.0.0.1:${runnerPort}`))
           })
         ).pipe(Layer.provide(runnerDependencies(endpoint)), Layer.orDie)
       ),

@@ -50,10 +50,13 @@ const main = async () => {
   // One subscriber on the bus, draining it, as an application would have.
   await runtime.runPromise(Effect.gen(function*() {
     const bus = yield* QuoteEvents.QuoteEvents
-    yield* Effect.forkDaemon(Effect.scoped(Effect.flatMap(
-      bus.subscribe,
-      Stream.runForEach((_: QuoteEvent.QuoteEvent) => Effect.sync(() => busEvents++))
-    )))
+    yield* Effect.forkDetach(
+      Effect.scoped(Effect.flatMap(
+        bus.subscribe,
+        Stream.runForEach((_: QuoteEvent.QuoteEvent) => Effect.sync(() => busEvents++))
+      )),
+      { startImmediately: true }
+    )
   }))
 
   const createStarted = performance.now()

@@ -36,7 +36,7 @@ interface ChildResult {
 }
 
 const runChild = (endpoint: Endpoint, count: number) =>
-  Effect.async<ChildResult, Error>((resume) => {
+  Effect.callback<ChildResult, Error>((resume) => {
     const child = ChildProcess.spawn(
       process.execPath,
       ["--expose-gc", "--import", "tsx", inBench("rows", "memory-child.ts"), JSON.stringify(endpoint), String(count)],

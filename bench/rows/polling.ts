@@ -77,8 +77,8 @@ const runSchedule = (endpoints: ReadonlyArray<Endpoint>, quotes: number, schedul
           poller.quote(cardFor(index), { schedule }).pipe(
             Stream.runCollect,
             Effect.delay(index * arrivalMillis),
-            Effect.map((events) => observe(Array.from(events), sandbox)),
-            Effect.catchAll((error) =>
+            Effect.map((events) => observe(events, sandbox)),
+            Effect.catch((error) =>
               Effect.succeed<Observed>({
                 transactionId: "",
                 sandbox,

@@ -29,7 +29,7 @@ import { median, round } from "../internal/stats.js"
  */
 const ladderServer = (name: string, step: "bare" | "api", bodyFile: string) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly port: number; readonly process: ChildProcess.ChildProcess }, Error>((resume) => {
+    Effect.callback<{ readonly port: number; readonly process: ChildProcess.ChildProcess }, Error>((resume) => {
       const child = ChildProcess.spawn(process.execPath, [
         "--import",
         "tsx",

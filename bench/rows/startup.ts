@@ -3,13 +3,15 @@
  * into an application outside the workspace, as a user gets it), beside `node -e 0`, the floor
  * any Node program pays. Starts alternate between the two, after one warm-up start of each (the
  * file cache); the medians are reported. The installed application is reused while the
- * tarballs are the same (`scripts/install/App.ts`). The bin keeps V8's code cache in the user's
- * cache folder (`CodeCache`): the row points it at a new folder, so that its first start, which
- * compiles and writes the cache, is measured too (a line of its own).
+ * tarballs are the same (`scripts/install/App.ts`). The bin keeps Node's compile cache (V8's code)
+ * in the user's cache folder (`$XDG_CACHE_HOME/gcx`, `packages/cli/bin/gcx.mjs`): the row points it
+ * at a new folder, so that its first start, which compiles and writes the cache, is measured too
+ * (a line of its own).
  */
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
 import * as App from "../../scripts/install/App.js"
+import * as Process from "../../scripts/install/Process.js"
 import type { Line, RowContext, RowResult } from "../internal/report.js"
 import { fmt, goal } from "../internal/report.js"
 import { median, round } from "../internal/stats.js"
@@ -29,8 +31,8 @@ const timeStart = (
   env: Record<string, string>
 ): { readonly wall: number; readonly cpu: number | undefined } => {
   const result = hasGnuTime ?
-    App.run(gnuTime, ["-f", "cpu %U %S", command, ...args], { cwd, env, timeout: 30_000 }) :
-    App.run(command, args, { cwd, env, timeout: 30_000 })
+    Process.run(gnuTime, ["-f", "cpu %U %S", command, ...args], { cwd, env, timeout: 30_000 }) :
+    Process.run(command, args, { cwd, env, timeout: 30_000 })
   if (result.code !== 0) throw new Error(`${command} ${args.join(" ")} exited ${result.code}: ${result.stderr}`)
   const cpu = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(result.stderr)
   return { wall: result.millis, cpu: cpu === null ? undefined : (Number(cpu[1]) + Number(cpu[2])) * 1000 }
@@ -53,7 +55,9 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       context.log("startup: build, pack and npm install of gcx (reused while the tarballs are unchanged)")
       const { app, bin } = await App.installedGcx()
       const cache = App.temporaryDirectory("gcx-startup-cache-")
-      const env = App.userEnvironment({ XDG_CACHE_HOME: cache })
+      const env = Process.userEnvironment({ XDG_CACHE_HOME: cache })
+      // NODE_COMPILE_CACHE would win over the new folder (and turn the cache on for `node -e 0` too)
+      delete env.NODE_COMPILE_CACHE
       const sides = {
         gcx: () => timeStart(bin, ["--version"], app, env),
         help: () => timeStart(bin, ["--help"], app, env),
@@ -124,7 +128,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         goals: [goal("startup.version", "installed gcx --version, median ms", "<=", goalMillis, gcx)],
         notes: [
           "the bin runs the bundled CLI (dist/gcx/gcx.cjs, one script whose command handlers are evaluated when " +
-          "their command runs) on plain node, with V8's code cache in the user's cache folder; " +
+          "their command runs) on plain node, with Node's compile cache in the user's cache folder; " +
           "wall-clock times grow with the machine's load (see node -e 0 and the load average), CPU less so"
         ],
         seconds: round((performance.now() - started) / 1000, 1)

@@ -13,16 +13,17 @@
  * with side one of raw, gcx, undici, client, telemetry (gcx with metrics and tracing exported over
  * OTLP to a no-op receiver in this process, as `@gcx/http/Telemetry` sets them up).
  */
-import type { HttpClient } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { ExchangeClient } from "@gcx/http"
 import * as Telemetry from "@gcx/http/Telemetry"
 import { QuotePoller } from "@gcx/poller"
 import { TestData } from "@gcx/sandbox"
 import * as OtlpReceiver from "@gcx/sandbox/OtlpReceiver"
 import * as Effect from "effect/Effect"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Result from "effect/Result"
 import * as Readline from "node:readline"
 import { RawClient } from "../baseline/RawClient.js"
 import * as Cpu from "../internal/cpu.js"
@@ -57,8 +58,8 @@ const failures = <A, E, R>(
   succeeded: (value: A) => boolean = () => true
 ) =>
   Effect.map(
-    Effect.forEach(Array.from({ length: quotes }), () => Effect.either(call()), { concurrency }),
-    (outcomes) => outcomes.filter((outcome) => outcome._tag === "Left" || !succeeded(outcome.right)).length
+    Effect.forEach(Array.from({ length: quotes }), () => Effect.result(call()), { concurrency }),
+    (outcomes) => outcomes.filter((outcome) => Result.isFailure(outcome) || !succeeded(outcome.success)).length
   )
 
 /** `getQuote` on every quote. */
@@ -113,7 +114,7 @@ const runner = (side: Side, endpoint: Endpoint, quotes: number, concurrency: num
     case "telemetry": {
       // Set up once for the process, as an application does: spans and metrics exported over OTLP/HTTP JSON
       // (metrics every second) to a receiver in this process that reads each export and keeps nothing.
-      const runtime = ManagedRuntime.make(Layer.unwrapScoped(Effect.map(
+      const runtime = ManagedRuntime.make(Layer.unwrap(Effect.map(
         OtlpReceiver.make({ discard: true }),
         (receiver) => Telemetry.layer({ endpoint: receiver.url, metricExportInterval: "1 second" })
       )))

@@ -6,6 +6,7 @@
  */
 import { ExchangeClient } from "@gcx/http"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { RawClient } from "../baseline/RawClient.js"
 import * as Admin from "../internal/Admin.js"
 import { clientLayer, rawOptions } from "../internal/gcx.js"
@@ -26,10 +27,10 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
     const gcxStarted = performance.now()
     const gcxFailures = yield* Effect.gen(function*() {
       const client = yield* ExchangeClient.ExchangeClient
-      const outcomes = yield* Effect.all(Array.from({ length: requests }, () => Effect.either(client.heartbeat)), {
+      const outcomes = yield* Effect.all(Array.from({ length: requests }, () => Effect.result(client.heartbeat)), {
         concurrency: "unbounded"
       })
-      return outcomes.filter((outcome) => outcome._tag === "Left").length
+      return outcomes.filter(Result.isFailure).length
     }).pipe(
       // a burst of 1,000 waits on the sandbox: give every call time to be answered
       Effect.provide(clientLayer(endpoint, { requestTimeout: "60 seconds" }))

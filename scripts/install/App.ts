@@ -3,82 +3,16 @@
  * application of its own, outside the workspace. Used by `pnpm test:install` and by the
  * bench's start-up row (`pnpm bench --only startup`).
  */
-import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as Url from "node:url"
 import { packageDirectories, readCatalog } from "../package-json.js"
+import type { Result } from "./Process.js"
+import { root, run, start } from "./Process.js"
 
-/** The repository root. */
-export const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../..")
-
-/** What a finished process printed and how it ended. */
-export interface Result {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-  readonly millis: number
-}
-
-/**
- * The environment of a user's shell: without the `@gcx/source` condition that pnpm puts in
- * `NODE_OPTIONS` inside this repository, and without the `npm_*` variables pnpm sets for scripts.
- */
-export const userEnvironment = (extra: Record<string, string> = {}): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value === undefined || name === "NODE_OPTIONS" || name.toLowerCase().startsWith("npm_")) continue
-    if (name === "PNPM_SCRIPT_SRC_DIR" || name === "INIT_CWD") continue
-    env[name] = value
-  }
-  return { ...env, ...extra }
-}
-
-/** Runs a command to its end (killed after `timeout` ms), with the user's environment unless `env` is given. */
-export const run = (
-  command: string,
-  args: ReadonlyArray<string>,
-  options: { readonly cwd?: string; readonly env?: Record<string, string>; readonly timeout?: number } = {}
-): Result => {
-  const started = performance.now()
-  const result = ChildProcess.spawnSync(command, args, {
-    cwd: options.cwd ?? root,
-    env: options.env ?? userEnvironment(),
-    encoding: "utf8",
-    timeout: options.timeout ?? 120_000,
-    maxBuffer: 64 * 1024 * 1024
-  })
-  return {
-    code: result.status,
-    stdout: result.stdout ?? "",
-    stderr: (result.stderr ?? "") + (result.error === undefined ? "" : `\n${result.error.message}`),
-    millis: performance.now() - started
-  }
-}
-
-/** Like `run`, without blocking: for the slow checks that run side by side. */
-export const start = (
-  command: string,
-  args: ReadonlyArray<string>,
-  options: { readonly cwd?: string; readonly env?: Record<string, string>; readonly timeout?: number } = {}
-): Promise<Result> =>
-  new Promise((resolve) => {
-    const started = performance.now()
-    const child = ChildProcess.spawn(command, args, {
-      cwd: options.cwd ?? root,
-      env: options.env ?? userEnvironment(),
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: options.timeout ?? 120_000
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    child.on("error", (error) => (stderr += `\n${error.message}`))
-    child.on("close", (code) => resolve({ code, stdout, stderr, millis: performance.now() - started }))
-  })
+export { root } from "./Process.js"
+export type { Result } from "./Process.js"
 
 /** `pnpm build`: every package compiled to its dist/, and the CLI bundled. */
 export const build = (): Result =>
@@ -95,6 +29,7 @@ export interface Packed {
     readonly version: string
     readonly bin?: Record<string, string>
     readonly peerDependencies?: Record<string, string>
+    readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>
     readonly [key: string]: unknown
   }
 }
@@ -129,26 +64,77 @@ export const packAll = (destination: string): Promise<ReadonlyArray<Packed>> => 
   )
 }
 
+/** The README whose Install section the install test follows to the letter. */
+export const readme = Path.join(root, "README.md")
+
 /**
- * What the application installs from the registry beside the tarballs: every peer of every
- * package (the optional ones too, so that every module can load) at the catalog's pin, and
- * TypeScript with Node's types for the typed consumer.
+ * The `npm i` lines of the README's Install section (its first `sh` block), as written: each
+ * line's words, without `npm`, `i`, the flags and the comment.
  */
-export const registryPackages = (packed: ReadonlyArray<Packed>): ReadonlyArray<string> => {
-  const catalog = readCatalog()
-  const names = new Set(packed.flatMap((pkg) => Object.keys(pkg.manifest.peerDependencies ?? {})))
-  for (const name of ["typescript", "@types/node"]) names.add(name)
-  return [...names].sort().map((name) => {
-    const pin = catalog[name]
-    if (pin === undefined) throw new Error(`${name} is not in the catalog of pnpm-workspace.yaml`)
-    return `${name}@${pin}`
-  })
+export const readmeInstallLines = (): ReadonlyArray<ReadonlyArray<string>> => {
+  const text = Fs.readFileSync(readme, "utf8")
+  const section = /^## Install\n([\s\S]*?)^## /m.exec(text)?.[1]
+  const block = section === undefined ? undefined : /```sh\n([\s\S]*?)```/.exec(section)?.[1]
+  if (block === undefined) throw new Error("README.md: no ```sh block in the Install section")
+  return block.split("\n")
+    .map((line) => line.replace(/#.*$/, "").trim().split(/\s+/))
+    .filter((words) => words[0] === "npm" && (words[1] === "i" || words[1] === "install"))
+    .map((words) => words.slice(2).filter((word) => !word.startsWith("-")))
+}
+
+/** The README's minimal program: the first `ts` block of its Install section, as written (plain JavaScript). */
+export const readmeProgram = (): string => {
+  const text = Fs.readFileSync(readme, "utf8")
+  const section = /^## Install\n([\s\S]*?)^## /m.exec(text)?.[1]
+  const block = section === undefined ? undefined : /```ts\n([\s\S]*?)```/.exec(section)?.[1]
+  if (block === undefined) throw new Error("README.md: no ```ts block in the Install section")
+  return block
 }
 
 /**
- * A new application in `directory` (outside the workspace) with the tarballs and the registry
- * packages installed by npm. Install scripts are skipped: no native module is built, and
- * nothing gcx needs has one.
+ * What the README's Install section has an application take from the registry: every name of its
+ * `npm i` lines that is not a gcx package, exactly as written (no version: npm takes the
+ * registry's latest).
+ */
+export const readmeRegistryPackages = (): ReadonlyArray<
+  string
+> => [...new Set(readmeInstallLines().flat().filter((name) => !name.startsWith("@gcx/")))]
+
+/**
+ * The optional peers of the packed packages (the OpenTelemetry SDK of `@gcx/http/Telemetry`, the
+ * PostgreSQL client of `@gcx/workflow`), at the ranges gcx declares, and the typed consumer's
+ * tooling (TypeScript and Node's types, at the repository's versions): what an application adds
+ * to use every module. Not part of the README's install line.
+ */
+export const extraPackages = (packed: ReadonlyArray<Packed>): ReadonlyArray<string> => {
+  const ranges = new Map<string, string>()
+  for (const pkg of packed) {
+    const meta = pkg.manifest.peerDependenciesMeta ?? {}
+    for (const [name, range] of Object.entries(pkg.manifest.peerDependencies ?? {})) {
+      if (meta[name]?.optional === true) ranges.set(name, range)
+    }
+  }
+  const catalog = readCatalog()
+  for (const name of ["typescript", "@types/node"]) {
+    const pin = catalog[name]
+    if (pin === undefined) throw new Error(`${name} is not in the catalog of pnpm-workspace.yaml`)
+    ranges.set(name, pin)
+  }
+  return [...ranges].sort(([a], [b]) => a.localeCompare(b)).map(([name, range]) => `${name}@${range}`)
+}
+
+const npmInstall = (directory: string, specs: ReadonlyArray<string>): Result =>
+  run("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", ...specs], {
+    cwd: directory,
+    timeout: 300_000
+  })
+
+/**
+ * A new application in `directory` (outside the workspace), installed as the README's Install
+ * section says: `npm i` of the tarballs (in place of the `@gcx/*` names) and of the README's
+ * registry packages, with no version, so npm takes the registry's latest and the peers gcx
+ * declares must accept it. Install scripts are skipped: no native module is built, and nothing
+ * gcx needs has one.
  */
 export const installApp = (directory: string, packed: ReadonlyArray<Packed>): Result => {
   Fs.mkdirSync(directory, { recursive: true })
@@ -156,16 +142,12 @@ export const installApp = (directory: string, packed: ReadonlyArray<Packed>): Re
     Path.join(directory, "package.json"),
     JSON.stringify({ name: "gcx-consumer", version: "1.0.0", private: true, type: "module" }, null, 2) + "\n"
   )
-  return run("npm", [
-    "install",
-    "--no-audit",
-    "--no-fund",
-    "--ignore-scripts",
-    "--loglevel=error",
-    ...packed.map((pkg) => pkg.tarball),
-    ...registryPackages(packed)
-  ], { cwd: directory, timeout: 300_000 })
+  return npmInstall(directory, [...packed.map((pkg) => pkg.tarball), ...readmeRegistryPackages()])
 }
+
+/** Then `extraPackages` into the same application, as a second `npm i`. */
+export const installExtras = (directory: string, packed: ReadonlyArray<Packed>): Result =>
+  npmInstall(directory, extraPackages(packed))
 
 /** A folder under the system's temporary directory, outside the workspace. */
 export const temporaryDirectory = (prefix: string): string => Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix))

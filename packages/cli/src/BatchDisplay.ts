@@ -3,12 +3,12 @@
  * (`4/10 cards  ✔ 3  ✗ 1`, redrawn in place), or one numbered line per
  * finished card on a pipe (`[3/10] ****0035  failed  ...`).
  */
-import type * as Terminal from "@effect/platform/Terminal"
-import * as Ansi from "@effect/printer-ansi/Ansi"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
+import type * as Terminal from "effect/Terminal"
+import * as Ansi from "./Ansi.js"
 import * as Render from "./Render.js"
 
 /** What a batch display is told as each card finishes. */

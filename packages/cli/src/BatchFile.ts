@@ -11,8 +11,8 @@
  * failed card, not a failed batch.
  */
 import type * as Card from "@gcx/core/Card"
-import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import { CliError, ExitCode } from "./ExitCode.js"
 
 /** One card of a batch file, with the line it was read from (1-based). */
@@ -39,7 +39,7 @@ const row = (line: number, values: Readonly<Record<(typeof fields)[number], stri
 })
 
 /** Splits one CSV line into its fields: commas separate, double quotes quote, `""` is a quote inside quotes. */
-export const splitCsvLine = (text: string): Either.Either<ReadonlyArray<string>, string> => {
+export const splitCsvLine = (text: string): Result.Result<ReadonlyArray<string>, string> => {
   const out: Array<string> = []
   let field = ""
   let quoted = false
@@ -65,26 +65,26 @@ export const splitCsvLine = (text: string): Either.Either<ReadonlyArray<string>,
     }
     i += 1
   }
-  if (quoted) return Either.left("an unterminated quoted field")
+  if (quoted) return Result.fail("an unterminated quoted field")
   out.push(field)
-  return Either.right(out.map((value) => value.trim()))
+  return Result.succeed(out.map((value) => value.trim()))
 }
 
 const lines = (text: string): ReadonlyArray<readonly [line: number, text: string]> =>
   text.split(/\r?\n/).map((text, index) => [index + 1, text] as const).filter(([, text]) => text.trim() !== "")
 
-const parseCsv = (text: string): Either.Either<ReadonlyArray<Row>, CliError> =>
-  Either.gen(function*() {
+const parseCsv = (text: string): Result.Result<ReadonlyArray<Row>, CliError> =>
+  Result.gen(function*() {
     const [header, ...body] = lines(text.replace(/^\uFEFF/, ""))
     if (header === undefined) return []
-    const names = yield* Either.mapLeft(splitCsvLine(header[1]), (reason) => problem(`line ${header[0]}: ${reason}`))
+    const names = yield* Result.mapError(splitCsvLine(header[1]), (reason) => problem(`line ${header[0]}: ${reason}`))
     const columns = fields.map((field) => names.indexOf(field))
     if (columns.some((column) => column < 0)) {
-      return yield* Either.left(problem(`line ${header[0]}: the CSV header must name ${fields.join(", ")}`))
+      return yield* Result.fail(problem(`line ${header[0]}: the CSV header must name ${fields.join(", ")}`))
     }
     const rows: Array<Row> = []
     for (const [line, content] of body) {
-      const values = yield* Either.mapLeft(splitCsvLine(content), (reason) => problem(`line ${line}: ${reason}`))
+      const values = yield* Result.mapError(splitCsvLine(content), (reason) => problem(`line ${line}: ${reason}`))
       const [cardNumber, pinNumber, productLineId] = columns.map((column) => values[column] ?? "")
       rows.push(row(line, { cardNumber: cardNumber!, pinNumber: pinNumber!, productLineId: productLineId! }))
     }
@@ -95,22 +95,22 @@ const parseCsv = (text: string): Either.Either<ReadonlyArray<Row>, CliError> =>
 const textOf = (value: unknown): string | undefined =>
   typeof value === "string" ? value : Number.isSafeInteger(value) ? String(value) : undefined
 
-const parseJsonLines = (text: string): Either.Either<ReadonlyArray<Row>, CliError> =>
-  Either.gen(function*() {
+const parseJsonLines = (text: string): Result.Result<ReadonlyArray<Row>, CliError> =>
+  Result.gen(function*() {
     const rows: Array<Row> = []
     for (const [line, content] of lines(text)) {
-      const json = yield* Either.try({
+      const json = yield* Result.try({
         try: () => JSON.parse(content) as unknown,
         catch: () => problem(`line ${line} is not JSON`)
       })
       if (typeof json !== "object" || json === null || Array.isArray(json)) {
-        return yield* Either.left(problem(`line ${line} is not a JSON object`))
+        return yield* Result.fail(problem(`line ${line} is not a JSON object`))
       }
       const record = json as Record<string, unknown>
       const values = fields.map((field) => textOf(record[field]))
       const missing = fields.filter((_, index) => values[index] === undefined)
       if (missing.length > 0) {
-        return yield* Either.left(
+        return yield* Result.fail(
           problem(`line ${line}: ${missing.join(", ")} must be ${missing.length === 1 ? "a string" : "strings"}`)
         )
       }
@@ -121,7 +121,7 @@ const parseJsonLines = (text: string): Either.Either<ReadonlyArray<Row>, CliErro
   })
 
 /** Reads the cards of a batch file, CSV or JSON lines. */
-export const parse = (text: string): Either.Either<ReadonlyArray<Row>, CliError> =>
+export const parse = (text: string): Result.Result<ReadonlyArray<Row>, CliError> =>
   text.trimStart().replace(/^\uFEFF/, "").startsWith("{") ? parseJsonLines(text) : parseCsv(text)
 
 /** A row whose card appeared on an earlier row: quoted once, reported. */

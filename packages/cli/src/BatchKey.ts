@@ -20,16 +20,14 @@
  * any quote.
  * Without `--out`, a key is drawn for the run: it only finds duplicate rows.
  */
-import type * as PlatformError from "@effect/platform/Error"
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import type * as PlatformError from "effect/PlatformError"
 import * as Redacted from "effect/Redacted"
 import { createHmac, randomBytes } from "node:crypto"
-import type * as BatchFile from "./BatchFile.js"
 
 /** The key could not be used: missing, not the one the results file was written with, or unsafe. */
 export class BatchKeyError extends Data.TaggedError("BatchKeyError")<{
@@ -45,7 +43,7 @@ export interface BatchKey {
 }
 
 /** `GCX_BATCH_KEY`: the batch key, when set. */
-export const variable: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.redacted("GCX_BATCH_KEY").pipe(
+export const variable: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.Redacted("GCX_BATCH_KEY").pipe(
   Config.option
 )
 
@@ -55,8 +53,15 @@ const hmac = (key: BatchKey, text: string): string =>
 /** The id of a key, stored in the results file: an HMAC of a fixed label, 16 hex digits. */
 export const id = (key: BatchKey): string => hmac(key, "gcx batch key id").slice(0, 16)
 
-/** The fingerprint of a card: an HMAC-SHA-256 of its number, PIN and product line, 32 hex digits. */
-export const fingerprint = (key: BatchKey, row: BatchFile.Row): string =>
+/** What a fingerprint is made of: a card's number, PIN and product line (a `BatchFile.Row`'s card). */
+export interface Card {
+  readonly cardNumber: Redacted.Redacted<string>
+  readonly pinNumber: Redacted.Redacted<string>
+  readonly productLineId: string
+}
+
+/** The fingerprint of a row's card: an HMAC-SHA-256 of its number, PIN and product line, 32 hex digits. */
+export const fingerprint = (key: BatchKey, row: { readonly card: Card }): string =>
   hmac(
     key,
     ["gcx card v1", Redacted.value(row.card.cardNumber), Redacted.value(row.card.pinNumber), row.card.productLineId]
@@ -143,7 +148,7 @@ export const resolve = (
   keyId: Option.Option<string>
 ): Effect.Effect<
   BatchKey,
-  BatchKeyError | ConfigError.ConfigError | PlatformError.PlatformError,
+  BatchKeyError | Config.ConfigError | PlatformError.PlatformError,
   FileSystem.FileSystem
 > =>
   Effect.gen(function*() {

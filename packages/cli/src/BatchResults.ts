@@ -14,17 +14,16 @@
  *   `card`: trying again gives the same answer), is finished and skipped. Any
  *   other failure is tried again, and its line replaced.
  */
-import type * as PlatformError from "@effect/platform/Error"
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Wire from "@gcx/core/Wire"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import type * as PlatformError from "effect/PlatformError"
 import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import * as Path from "node:path"
 import { CliError, ExitCode } from "./ExitCode.js"
 import * as Text from "./Text.js"
-
-const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
 /** The first line of a results file. */
 export class Header extends Schema.Class<Header>("@gcx/cli/BatchResults/Header")({
@@ -43,27 +42,27 @@ export class Result extends Schema.Class<Result>("@gcx/cli/BatchResults/Result")
   /** The masked card number. */
   card: Schema.String,
   productLineId: Schema.String,
-  status: Schema.Literal("completed", "failed"),
-  transactionId: optional(Schema.String),
-  actualCardValue: optional(Wire.Money),
-  exchangeCardValue: optional(Wire.Money),
+  status: Schema.Literals(["completed", "failed"]),
+  transactionId: Schema.optionalKey(Schema.String),
+  actualCardValue: Schema.optionalKey(Wire.Money),
+  exchangeCardValue: Schema.optionalKey(Wire.Money),
   /** The recovery group of the error (`card`, `merchant`, `service`, ...). */
-  group: optional(Schema.String),
+  group: Schema.optionalKey(Schema.String),
   /** The error's tag (`InvalidCard`). */
-  error: optional(Schema.String),
-  errorCode: optional(Schema.String),
+  error: Schema.optionalKey(Schema.String),
+  errorCode: Schema.optionalKey(Schema.String),
   /** What to tell the customer, when the error carries it. */
-  userMessage: optional(Schema.String),
+  userMessage: Schema.optionalKey(Schema.String),
   /** The error's message, for the operator. */
-  message: optional(Schema.String),
+  message: Schema.optionalKey(Schema.String),
   finishedAt: Wire.Timestamp
 }) {}
 
 /** Whether a result is final: the card is skipped on a later run. */
 export const isFinal = (result: Result): boolean => result.status === "completed" || result.group === "card"
 
-const HeaderLine = Schema.parseJson(Header)
-const ResultLine = Schema.parseJson(Result)
+const HeaderLine = Schema.fromJsonString(Header)
+const ResultLine = Schema.fromJsonString(Result)
 const decodeHeader = Schema.decodeUnknownOption(HeaderLine)
 const decodeResult = Schema.decodeUnknownOption(ResultLine)
 
@@ -156,12 +155,16 @@ export const writer = (
     const byKey = new Map(results.map((result) => [result.key, result]))
     let version = 0
     let written = -1
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
     const flush = lock.withPermits(1)(Effect.suspend(() => {
       if (written >= version) return Effect.void
       const writing = version
       return write(path, header, byKey.values()).pipe(
-        Effect.tap(() => (written = writing)),
+        Effect.tap(() =>
+          Effect.sync(() => {
+            written = writing
+          })
+        ),
         Effect.provideService(FileSystem.FileSystem, fs)
       )
     }))

@@ -3,8 +3,7 @@
  * command line and turns every way it can end into an exit code (see
  * `ExitCode`), reporting a failure as one line on stderr.
  */
-import type * as CliApp from "@effect/cli/CliApp"
-import * as Command from "@effect/cli/Command"
+import * as Command from "effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as Batch from "./commands/Batch.js"
 import * as Heartbeat from "./commands/Heartbeat.js"
@@ -22,29 +21,25 @@ export const version = "0.1.0"
 
 /** The `gcx` command and its subcommands. */
 export const command = Command.make("gcx").pipe(
-  Command.withDescription(
-    Help.describe("Quote gift cards with the Gift Card Exchange Partner Service", [
-      ...Help.connectionVariables,
-      ["GCX_BATCH_KEY", "key of gcx batch's results file (see gcx batch --help)"]
-    ])
-  ),
+  Help.describe("Quote gift cards with the Gift Card Exchange Partner Service", [
+    ...Help.connectionVariables,
+    ["GCX_BATCH_KEY", "key of gcx batch's results file (see gcx batch --help)"]
+  ]),
   Command.withSubcommands([
-    Command.transformHandler(Heartbeat.command, started),
-    Command.transformHandler(Quote.command, started),
-    Command.transformHandler(Watch.command, started),
-    Command.transformHandler(Batch.command, started),
-    Command.transformHandler(SandboxCommand.command, started),
-    Command.transformHandler(RunnerCommand.command, started)
+    Heartbeat.command,
+    Quote.command,
+    Watch.command,
+    Batch.command,
+    SandboxCommand.command,
+    RunnerCommand.command
   ])
 )
 
 /** Runs `gcx` on the full command line (`process.argv`: runtime, script, arguments). */
-export const cli = Command.run(command, { name: "gcx", version })
+export const cli = (argv: ReadonlyArray<string>) => Command.runWith(command, { version })(argv.slice(2))
 
-/** A handler, once the command line is parsed (`Output.parsed`). */
-function started<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
-  return Effect.zipRight(Output.parsed, effect)
-}
+/** The services `main` needs from the platform: those of effect/cli (`NodeServices.layer` on Node). */
+export type Environment = Command.Environment
 
 /**
  * Runs `gcx` and returns its exit code; a failure is reported as one line on
@@ -53,8 +48,8 @@ function started<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R
  * With `OTEL_EXPORTER_OTLP_ENDPOINT` set, its spans and metrics are exported,
  * and flushed before it returns (`Telemetry`).
  */
-export const main = (argv: ReadonlyArray<string>): Effect.Effect<ExitCode.ExitCode, never, CliApp.CliApp.Environment> =>
+export const main = (argv: ReadonlyArray<string>): Effect.Effect<ExitCode.ExitCode, never, Environment> =>
   ExitCode.report(
-    Effect.ensuring(Effect.provide(cli(Output.hoistLogLevel(argv)), Telemetry.layer), Output.parsed),
+    cli(Output.hoistLogLevel(argv)).pipe(Effect.provide(Telemetry.layer), Help.provide(Output.colors(process.stdout))),
     Help.commandOf(argv)
   ).pipe(Output.provide(argv))

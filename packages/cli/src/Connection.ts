@@ -19,8 +19,6 @@
  *   fails with the configuration error naming every missing variable, and
  *   uses the embedded sandbox only with an explicit `--embedded`.
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
-import type { ServeError } from "@effect/platform/HttpServerError"
 import * as ExchangeClient from "@gcx/http/ExchangeClient"
 import * as ExchangeConfig from "@gcx/http/ExchangeConfig"
 import * as TokenProvider from "@gcx/http/TokenProvider"
@@ -29,9 +27,10 @@ import * as QuoteJournal from "@gcx/poller/QuoteJournal"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
 import * as Arr from "effect/Array"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import type * as HttpClient from "effect/http/HttpClient"
+import type { ServeError } from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ConnectionFlags from "./ConnectionFlags.js"
@@ -41,7 +40,7 @@ import type * as Embedded from "./Embedded.js"
  * Node's fast HTTP client (`NodeHttpClient.layerUndici`), loaded when a command first builds a
  * client: `gcx --help` and `gcx --version` never load undici.
  */
-export const httpClient: Layer.Layer<HttpClient.HttpClient> = Layer.unwrapEffect(
+export const httpClient: Layer.Layer<HttpClient.HttpClient> = Layer.unwrap(
   Effect.promise(() => import("@effect/platform-node/NodeHttpClient")).pipe(
     Effect.map((NodeHttpClient) => NodeHttpClient.layerUndici)
   )
@@ -70,16 +69,19 @@ const flagValues = (flags: Flags): ReadonlyArray<readonly [string, string]> =>
 
 /** Runs `effect` with the flags as its first configuration source, before the current one (the environment). */
 export const withFlags = (flags: Flags) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.configProviderWith((current) =>
-    Effect.withConfigProvider(
+  ConfigProvider.ConfigProvider.use((current) =>
+    Effect.provideService(
       effect,
-      ConfigProvider.fromMap(new Map(flagValues(flags))).pipe(ConfigProvider.orElse(() => current))
+      ConfigProvider.ConfigProvider,
+      ConfigProvider.fromEnvRecord(Object.fromEntries(flagValues(flags)), { preserveEmptyStrings: true }).pipe(
+        ConfigProvider.orElse(current)
+      )
     )
   )
 
 /** Whether any connection setting is given a non-empty value. */
 export const isConfigured: Config.Config<boolean> = Config.all(
-  variables.map((name) => Config.string(name).pipe(Config.option))
+  variables.map((name) => Config.String(name).pipe(Config.option))
 ).pipe(Config.map(Arr.some(Option.exists((value) => value.trim() !== ""))))
 
 /**
@@ -93,7 +95,7 @@ export type Fallback = "embedded" | "none"
 export const embeddedReason = (
   flags: Flags,
   fallback: Fallback = "embedded"
-): Effect.Effect<Option.Option<string>, ConfigError.ConfigError> =>
+): Effect.Effect<Option.Option<string>, Config.ConfigError> =>
   flags.embedded
     ? Effect.succeed(Option.some("--embedded"))
     : fallback === "none"
@@ -112,9 +114,9 @@ export const layer = (
   fallback: Fallback = "embedded"
 ): Layer.Layer<
   ExchangeClient.ExchangeClient | TokenProvider.TokenProvider | ExchangeConfig.ExchangeConfig,
-  ConfigError.ConfigError | ServeError
+  Config.ConfigError | ServeError
 > =>
-  Layer.unwrapEffect(Effect.gen(function*() {
+  Layer.unwrap(Effect.gen(function*() {
     const reason = yield* embeddedReason(flags, fallback)
     if (Option.isSome(reason)) {
       // loaded on demand: a process that talks to a configured service never loads the sandbox
@@ -146,5 +148,5 @@ export const pollerLayer = (
   flags: Flags
 ): Layer.Layer<
   QuotePoller.QuotePoller | QuoteEvents.QuoteEvents | ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig,
-  ConfigError.ConfigError | ServeError
+  Config.ConfigError | ServeError
 > => withPoller(layer(flags))

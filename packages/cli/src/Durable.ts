@@ -5,23 +5,24 @@
  * workflow, the cluster and the database drivers are loaded only when
  * `--durable` is given.
  */
-import * as Options from "@effect/cli/Options"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Connection from "./Connection.js"
 import type * as DurablePoller from "./DurablePoller.js"
 
 /** The `--durable` flag. */
-export const flag = Options.boolean("durable").pipe(
-  Options.withDescription(
+export const flag = Flag.Boolean("durable").pipe(
+  Flag.withDescription(
     "run the quote as a durable workflow: embedded on SQLite (GCX_DATABASE_FILE, default .gcx/gcx.db), or " +
       "client-only on the runners of GCX_DATABASE_URL; the card is sealed with GCX_DATA_KEY"
-  )
+  ),
+  Flag.withDefault(false)
 )
 
 /** The poller of `--durable` (`DurablePoller.pollerLayer`), loaded on demand. */
 export const pollerLayer = (flags: Connection.Flags): ReturnType<typeof DurablePoller.pollerLayer> =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(
       Effect.promise((): Promise<typeof DurablePoller> => import("./DurablePoller.js")),
       (module) => module.pollerLayer(flags)

@@ -18,7 +18,6 @@
  * stream shows the progress events the local runner publishes for the quote,
  * then its outcome as the workflow recorded it.
  */
-import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Errors from "@gcx/core/Errors"
 import type * as Quote from "@gcx/core/Quote"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
@@ -34,16 +33,20 @@ import type * as QuoteWorkflow from "@gcx/workflow/QuoteWorkflow"
 import * as Runner from "@gcx/workflow/Runner"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import type { ServeError } from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as Connection from "./Connection.js"
+
+/** A layer of `A` that fails: the durable store (the quotes' journal) could not be opened. */
+const unopened = <A>(message: string): Layer.Layer<A, QuoteJournal.JournalError> =>
+  Layer.effectContext(Effect.fail(new QuoteJournal.JournalError({ operation: "open", message })))
 
 /**
  * The deployment of a client-only node on the runners of `databaseUrl`
@@ -53,15 +56,9 @@ import * as Connection from "./Connection.js"
  */
 export const clientDeployment = (
   databaseUrl: Redacted.Redacted<string>
-): DurableQuotes.ClientDeployment<ConfigError.ConfigError | QuoteJournal.JournalError> =>
+): DurableQuotes.ClientDeployment<Config.ConfigError | QuoteJournal.JournalError> =>
   Runner.layerClient({ databaseUrl }).pipe(
-    Layer.catchAll((error) =>
-      Layer.fail(
-        error._tag === "DatabaseUnreachable"
-          ? new QuoteJournal.JournalError({ operation: "open", message: error.message })
-          : error
-      )
-    )
+    Layer.catchTag("DatabaseUnreachable", (error) => unopened<Runner.Services>(error.message))
   )
 
 /**
@@ -81,7 +78,7 @@ const terminalEvent = (
     Exit.match(exit, {
       onSuccess: (quote) => new QuoteEvent.Completed({ transactionId: quote.transactionId, timestamp, quote }),
       onFailure: (cause) => {
-        const error = Option.match(Cause.failureOption(cause), {
+        const error = Option.match(Cause.findErrorOption(cause), {
           onNone: () => Errors.unexpectedResponse({}, "the durable quote ended with a defect"),
           onSome: toQuoteFailure
         })
@@ -102,7 +99,7 @@ export const durablePoller = Effect.gen(function*() {
   const quotes = yield* DurableQuotes.DurableQuotes
 
   const quote: QuotePoller.Service["quote"] = (request, options = {}) =>
-    Stream.unwrapScoped(Effect.gen(function*() {
+    Stream.unwrap(Effect.gen(function*() {
       // Subscribed before the submit: the local runner (embedded) publishes the quote's events here.
       const events = yield* bus.subscribe
       const requestId = yield* quotes.submit(request, { requestId: options.requestId }).pipe(
@@ -132,7 +129,7 @@ export const durablePoller = Effect.gen(function*() {
       Stream.flatMap(([request, index]) =>
         quote(request, options).pipe(
           Stream.map((event): QuotePoller.BatchEvent => ({ _tag: "Event", index, event })),
-          Stream.catchAll((error) => Stream.succeed<QuotePoller.BatchEvent>({ _tag: "Rejected", index, error }))
+          Stream.catch((error) => Stream.succeed<QuotePoller.BatchEvent>({ _tag: "Rejected", index, error }))
         ), { concurrency })
     )
 
@@ -140,15 +137,15 @@ export const durablePoller = Effect.gen(function*() {
 })
 
 /** Where the embedded database lives: `GCX_DATABASE_FILE`, default `.gcx/gcx.db`. */
-export const databaseFile: Config.Config<string> = Config.string("GCX_DATABASE_FILE").pipe(
+export const databaseFile: Config.Config<string> = Config.String("GCX_DATABASE_FILE").pipe(
   Config.withDefault(Embedded.defaultFilename)
 )
 
 /** What the durable layers of the CLI fail with: configuration, or the embedded database. */
 type LayerError =
-  | ConfigError.ConfigError
+  | Config.ConfigError
   | QuoteJournal.JournalError
-  | Layer.Layer.Error<ReturnType<typeof Embedded.layerQuotes>>
+  | Layer.Error<ReturnType<typeof Embedded.layerQuotes>>
 
 /** The services `--durable` provides to the commands. */
 type Quotes<E> = Layer.Layer<
@@ -168,8 +165,8 @@ export const layerQuotes = <E>(
   DurableQuotes.DurableQuotes | QuotePoller.QuotePoller | QuoteEvents.QuoteEvents,
   E | LayerError
 > =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const databaseUrl = yield* Config.option(Config.redacted("GCX_DATABASE_URL"))
+  Layer.unwrap(Effect.gen(function*() {
+    const databaseUrl = yield* Config.option(Config.Redacted("GCX_DATABASE_URL"))
     if (Option.isSome(databaseUrl)) {
       const clientOnly: Quotes<E> = DurableQuotes.layerClient(clientDeployment(databaseUrl.value)).pipe(
         Layer.provideMerge(Connection.withPoller(client))
@@ -191,16 +188,23 @@ export const pollerLayer = (
   flags: Connection.Flags
 ): Layer.Layer<
   QuotePoller.QuotePoller | QuoteEvents.QuoteEvents | ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig,
-  ConfigError.ConfigError | ServeError | QuoteJournal.JournalError
+  Config.ConfigError | ServeError | QuoteJournal.JournalError
 > =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const clientOnly = Option.isSome(yield* Config.option(Config.string("GCX_DATABASE_URL")))
+  Layer.unwrap(Effect.gen(function*() {
+    const clientOnly = Option.isSome(yield* Config.option(Config.String("GCX_DATABASE_URL")))
     const client = Connection.layer(flags, clientOnly ? "none" : "embedded")
     return Layer.effect(QuotePoller.QuotePoller, durablePoller).pipe(
       Layer.provideMerge(layerQuotes(client)),
       Layer.provideMerge(client),
-      Layer.mapError((error) =>
-        error._tag === "SqlError" ? new QuoteJournal.JournalError({ operation: "open", message: error.message }) : error
+      Layer.catchTag(
+        "SqlError",
+        (error) =>
+          unopened<
+            | QuotePoller.QuotePoller
+            | QuoteEvents.QuoteEvents
+            | ExchangeClient.ExchangeClient
+            | ExchangeConfig.ExchangeConfig
+          >(error.message)
       )
     )
   }))

@@ -4,17 +4,17 @@
  * when no connection is configured (see `Connection`), and `pnpm demo`
  * always.
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
-import type { ServeError } from "@effect/platform/HttpServerError"
 import * as ExchangeClient from "@gcx/http/ExchangeClient"
 import type * as ExchangeConfig from "@gcx/http/ExchangeConfig"
 import type * as TokenProvider from "@gcx/http/TokenProvider"
 import * as Sandbox from "@gcx/sandbox/Sandbox"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import type * as HttpClient from "effect/http/HttpClient"
+import type { ServeError } from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 
 /** How to run the embedded sandbox. */
 export interface Options {
@@ -28,10 +28,12 @@ export interface Options {
  * `GCX_SANDBOX_TIME_SCALE`: the time scale of the embedded sandbox (a number
  * above 0, default 1). Tests and CI use it to run the scenarios faster.
  */
-export const timeScale: Config.Config<number> = Config.number("GCX_SANDBOX_TIME_SCALE").pipe(
-  Config.validate({ message: "GCX_SANDBOX_TIME_SCALE must be a number above 0", validation: (scale) => scale > 0 }),
-  Config.withDefault(1)
-)
+export const timeScale: Config.Config<number> = Config.schema(
+  Schema.NumberFromString.check(
+    Schema.makeFilter((scale: number) => scale > 0 || "GCX_SANDBOX_TIME_SCALE must be a number above 0")
+  ),
+  "GCX_SANDBOX_TIME_SCALE"
+).pipe(Config.withDefault(1))
 
 /** The client options for a running sandbox and its default test partner. */
 export const clientOptions = (server: Sandbox.Service): ExchangeConfig.Options => Sandbox.clientOptions(server)
@@ -42,7 +44,7 @@ export const clientOptions = (server: Sandbox.Service): ExchangeConfig.Options =
  * is random: nothing of gcx uses the admin API.
  */
 export const sandbox = (options: Options = {}): Layer.Layer<Sandbox.SandboxServer, ServeError> =>
-  Layer.scoped(
+  Layer.effect(
     Sandbox.SandboxServer,
     // Loopback and no options of the user's: an options error would be a bug in gcx.
     Effect.catchTag(Sandbox.make({ logLevel: "None", timeScale: options.timeScale }), "SandboxOptionsError", Effect.die)
@@ -59,10 +61,10 @@ export const layer = (
   | TokenProvider.TokenProvider
   | ExchangeConfig.ExchangeConfig
   | Sandbox.SandboxServer,
-  ServeError | ConfigError.ConfigError,
+  ServeError | Config.ConfigError,
   HttpClient.HttpClient
 > =>
-  Layer.unwrapEffect(Effect.gen(function*() {
+  Layer.unwrap(Effect.gen(function*() {
     const server = yield* Sandbox.SandboxServer
     if (options.announce !== undefined) {
       const scale = options.timeScale === undefined || options.timeScale === 1

@@ -14,27 +14,27 @@
  * A report is one line on stderr: never a stack trace, a secret or a full
  * card number (the service's messages are scrubbed by @gcx/core), and no
  * control character (`Text.safe`). A usage error names the flag or the
- * variable and ends with `(see gcx <command> --help)`.
+ * variable and ends with `(see gcx <command> --help)`. The lines themselves
+ * are written by `Describe`.
  */
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import type { ValidationError } from "@effect/cli/ValidationError"
-import * as CliValidationError from "@effect/cli/ValidationError"
-import type * as PlatformError from "@effect/platform/Error"
-import type { ServeError } from "@effect/platform/HttpServerError"
-import type { Teardown } from "@effect/platform/Runtime"
 import type * as Errors from "@gcx/core/Errors"
 import * as ErrorTraits from "@gcx/core/ErrorTraits"
 import type { JournalError } from "@gcx/poller/QuoteJournal"
 import type { SandboxOptionsError } from "@gcx/sandbox/Sandbox"
 import * as Cause from "effect/Cause"
-import * as ConfigError from "effect/ConfigError"
+import * as EffectCliError from "effect/cli/CliError"
+import type * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type { ServeError } from "effect/http/HttpServerError"
 import * as Option from "effect/Option"
+import type * as PlatformError from "effect/PlatformError"
 import * as Predicate from "effect/Predicate"
+import type * as Runtime from "effect/Runtime"
 import type { BatchKeyError } from "./BatchKey.js"
+import * as Describe from "./Describe.js"
 import * as Help from "./Help.js"
 import * as Text from "./Text.js"
 
@@ -67,8 +67,8 @@ export class ExitWith extends Data.TaggedError("ExitWith")<{ readonly code: Exit
 /** Everything a command can fail with. */
 export type Failure =
   | Errors.QuoteFailure
-  | ConfigError.ConfigError
-  | ValidationError
+  | Config.ConfigError
+  | EffectCliError.CliError
   | PlatformError.PlatformError
   | CliError
   | ExitWith
@@ -119,109 +119,59 @@ const ranks: ReadonlyArray<ExitCode> = [
 
 const rank = (code: ExitCode): number => ranks.indexOf(code)
 
-const what: Readonly<Record<ErrorTraits.ErrorGroup, string>> = {
-  card: "the card was refused",
-  merchant: "the merchant is unavailable, retry later",
-  request: "the service refused the request",
-  service: "the service failed",
-  transport: "the service could not be reached",
-  unknown: "the service answered with an unknown error",
-  local: "the quote failed"
-}
-
 /** One line describing a quote failure: what happened, the error's tag and code, and the user message. */
-export const describeQuoteFailure = (error: Errors.QuoteFailure): string => {
-  const details: Array<string> = [error._tag]
-  if ("errorCode" in error && error.errorCode !== undefined) details.push(error.errorCode)
-  if ("httpStatus" in error && error.httpStatus !== undefined) details.push(`HTTP ${error.httpStatus}`)
-  if ("attempts" in error && error.attempts !== undefined && error.attempts > 1) {
-    details.push(`${error.attempts} attempts`)
-  }
-  const summary = error._tag === "InvalidCardInput"
-    ? "invalid card input"
-    : error._tag === "PollTimeout"
-    ? "the quote did not complete in time"
-    : error._tag === "TokenError"
-    ? "no access token"
-    : error._tag === "CardDecryptionError"
-    ? "the sealed card could not be opened"
-    : what[ErrorTraits.groupOf(error)]
-  const text = error._tag === "PollTimeout"
-    ? `transaction ${error.transactionId} did not complete within ${error.deadlineMillis} ms; ` +
-      `follow it with: gcx watch ${error.transactionId}`
-    : Option.getOrElse(ErrorTraits.customerMessage(error), () => error.message)
-  return `${summary} (${details.join(", ")}): ${oneLine(text)}`
-}
+export const describeQuoteFailure: (error: Errors.QuoteFailure) => string = Describe.quoteFailure
 
 /** The messages of a configuration error, one per problem, naming the variables. */
-export const describeConfigError = (error: ConfigError.ConfigError): string => {
-  const problems: Array<string> = []
-  const walk = (error: ConfigError.ConfigError): void => {
-    switch (error._op) {
-      case "And":
-      case "Or":
-        walk(error.left)
-        walk(error.right)
-        return
-      case "MissingData":
-        problems.push(`${error.path.join(".")} is not set`)
-        return
-      case "InvalidData":
-        problems.push(error.message)
-        return
-      case "SourceUnavailable":
-      case "Unsupported":
-        problems.push(error.message)
-        return
-    }
-  }
-  walk(error)
-  return Array.from(new Set(problems)).join("; ")
-}
-
-const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim()
+export const describeConfigError: (error: Config.ConfigError) => string = Describe.configError
 
 /** The problem a command-line error describes, as one line: `--deadline must be a number above 0, got 'x'`. */
-export const describeValidationError = (error: ValidationError): string =>
-  oneLine(Text.stripAnsi(HelpDoc.toAnsiText(error.error))).replace(/\.$/, "")
+export const describeUsageError: (error: EffectCliError.CliError) => string = Describe.usageError
 
-/**
- * The code and the line to print (none when the failure was already
- * reported) for a failure of `command` (the subcommand, for the usage hint).
- */
-export const ofFailure = (
-  error: Failure,
-  command?: string
-): { readonly code: ExitCode; readonly line: Option.Option<string> } => {
-  const usage = (line: string) => ({ code: ExitCode.Usage, line: Option.some(`${line} ${Help.hint(command)}`) })
+/** What a report says: the code, and the line to print (none when the failure was already reported). */
+export interface Outcome {
+  readonly code: ExitCode
+  readonly line: Option.Option<string>
+}
+
+/** The code and the line for a failure of `command` (the subcommand, for the usage hint). */
+export const ofFailure = (error: Failure, command?: string): Outcome => {
+  const usage = (line: string, hinted = command) => ({
+    code: ExitCode.Usage,
+    line: Option.some(`${line} ${Help.hint(hinted)}`)
+  })
   if (isQuoteFailure(error)) {
     const line = describeQuoteFailure(error)
     return error._tag === "InvalidCardInput"
       ? usage(line)
       : { code: ofQuoteFailure(error), line: Option.some(line) }
   }
-  if (ConfigError.isConfigError(error)) {
-    return usage(`configuration: ${describeConfigError(error)} (or use --embedded for the sandbox)`)
+  if (EffectCliError.isCliError(error)) {
+    // `ShowHelp` without errors: the help was asked for, or `gcx` alone was run, and printed
+    if (error._tag === "ShowHelp" && error.errors.length === 0) {
+      return { code: ExitCode.Completed, line: Option.none() }
+    }
+    return usage(describeUsageError(error), error._tag === "ShowHelp" ? error.commandPath[1] ?? command : command)
   }
-  if (CliValidationError.isValidationError(error)) return usage(describeValidationError(error))
   switch (error._tag) {
+    case "ConfigError":
+      return usage(`configuration: ${describeConfigError(error)} (or use --embedded for the sandbox)`)
     case "ExitWith":
       return { code: error.code, line: Option.none() }
     case "CliError":
       return error.code === ExitCode.Usage
-        ? usage(oneLine(error.message))
-        : { code: error.code, line: Option.some(oneLine(error.message)) }
+        ? usage(Describe.oneLine(error.message))
+        : { code: error.code, line: Option.some(Describe.oneLine(error.message)) }
     case "BatchKeyError":
-      return usage(`batch key: ${oneLine(error.message)}`)
+      return usage(`batch key: ${Describe.oneLine(error.message)}`)
     case "ServeError":
       return { code: ExitCode.Usage, line: Option.some("the sandbox could not listen (is the port in use?)") }
     case "SandboxOptionsError":
-      return usage(`sandbox: ${oneLine(error.message)}`)
+      return usage(`sandbox: ${Describe.oneLine(error.message)}`)
     case "JournalError":
-      return { code: ExitCode.ServiceFailure, line: Option.some(`journal: ${oneLine(error.message)}`) }
-    case "BadArgument":
-    case "SystemError":
-      return { code: ExitCode.Usage, line: Option.some(oneLine(error.message)) }
+      return { code: ExitCode.ServiceFailure, line: Option.some(`journal: ${Describe.oneLine(error.message)}`) }
+    case "PlatformError":
+      return { code: ExitCode.Usage, line: Option.some(Describe.oneLine(error.message)) }
   }
 }
 
@@ -229,14 +179,11 @@ export const ofFailure = (
  * The code and the line for the cause a command ended with: interruption is
  * 130; a defect is reported generically (its message may carry anything).
  */
-export const ofCause = (
-  cause: Cause.Cause<Failure>,
-  command?: string
-): { readonly code: ExitCode; readonly line: Option.Option<string> } =>
-  Option.match(Cause.failureOption(cause), {
+export const ofCause = (cause: Cause.Cause<Failure>, command?: string): Outcome =>
+  Option.match(Cause.findErrorOption(cause), {
     onSome: (error) => ofFailure(error, command),
     onNone: () =>
-      Cause.isInterruptedOnly(cause)
+      Cause.hasInterruptsOnly(cause)
         ? { code: ExitCode.Interrupted, line: Option.some("interrupted") }
         : {
           code: ExitCode.Unexpected,
@@ -259,7 +206,7 @@ export const report = <R>(
     onFailure: (cause) => {
       const { code, line } = ofCause(cause, command)
       return Effect.logDebug("gcx failed", Cause.pretty(cause)).pipe(
-        Effect.zipRight(
+        Effect.andThen(
           Option.match(line, {
             onNone: () => Effect.void,
             onSome: (line) => Console.error(`error: ${Text.safe(line)}`)
@@ -274,11 +221,11 @@ export const report = <R>(
  * The teardown for `NodeRuntime.runMain` of a program that returns its exit
  * code: that code, 130 when interrupted, 1 for anything else.
  */
-export const teardown: Teardown = (exit, onExit) =>
+export const teardown: Runtime.Teardown = (exit, onExit) =>
   onExit(
     Exit.isSuccess(exit)
       ? typeof exit.value === "number" ? exit.value : ExitCode.Completed
-      : Cause.isInterruptedOnly(exit.cause)
+      : Cause.hasInterruptsOnly(exit.cause)
       ? ExitCode.Interrupted
       : ExitCode.Unexpected
   )

@@ -1,13 +1,14 @@
 /**
  * Flags whose errors name the flag: `--deadline must be a number above 0,
  * got 'abc'`, `--env must be one of sandbox, production, custom, got 'x'`,
- * instead of @effect/cli's `'abc' is not a float`, or a schema tree, that
- * name nothing.
+ * instead of effect/cli's `Invalid value for flag --deadline: "abc".
+ * Expected: ...`.
  */
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as Options from "@effect/cli/Options"
-import * as ValidationError from "@effect/cli/ValidationError"
+import * as Argument from "effect/cli/Argument"
+import * as CliError from "effect/cli/CliError"
+import * as CliFlag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Text from "./Text.js"
 
 /** What a numeric flag accepts. */
@@ -42,26 +43,43 @@ export const parse = (name: string, range: Range) => (text: string): Effect.Effe
     : Effect.fail(`--${name} must be ${expected(range)}, got '${Text.safe(text.slice(0, 40))}'`)
 }
 
-/** A numeric flag `--name <pseudoName>`, checked against `range`. */
-export const number = (name: string, pseudoName: string, range: Range): Options.Options<number> =>
-  Options.text(name).pipe(
-    Options.withPseudoName(pseudoName),
-    Options.mapEffect((text) =>
-      Effect.mapError(parse(name, range)(text), (message) => ValidationError.invalidValue(HelpDoc.p(message)))
-    )
+/** A usage error that says what is wrong in its own words. */
+const invalid = (message: string) => new CliError.ValidationError({ message })
+
+/** A numeric flag `--name <metavar>`, checked against `range`. */
+export const number = (name: string, metavar: string, range: Range): CliFlag.Flag<number> =>
+  CliFlag.String(name).pipe(
+    CliFlag.withMetavar(metavar),
+    CliFlag.mapEffect((text) => Effect.mapError(parse(name, range)(text), invalid))
   )
 
 /** A flag `--name` that takes one of `choices`. */
-export const choice = <const C extends string>(name: string, choices: ReadonlyArray<C>): Options.Options<C> =>
-  Options.text(name).pipe(
-    Options.withPseudoName(choices.join(" | ")),
-    Options.mapEffect((text) =>
+export const choice = <const C extends string>(name: string, choices: ReadonlyArray<C>): CliFlag.Flag<C> =>
+  CliFlag.String(name).pipe(
+    CliFlag.withMetavar(choices.join(" | ")),
+    CliFlag.mapEffect((text) =>
       (choices as ReadonlyArray<string>).includes(text)
         ? Effect.succeed(text as C)
-        : Effect.fail(
-          ValidationError.invalidValue(
-            HelpDoc.p(`--${name} must be one of ${choices.join(", ")}, got '${Text.safe(text.slice(0, 40))}'`)
-          )
-        )
+        : Effect.fail(invalid(`--${name} must be one of ${choices.join(", ")}, got '${Text.safe(text.slice(0, 40))}'`))
+    )
+  )
+
+/**
+ * An argument `<name>` naming a file that must exist, kept as the user wrote
+ * it (messages show the path as typed): `Path '<path>' must exist`.
+ */
+export const existingFile = (name: string): Argument.Argument<string> =>
+  Argument.String(name).pipe(
+    Argument.withMetavar("file"),
+    Argument.mapEffect((path) =>
+      Effect.flatMap(FileSystem.FileSystem, (fs) => fs.stat(path)).pipe(
+        Effect.matchEffect({
+          onFailure: () => Effect.fail(invalid(`Path '${Text.safe(path)}' must exist`)),
+          onSuccess: (info) =>
+            info.type === "File"
+              ? Effect.succeed(path)
+              : Effect.fail(invalid(`Expected path '${Text.safe(path)}' to be a regular file`))
+        })
+      )
     )
   )

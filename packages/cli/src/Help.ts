@@ -2,10 +2,20 @@
  * The help of each `gcx` command: its summary, then the `GCX_*` variables it
  * reads (names only: a value, secret or not, is never shown) and the exit
  * codes; and the hint every usage error ends with, `(see gcx <command> --help)`.
+ *
+ * effect/cli renders the summary, the usage and the flags (`CliOutput`);
+ * `formatter` adds the ENVIRONMENT and EXIT CODES sections of the commands
+ * that name their variables (`describe`), and `presenter` prints help and
+ * version on stdout and leaves usage errors to `ExitCode.report`, which
+ * prints them as one `error:` line.
  */
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as Span from "@effect/cli/HelpDoc/Span"
-import * as Arr from "effect/Array"
+import * as CliOutput from "effect/cli/CliOutput"
+import * as Command from "effect/cli/Command"
+import type * as HelpDoc from "effect/cli/HelpDoc"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 /** A variable and what it does. */
 export type Variable = readonly [name: string, description: string]
@@ -15,7 +25,7 @@ export const connectionVariables: ReadonlyArray<Variable> = [
   ["GCX_ENV", "sandbox, production or custom: the default stage segment (default custom)"],
   ["GCX_BASE_URL", "base URL of the API (required once any connection setting is given)"],
   ["GCX_AUTH_URL", "base URL of the token endpoint (required)"],
-  ["GCX_STAGE", "stage segment of the quote paths; empty for none"],
+  ["GCX_STAGE", "stage segment of the quote paths; / for none"],
   ["GCX_CLIENT_ID", "partner client id (required)"],
   ["GCX_CLIENT_SECRET", "partner client secret (required; secret: environment only, never a flag)"],
   ["GCX_API_KEY", "partner API key (required; secret: environment only, never a flag)"],
@@ -40,21 +50,82 @@ export const exitCodes: ReadonlyArray<readonly [code: number, meaning: string]> 
   [130, "interrupted (Ctrl+C)"]
 ]
 
-const list = (rows: ReadonlyArray<readonly [string, string]>): HelpDoc.HelpDoc =>
-  Arr.match(rows.map(([term, text]) => [Span.code(term), HelpDoc.p(text)] as [Span.Span, HelpDoc.HelpDoc]), {
-    onEmpty: () => HelpDoc.empty,
-    onNonEmpty: (items) => HelpDoc.descriptionList(items)
-  })
+/** The variables a command reads: an annotation of the command, shown in its help (`formatter`). */
+export class Variables extends Context.Service<Variables, ReadonlyArray<Variable>>()("@gcx/cli/Help/Variables") {}
 
-/** A command's description: its summary, the variables it reads, the exit codes. */
-export const describe = (summary: string, variables: ReadonlyArray<Variable>): HelpDoc.HelpDoc =>
-  HelpDoc.blocks([
-    HelpDoc.p(summary),
-    HelpDoc.h2("ENVIRONMENT"),
-    list([...variables, ...outputVariables]),
-    HelpDoc.h2("EXIT CODES"),
-    list(exitCodes.map(([code, meaning]) => [String(code), meaning] as const))
-  ])
+/**
+ * A command's description: its summary, and the variables it reads; its help
+ * ends with them, the output variables and the exit codes.
+ */
+export const describe =
+  (summary: string, variables: ReadonlyArray<Variable>) =>
+  <const Name extends string, Input, ContextInput, E, R>(
+    command: Command.Command<Name, Input, ContextInput, E, R>
+  ): Command.Command<Name, Input, ContextInput, E, R> =>
+    command.pipe(Command.withDescription(summary), Command.annotate(Variables, variables))
+
+/** A list in the layout of gcx's help: each term on a line of its own, its text below, indented. */
+const list = (rows: ReadonlyArray<readonly [string, string]>): ReadonlyArray<string> =>
+  rows.flatMap(([term, text]) => [term, "", `  ${text}`, ""])
+
+/** The ENVIRONMENT and EXIT CODES sections for the variables of a command. */
+export const sections = (
+  variables: ReadonlyArray<Variable>,
+  heading: (title: string) => string = (title) => title
+): string =>
+  [
+    heading("ENVIRONMENT"),
+    "",
+    ...list([...variables, ...outputVariables]),
+    heading("EXIT CODES"),
+    "",
+    ...list(exitCodes.map(([code, meaning]) => [String(code), meaning] as const))
+  ].join("\n").trimEnd()
+
+/**
+ * The formatter of gcx's help: effect/cli's, with colours or not, then the
+ * sections of a command that names its variables (`describe`); `--version`
+ * prints the version alone.
+ */
+export const formatter = (colors: boolean): CliOutput.Formatter => {
+  const base = CliOutput.defaultFormatter({ colors })
+  const heading = (title: string) => (colors ? `\u001b[1m${title}\u001b[0m` : title)
+  return {
+    ...base,
+    formatHelpDoc: (doc: HelpDoc.HelpDoc) =>
+      Option.match(Context.getOption(doc.annotations, Variables), {
+        onNone: () => base.formatHelpDoc(doc),
+        onSome: (variables) => `${base.formatHelpDoc(doc)}\n\n${sections(variables, heading)}`
+      }),
+    formatVersion: (_name, version) => version
+  }
+}
+
+/**
+ * What gcx presents itself: help and version on stdout, with `formatter`; a
+ * usage error is left to `ExitCode.report`, as one line on stderr, with no
+ * help or usage tree.
+ */
+export const presenter: CliOutput.Presenter = {
+  present: (event) =>
+    CliOutput.Formatter.use((formatter) => {
+      switch (event._tag) {
+        case "Help":
+          return Console.log(formatter.formatHelpDoc(event.helpDoc))
+        case "Version":
+          return Console.log(formatter.formatVersion(event.name, event.version))
+        case "InvalidInvocation":
+          return Effect.void
+      }
+    })
+}
+
+/** Runs `effect` with gcx's help formatter (with or without colours) and presenter. */
+export const provide = (colors: boolean) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  effect.pipe(
+    Effect.provideService(CliOutput.Formatter, formatter(colors)),
+    Effect.provideService(CliOutput.Presenter, presenter)
+  )
 
 /** The subcommands of `gcx`. */
 export const commands = ["heartbeat", "quote", "watch", "batch", "sandbox", "runner"] as const

@@ -4,6 +4,10 @@
  * (`run/`), with the client, the poller, the sandbox or the workflow it
  * needs, is imported when that command is the one that runs. `gcx --version`,
  * `--help` and a usage error load none of them.
+ *
+ * A handler module declares the input it takes; the command's flags must give
+ * it (checked where the command is made), so that `run/` never imports
+ * `commands/`.
  */
 import * as Effect from "effect/Effect"
 

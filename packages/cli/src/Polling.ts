@@ -4,12 +4,12 @@
  * that it moves smoothly; elsewhere the poller's default schedule waits for
  * the service's hint (`expectedCompletionTime`), then backs off.
  */
-import * as Options from "@effect/cli/Options"
 import * as PollSchedule from "@gcx/poller/PollSchedule"
 import type * as QuotePoller from "@gcx/poller/QuotePoller"
+import * as Flag from "effect/cli/Flag"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
-import * as Flag from "./Flag.js"
+import * as GcxFlag from "./Flag.js"
 import type * as Render from "./Render.js"
 
 /** The poll interval of the progress bar on a terminal. */
@@ -17,15 +17,15 @@ export const barInterval: Duration.Duration = Duration.millis(200)
 
 /** The polling flags. */
 export const options = {
-  pollInterval: Flag.number("poll-interval", "ms", { integer: true, min: 0, above: true }).pipe(
-    Options.withDescription(
+  pollInterval: GcxFlag.number("poll-interval", "ms", { integer: true, min: 0, above: true }).pipe(
+    Flag.withDescription(
       "poll every N milliseconds (default: 200 on a terminal; elsewhere the service's hint, then backoff)"
     ),
-    Options.optional
+    Flag.optional
   ),
-  deadline: Flag.number("deadline", "seconds", { min: 0, above: true }).pipe(
-    Options.withDescription("seconds to poll a quote before giving up with PollTimeout (default 120)"),
-    Options.withDefault(120)
+  deadline: GcxFlag.number("deadline", "seconds", { min: 0, above: true }).pipe(
+    Flag.withDescription("seconds to poll a quote before giving up with PollTimeout (default 120)"),
+    Flag.withDefault(120)
   )
 }
 

@@ -24,7 +24,7 @@ export const hostOf = (url: string): { readonly host: string; readonly port: num
 
 /** What a TCP connection to `host:port` meets, in a few words: `ECONNREFUSED 127.0.0.1:9`. */
 export const probe = (host: string, port: number, timeoutMillis = 3000): Effect.Effect<string> =>
-  Effect.async<string>((resume) => {
+  Effect.callback<string>((resume) => {
     const socket = Net.connect({ host, port })
     const done = (text: string) => {
       socket.destroy()

@@ -11,10 +11,6 @@
  * terminal. Durations read `229 ms` or `1.2 s`; every `Retrying` event is shown,
  * with the attempt number it carries.
  */
-import * as Terminal from "@effect/platform/Terminal"
-import * as Ansi from "@effect/printer-ansi/Ansi"
-import * as AnsiDoc from "@effect/printer-ansi/AnsiDoc"
-import * as Doc from "@effect/printer/Doc"
 import type * as Errors from "@gcx/core/Errors"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as Transaction from "@gcx/core/Transaction"
@@ -26,17 +22,20 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
+import * as Stdio from "effect/Stdio"
+import * as Terminal from "effect/Terminal"
+import * as Ansi from "./Ansi.js"
 import * as Text from "./Text.js"
 
 /** How events are shown. */
 export type Mode = "bar" | "lines" | "json"
 
 /** `json` when asked for; otherwise `bar` when stdout is a terminal, `lines` when it is not. */
-export const mode = (json: boolean): Effect.Effect<Mode, never, Terminal.Terminal> =>
+export const mode = (json: boolean): Effect.Effect<Mode, never, Stdio.Stdio> =>
   json
     ? Effect.succeed("json")
-    : Effect.flatMap(Terminal.Terminal, (terminal) => terminal.isTTY).pipe(
-      Effect.map((isTTY): Mode => (isTTY ? "bar" : "lines"))
+    : Effect.flatMap(Stdio.Stdio, (stdio) => stdio.stdoutIsTerminal).pipe(
+      Effect.map((isTerminal): Mode => (isTerminal ? "bar" : "lines"))
     )
 
 /** An amount with at least two decimals, never through a float: `100.00`, `92.50`, `0.125`. */
@@ -57,8 +56,8 @@ export const errorTag = (error: Errors.QuoteFailure): string =>
   Text.safe("errorCode" in error && error.errorCode !== undefined ? `${error._tag} ${error.errorCode}` : error._tag)
 
 /** A duration as people read it: `229 ms` under a second, `1.2 s` from one second. */
-export const duration = (input: Duration.DurationInput): string => {
-  const millis = Duration.toMillis(Duration.decode(input))
+export const duration = (input: Duration.Input): string => {
+  const millis = Duration.toMillis(input)
   if (!Number.isFinite(millis)) return "forever"
   if (millis < 1000) return `${Math.round(millis)} ms`
   const seconds = millis / 1000
@@ -101,9 +100,9 @@ const rawEventLine = (event: QuoteEvent.QuoteEvent): string => {
 export const eraseLine = "\u001b[2K"
 
 /** A piece of a line, with an optional style. */
-export type Segment = readonly [text: string, style?: Ansi.Ansi]
+export type Segment = readonly [text: string, style?: Ansi.Style]
 
-const noColor: Config.Config<boolean> = Config.string("NO_COLOR").pipe(
+const noColor: Config.Config<boolean> = Config.String("NO_COLOR").pipe(
   Config.option,
   Config.map(Option.exists((value) => value !== ""))
 )
@@ -135,14 +134,8 @@ export const liveLine: Effect.Effect<LiveLine, never, Terminal.Terminal | Scope.
         render(width).map(([text, style]) => style === undefined ? [Text.safe(text)] : [Text.safe(text), style]),
         width
       )
-      const text = plain
-        ? fitted.map(([text]) => text).join("")
-        : AnsiDoc.render(
-          Doc.hcat(
-            fitted.map(([text, style]) => style === undefined ? Doc.text(text) : Doc.annotate(Doc.text(text), style))
-          ),
-          { style: "pretty" }
-        )
+      const text = fitted.map(([text, style]) => (plain || style === undefined ? text : Ansi.paint(text, style)))
+        .join("")
       yield* write(`\r${eraseLine}${text}`)
       yield* Ref.set(drawn, true)
     })
@@ -224,8 +217,8 @@ const quoteBar = Effect.gen(function*() {
         return Console.log(Text.safe(
           `quote ${event.card ?? ""} on product ${event.productLineId ?? "?"}: transaction ${event.transactionId}`
         )).pipe(
-          Effect.zipRight(Ref.update(state, (current) => ({ ...current, percent: event.percentComplete ?? 0 }))),
-          Effect.zipRight(redraw)
+          Effect.andThen(Ref.update(state, (current) => ({ ...current, percent: event.percentComplete ?? 0 }))),
+          Effect.andThen(redraw)
         )
       case "Progress":
         return Ref.update(state, (current) => ({
@@ -235,20 +228,20 @@ const quoteBar = Effect.gen(function*() {
             ? current.steps
             : event.steps.map((step) => ({ tag: step.descriptionTag, state: stepState(step) })),
           note: ""
-        })).pipe(Effect.zipRight(redraw))
+        })).pipe(Effect.andThen(redraw))
       case "StepCompleted":
         return Ref.update(state, (current) => ({
           ...current,
           steps: current.steps.map((step) => step.tag === event.descriptionTag ? { ...step, state: "done" } : step)
-        })).pipe(Effect.zipRight(redraw))
+        })).pipe(Effect.andThen(redraw))
       case "Retrying":
         // every retry stays on screen, one line each, above the bar
         return line.end.pipe(
-          Effect.zipRight(Console.log(`retrying ${retryText(event)}`)),
-          Effect.zipRight(
+          Effect.andThen(Console.log(`retrying ${retryText(event)}`)),
+          Effect.andThen(
             Ref.update(state, (current) => ({ ...current, note: `retrying: ${Text.safe(event.reason)}` }))
           ),
-          Effect.zipRight(redraw)
+          Effect.andThen(redraw)
         )
       case "Completed":
         return Ref.update(state, (current) => ({
@@ -256,14 +249,14 @@ const quoteBar = Effect.gen(function*() {
           steps: current.steps.map((step) => ({ ...step, state: "done" })),
           note: ""
         })).pipe(
-          Effect.zipRight(redraw),
-          Effect.zipRight(line.end),
-          Effect.zipRight(Console.log(`✔ completed  ${values(event)}`))
+          Effect.andThen(redraw),
+          Effect.andThen(line.end),
+          Effect.andThen(Console.log(`✔ completed  ${values(event)}`))
         )
       case "Failed":
         return Ref.update(state, (current) => ({ ...current, note: `✗ ${errorTag(event.error)}` })).pipe(
-          Effect.zipRight(redraw),
-          Effect.zipRight(line.end)
+          Effect.andThen(redraw),
+          Effect.andThen(line.end)
         )
     }
   }

@@ -6,37 +6,52 @@ import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Runner from "@gcx/workflow/Runner"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as Connection from "./Connection.js"
 import * as ExitCode from "./ExitCode.js"
+
+/** A configuration error at `path`: reported, as any, naming the setting (`Describe.configError`). */
+const configError = (path: string, issue: SchemaIssue.Issue): Config.ConfigError =>
+  new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.Pointer([path], issue)))
+
+/** What `gcx runner` is given: its flags (`commands/Runner`). */
+export interface Flags {
+  readonly listen: Option.Option<string>
+  readonly connection: Connection.Flags
+}
 
 /**
  * The runner over the exchange connection of the flags, until interrupted. A runner serves other
  * nodes: without connection settings it fails naming them (the embedded sandbox only with `--embedded`),
  * before it reaches the database.
  */
-export const run = (options: { readonly listen: Option.Option<string>; readonly connection: Connection.Flags }) =>
+export const run = (options: Flags) =>
   Effect.gen(function*() {
     const listen = yield* Option.match(options.listen, {
       onNone: () => Effect.succeed(undefined),
       onSome: (value) =>
-        Either.match(Runner.parseRunnerAddress(value), {
-          onLeft: () =>
-            Effect.fail(ConfigError.InvalidData(["listen"], `--listen: expected host:port, got "${value}"`)),
-          onRight: Effect.succeed
+        Result.match(Runner.parseRunnerAddress(value), {
+          onFailure: () =>
+            Effect.fail(
+              configError(
+                "listen",
+                new SchemaIssue.InvalidValue({ message: `--listen: expected host:port, got "${value}"` })
+              )
+            ),
+          onSuccess: Effect.succeed
         })
     })
     const advertised = yield* Config.option(Runner.runnerAddressConfig("GCX_RUNNER_ADDRESS"))
     const runnerAddress = Option.getOrUndefined(advertised) ?? listen
     if (runnerAddress === undefined) {
-      return yield* Effect.fail(
-        ConfigError.MissingData(["GCX_RUNNER_ADDRESS"], "set GCX_RUNNER_ADDRESS or --listen to host:port")
-      )
+      // `GCX_RUNNER_ADDRESS is not set`: set it, or `--listen`, to host:port
+      return yield* Effect.fail(configError("GCX_RUNNER_ADDRESS", new SchemaIssue.MissingKey(undefined)))
     }
     const databaseUrl = yield* Runner.databaseUrlConfig
     yield* Effect.scoped(Effect.gen(function*() {
@@ -71,3 +86,6 @@ export const run = (options: { readonly listen: Option.Option<string>; readonly 
         )
     })
   )
+
+/** The `runner` command's handler (`commands/Runner`). */
+export const handler = run

@@ -8,23 +8,24 @@
  * so that a command without telemetry starts as fast as before.
  */
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
-const endpointSet = Config.string("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(
+const endpointSet = Config.String("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(
   Config.map((endpoint) => endpoint.trim() !== ""),
   Config.withDefault(false)
 )
 
 /** OTLP export of every command, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set; nothing otherwise. */
-export const layer: Layer.Layer<never, ConfigError.ConfigError> = Layer.unwrapEffect(
+export const layer: Layer.Layer<never, Config.ConfigError> = Layer.unwrap(
   Effect.gen(function*() {
     if (!(yield* endpointSet)) return Layer.empty
     const Telemetry = yield* Effect.promise(() => import("@gcx/http/Telemetry"))
-    return Layer.provide(Layer.empty, Telemetry.layerConfig())
+    // its services (the resource, the scrape endpoint) are of no use here; what matters is what it
+    // installs: the tracer, and the exporters flushed when the command's scope closes
+    return Telemetry.layerConfig()
   })
 )
 
@@ -32,16 +33,18 @@ export const layer: Layer.Layer<never, ConfigError.ConfigError> = Layer.unwrapEf
  * A Prometheus scrape endpoint on `port` (none: nothing) for the life of a
  * command, its address printed on stderr.
  */
-export const prometheus = (port: Option.Option<number>): Layer.Layer<never, ConfigError.ConfigError> =>
+export const prometheus = (port: Option.Option<number>): Layer.Layer<never, Config.ConfigError> =>
   Option.match(port, {
     onNone: () => Layer.empty,
     onSome: (port) =>
-      Layer.unwrapEffect(Effect.gen(function*() {
-        const host = yield* Config.string("OTEL_EXPORTER_PROMETHEUS_HOST").pipe(Config.withDefault("127.0.0.1"))
+      Layer.unwrap(Effect.gen(function*() {
+        const host = yield* Config.String("OTEL_EXPORTER_PROMETHEUS_HOST").pipe(Config.withDefault("127.0.0.1"))
         const Telemetry = yield* Effect.promise(() => import("@gcx/http/Telemetry"))
         return Layer.effectDiscard(
-          Effect.flatMap(Telemetry.PrometheusEndpoint, ({ url }) =>
-            Console.error(`gcx: metrics at ${Option.getOrElse(url, () => "?")}`))
+          Effect.flatMap(
+            Telemetry.PrometheusEndpoint,
+            ({ url }) => Console.error(`gcx: metrics at ${Option.getOrElse(url, () => "?")}`)
+          )
         ).pipe(Layer.provide(Telemetry.layer({ prometheus: { port, host } })))
       }))
   })

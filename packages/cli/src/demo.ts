@@ -6,9 +6,8 @@
  * overrides it), so that it ends in well under a minute, and exits 0 when
  * every scenario ended as the sandbox documents it.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Errors from "@gcx/core/Errors"
 import * as Redaction from "@gcx/core/Redaction"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
@@ -17,9 +16,10 @@ import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Connection from "./Connection.js"
 import * as Embedded from "./Embedded.js"
 import * as ExitCode from "./ExitCode.js"
@@ -81,16 +81,16 @@ const scenarioTour = Effect.gen(function*() {
     scenarios,
     (scenario) =>
       poller.getQuote({ cardNumber: scenario.cardNumber, pinNumber: scenario.pin ?? pin, productLineId: product }).pipe(
-        Effect.either,
+        Effect.result,
         Effect.timed,
         Effect.tap(([elapsed, outcome]) => {
           const label = `${Redaction.maskCardNumber(scenario.cardNumber)}  ${scenario.name.padEnd(width)}  `
-          return Console.log(Either.match(outcome, {
-            onRight: (quote) =>
+          return Console.log(Result.match(outcome, {
+            onSuccess: (quote) =>
               `  ✔ ${label}completed in ${seconds(elapsed)}: actual ${Render.money(quote.actualCardValue)}, exchange ${
                 Render.money(quote.exchangeCardValue)
               }`,
-            onLeft: (error) =>
+            onFailure: (error) =>
               `  ✗ ${label}${Render.errorTag(error)} (exit code ${ExitCode.ofQuoteFailure(error)})${
                 Option.match(Errors.customerMessage(error), {
                   onNone: () => "",
@@ -101,7 +101,7 @@ const scenarioTour = Effect.gen(function*() {
         }),
         Effect.map(([, outcome]) => ({
           scenario,
-          got: Either.match(outcome, { onLeft: (e) => e._tag, onRight: () => "Completed" })
+          got: Result.match(outcome, { onFailure: (e) => e._tag, onSuccess: () => "Completed" })
         }))
       ),
     { concurrency: "unbounded" }
@@ -152,7 +152,7 @@ const demo = Effect.gen(function*() {
 })
 
 const program = Effect.gen(function*() {
-  const timeScale = yield* Config.number("GCX_SANDBOX_TIME_SCALE").pipe(Config.withDefault(defaultTimeScale))
+  const timeScale = yield* Config.Number("GCX_SANDBOX_TIME_SCALE").pipe(Config.withDefault(defaultTimeScale))
   const client = Embedded.layer({ timeScale, announce: "pnpm demo" }).pipe(Layer.provide(Connection.httpClient))
   const [elapsed] = yield* Effect.timed(Effect.scoped(demo).pipe(Effect.provide(Connection.withPoller(client))))
   yield* Console.log(`\nDemo finished in ${seconds(elapsed)}.`)
@@ -160,6 +160,6 @@ const program = Effect.gen(function*() {
 })
 
 ExitCode.report(program).pipe(
-  Effect.provide(NodeContext.layer),
+  Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({ disableErrorReporting: true, teardown: ExitCode.teardown })
 )

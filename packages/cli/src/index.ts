@@ -12,6 +12,9 @@ export * as Embedded from "./Embedded.js"
 /** The exit codes and the one-line report of a failure. */
 export * as ExitCode from "./ExitCode.js"
 
+/** The one-line descriptions of quote failures, configuration errors and usage errors. */
+export * as Describe from "./Describe.js"
+
 /** The progress bar, plain and JSON renderers. */
 export * as Render from "./Render.js"
 
@@ -32,6 +35,9 @@ export * as BatchKey from "./BatchKey.js"
 
 /** What gcx prints of text it did not write: control characters escaped. */
 export * as Text from "./Text.js"
+
+/** The ANSI styles of gcx's own text on a terminal. */
+export * as Ansi from "./Ansi.js"
 
 /** Where and how gcx writes: colours, logs on stderr, `--log-level` anywhere, a closed stdout. */
 export * as Output from "./Output.js"

@@ -12,8 +12,8 @@ import * as Path from "node:path"
 import * as BatchResults from "../src/BatchResults.js"
 import { envFor, gcx, lines, pin, sandbox } from "./helpers.js"
 
-const decodeResult = Schema.decodeUnknownSync(Schema.parseJson(BatchResults.Result))
-const decodeHeader = Schema.decodeUnknownSync(Schema.parseJson(BatchResults.Header))
+const decodeResult = Schema.decodeUnknownSync(Schema.fromJsonString(BatchResults.Result))
+const decodeHeader = Schema.decodeUnknownSync(Schema.fromJsonString(BatchResults.Header))
 
 /** The results of a results file, after its header line. */
 const readResults = (path: string) => {

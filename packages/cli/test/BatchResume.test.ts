@@ -14,8 +14,8 @@ import * as Path from "node:path"
 import * as BatchResults from "../src/BatchResults.js"
 import { envFor, expectOneErrorLine, gcxInProcess, lines, sandbox } from "./helpers.js"
 
-const decodeHeader = Schema.decodeUnknownSync(Schema.parseJson(BatchResults.Header))
-const decodeResult = Schema.decodeUnknownSync(Schema.parseJson(BatchResults.Result))
+const decodeHeader = Schema.decodeUnknownSync(Schema.fromJsonString(BatchResults.Header))
+const decodeResult = Schema.decodeUnknownSync(Schema.fromJsonString(BatchResults.Result))
 
 /** Seven cards that complete, each with its own PIN sentinel. */
 const seven = ["0001", "0019", "0142", "0159", "0167", "0175", "0183"].map((end, i) => ({

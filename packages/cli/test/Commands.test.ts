@@ -9,7 +9,7 @@ import { Sandbox, TestData } from "@gcx/sandbox"
 import { BigDecimal, Effect, Schema } from "effect"
 import { cardArgs, entries, envFor, expectOneErrorLine, gcx, lines, sandbox, spawn } from "./helpers.js"
 
-const decodeEvent = Schema.decodeUnknown(QuoteEvent.QuoteEvent)
+const decodeEvent = Schema.decodeUnknownEffect(QuoteEvent.QuoteEvent)
 
 /** Every line of stdout decoded as a QuoteEvent (fails the test on a line that does not decode). */
 const events = (stdout: string) => Effect.forEach(lines(stdout), (line) => decodeEvent(JSON.parse(line)))
@@ -50,8 +50,8 @@ describe.concurrent("gcx", () => {
         const last = decoded.at(-1)!
         expect(last._tag).toBe("Completed")
         if (last._tag !== "Completed") return
-        expect(BigDecimal.equals(last.quote.actualCardValue, BigDecimal.unsafeFromString("100"))).toBe(true)
-        expect(BigDecimal.equals(last.quote.exchangeCardValue, BigDecimal.unsafeFromString("85"))).toBe(true)
+        expect(BigDecimal.equals(last.quote.actualCardValue, BigDecimal.fromStringUnsafe("100"))).toBe(true)
+        expect(BigDecimal.equals(last.quote.exchangeCardValue, BigDecimal.fromStringUnsafe("85"))).toBe(true)
         expect(new Set(decoded.map((event) => event.transactionId)).size).toBe(1)
       }))
 

@@ -3,13 +3,13 @@
  * embedded on SQLite in a temporary file, against a sandbox in the test
  * process; the card sealed with GCX_DATA_KEY, required.
  */
-import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, layer } from "@effect/vitest"
 import { Card } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { CardCipher, Embedded, QuoteWorkflow } from "@gcx/workflow"
-import { Effect, Either, Layer, Option } from "effect"
+import { Effect, Layer, Option, Result } from "effect"
+import { FetchHttpClient } from "effect/http"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -105,7 +105,7 @@ describe.concurrent("gcx --durable", () => {
         const server = yield* Sandbox.SandboxServer
         const input = { cardNumber: Cards.success, pinNumber: pin, productLineId: TestData.defaultProductLineId }
         const requestId = randomBytes(16).toString("hex")
-        const other = CardCipher.make(Either.getOrThrow(CardCipher.parseKey(CardCipher.generateKey())))
+        const other = yield* CardCipher.make(Result.getOrThrow(CardCipher.parseKey(CardCipher.generateKey())))
         const sealed = yield* other.seal(yield* Effect.orDie(Card.validate(input)), requestId)
         const error = yield* Effect.gen(function*() {
           // the quote was sealed elsewhere with another key: the runner here cannot open it

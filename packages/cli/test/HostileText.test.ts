@@ -42,7 +42,7 @@ const handle = (request: Http.IncomingMessage, response: Http.ServerResponse) =>
 
 /** The service on loopback, closed with the scope; the GCX_* variables that point gcx at it. */
 const hostile = Effect.acquireRelease(
-  Effect.async<Http.Server>((resume) => {
+  Effect.callback<Http.Server>((resume) => {
     const server = Http.createServer((request, response) => {
       request.resume()
       request.on("end", () => handle(request, response))
@@ -50,7 +50,7 @@ const hostile = Effect.acquireRelease(
     server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
   }),
   (server) =>
-    Effect.async<void>((resume) => {
+    Effect.callback<void>((resume) => {
       server.close(() => resume(Effect.void))
     })
 ).pipe(Effect.map((server) => {

@@ -10,7 +10,7 @@ import { entries, environment, gcx, root } from "./helpers.js"
 
 /** Starts `gcx sandbox <args>` and resolves with the process and its banner, once printed. */
 const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  Effect.async<{ readonly child: ChildProcess.ChildProcess; readonly banner: string }, Error>((resume) => {
+  Effect.callback<{ readonly child: ChildProcess.ChildProcess; readonly banner: string }, Error>((resume) => {
     const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", entries.bin, "sandbox", ...args], {
       cwd: root,
       env: environment(env),
@@ -27,7 +27,7 @@ const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
 
 /** Sends SIGINT and resolves with the exit code. */
 const interrupt = (child: ChildProcess.ChildProcess) =>
-  Effect.async<number | null>((resume) => {
+  Effect.callback<number | null>((resume) => {
     child.on("exit", (code) => resume(Effect.succeed(code)))
     child.kill("SIGINT")
   })
@@ -64,7 +64,7 @@ describe.concurrent("gcx sandbox", () => {
         const baseUrl = exported(banner).GCX_BASE_URL!
         expect(banner).toContain(`  Dashboard    ${baseUrl}/__sandbox/ui#key=${adminKey}\n`)
         const journal = (host: string) =>
-          Effect.async<number, Error>((resume) => {
+          Effect.callback<number, Error>((resume) => {
             const request = Http.get(`${baseUrl}/__sandbox/journal`, {
               headers: { host, "x-admin-key": adminKey },
               agent: false

@@ -3,11 +3,18 @@
  * bundles the same graph from `dist/`). The start holds the command definitions only; each
  * command's handler, with the client, the poller, the sandbox or the workflow, is a dynamic
  * import (`Lazy.handler`). The installed bin runs every handler (`pnpm test:install`).
+ *
+ * And how it is compiled: the package's bin (`bin/gcx.mjs`) keeps V8's code in Node's compile
+ * cache, in the user's cache folder, so that the next start neither parses nor compiles it.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Esbuild from "esbuild"
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Url from "node:url"
+import { entries, environment, root } from "./helpers.js"
 
 const cli = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "..")
 
@@ -22,7 +29,7 @@ const inputs = async (): Promise<Esbuild.Metafile["inputs"]> => {
     format: "esm",
     platform: "node",
     conditions: ["@gcx/source"],
-    external: ["better-sqlite3", "pg-native", "@opentelemetry/*", "@effect/opentelemetry"],
+    external: ["pg-native", "@opentelemetry/*", "@effect/opentelemetry"],
     metafile: true,
     write: false,
     logLevel: "silent"
@@ -89,5 +96,67 @@ describe("start-up", () => {
       SandboxCommand: ["cli/src/run/SandboxCommand.ts"],
       Watch: ["cli/src/run/Watch.ts"]
     })
+  })
+})
+
+/** Starts the package's bin (`gcx --version`), with tsx for the sources, and Node's compile cache reporting what it does. */
+const startBin = (env: Record<string, string>) => {
+  const result = ChildProcess.spawnSync(entries.executable, ["--version"], {
+    cwd: root,
+    encoding: "utf8",
+    timeout: 60_000,
+    env: environment({
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import tsx`,
+      NODE_DEBUG_NATIVE: "COMPILE_CACHE",
+      ...env
+    })
+  })
+  expect(result.status, result.stderr).toBe(0)
+  expect(result.stdout.trim()).toBe("0.1.0")
+  return result.stderr
+}
+
+/** Whether a start found the code of a module of gcx in the cache, and V8 took it. */
+const accepted = (log: string, module: string) =>
+  new RegExp(`V8 code cache for ESM \\S*${module.replace(/[.]/g, "\\.")} was accepted`).test(log)
+
+/** The files under a folder, recursively. */
+const filesUnder = (directory: string): Array<string> =>
+  Fs.readdirSync(directory, { recursive: true, encoding: "utf8" }).filter((name) =>
+    Fs.statSync(Path.join(directory, name)).isFile()
+  )
+
+describe("the compile cache", () => {
+  const temporary = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-compile-cache-"))
+
+  it("the first start writes it in the user's cache folder (private); the next start compiles nothing of gcx", () => {
+    const home = temporary()
+    const first = startBin({ XDG_CACHE_HOME: home })
+    expect(accepted(first, "cli/src/Cli.ts")).toBe(false)
+    const folder = Path.join(home, "gcx")
+    expect(filesUnder(folder).length).toBeGreaterThan(10)
+    expect(Fs.statSync(folder).mode & 0o777).toBe(0o700)
+    const second = startBin({ XDG_CACHE_HOME: home })
+    for (const module of ["cli/src/Cli.ts", "cli/src/Help.ts", "cli/src/commands/Quote.ts"]) {
+      expect(accepted(second, module), module).toBe(true)
+    }
+  })
+
+  it("NODE_COMPILE_CACHE chooses the folder; NODE_DISABLE_COMPILE_CACHE turns it off", () => {
+    const home = temporary()
+    const chosen = Path.join(temporary(), "chosen")
+    startBin({ XDG_CACHE_HOME: home, NODE_COMPILE_CACHE: chosen })
+    expect(filesUnder(chosen).length).toBeGreaterThan(10)
+    expect(Fs.existsSync(Path.join(home, "gcx"))).toBe(false)
+    const disabled = startBin({ XDG_CACHE_HOME: home, NODE_DISABLE_COMPILE_CACHE: "1" })
+    expect(accepted(disabled, "cli/src/Cli.ts")).toBe(false)
+    expect(Fs.existsSync(Path.join(home, "gcx"))).toBe(false)
+  })
+
+  it("a cache folder that cannot be made costs the cache, never the command", () => {
+    const blocked = Path.join(temporary(), "not-a-folder")
+    Fs.writeFileSync(blocked, "")
+    startBin({ XDG_CACHE_HOME: blocked })
+    startBin({ XDG_CACHE_HOME: blocked })
   })
 })

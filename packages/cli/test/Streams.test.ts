@@ -27,9 +27,9 @@ import {
   spawn
 } from "./helpers.js"
 
-const decodeEvent = Schema.decodeUnknownSync(Schema.parseJson(QuoteEvent.QuoteEvent))
-const decodeHeader = Schema.decodeUnknownSync(Schema.parseJson(BatchResults.Header))
-const decodeResult = Schema.decodeUnknownSync(Schema.parseJson(BatchResults.Result))
+const decodeEvent = Schema.decodeUnknownSync(Schema.fromJsonString(QuoteEvent.QuoteEvent))
+const decodeHeader = Schema.decodeUnknownSync(Schema.fromJsonString(BatchResults.Header))
+const decodeResult = Schema.decodeUnknownSync(Schema.fromJsonString(BatchResults.Result))
 const stackTrace = /\n\s+at .+:\d+:\d+/
 
 describe.concurrent("gcx output streams", () => {

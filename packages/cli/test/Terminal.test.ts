@@ -19,7 +19,7 @@ const inTerminal = (args: ReadonlyArray<string>, env: Record<string, string>) =>
     "--command",
     [process.execPath, "--import", "tsx", entries.bin, ...args].join(" "),
     "/dev/null"
-  ], { env }).pipe(Effect.tap(expectNoSecrets))
+  ], { env }).pipe(Effect.tap((output) => Effect.sync(() => expectNoSecrets(output))))
 
 const redraw = "\r\u001b[2K"
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Errors } from "@gcx/core"
-import { BigDecimal, ConfigProvider, Effect, Either, Option, Redacted } from "effect"
+import { BigDecimal, ConfigProvider, Effect, Option, Redacted, Result } from "effect"
 import * as BatchFile from "../src/BatchFile.js"
 import * as BatchKey from "../src/BatchKey.js"
 import * as Connection from "../src/Connection.js"
@@ -21,7 +21,7 @@ const plain = (rows: ReadonlyArray<BatchFile.Row>) =>
 
 describe("BatchFile", () => {
   it("reads CSV with the columns in any order, quoted fields, blank lines and a BOM", () => {
-    const rows = Either.getOrThrow(BatchFile.parse(
+    const rows = Result.getOrThrow(BatchFile.parse(
       "\uFEFFpinNumber, productLineId ,cardNumber,note\r\n\r\n1234,1000,6006000000000001,\"a, \"\"quoted\"\" note\"\n\"99\",2000,42\n"
     ))
     expect(plain(rows)).toEqual([
@@ -32,11 +32,11 @@ describe("BatchFile", () => {
   })
 
   it("reads JSON lines; a missing CSV field is an empty one, validated per card", () => {
-    expect(plain(Either.getOrThrow(BatchFile.parse(`{"cardNumber":"1","pinNumber":"2","productLineId":1000}\n`))))
+    expect(plain(Result.getOrThrow(BatchFile.parse(`{"cardNumber":"1","pinNumber":"2","productLineId":1000}\n`))))
       .toEqual([{ line: 1, cardNumber: "1", pinNumber: "2", productLineId: "1000" }])
-    expect(plain(Either.getOrThrow(BatchFile.parse("cardNumber,pinNumber,productLineId\n1\n"))))
+    expect(plain(Result.getOrThrow(BatchFile.parse("cardNumber,pinNumber,productLineId\n1\n"))))
       .toEqual([{ line: 2, cardNumber: "1", pinNumber: "", productLineId: "" }])
-    expect(Either.getOrThrow(BatchFile.parse(""))).toEqual([])
+    expect(Result.getOrThrow(BatchFile.parse(""))).toEqual([])
   })
 
   it("names the line of a problem, never its content", () => {
@@ -45,7 +45,7 @@ describe("BatchFile", () => {
       "cardNumber,pinNumber,productLineId\n\"6006000000000001,1,2",
       "{\"cardNumber\":\"6006000000000001\",\"pinNumber\":\"1\",\"productLineId\":\"1\"}\n[6006000000000001]",
       "{\"cardNumber\":6006000000000001123,\"pinNumber\":\"1\",\"productLineId\":\"1\"}"
-    ].map((text) => Either.flip(BatchFile.parse(text)).pipe(Either.getOrThrow))
+    ].map((text) => Result.flip(BatchFile.parse(text)).pipe(Result.getOrThrow))
     expect(problems.map((problem) => problem.message)).toEqual([
       "batch file: line 1: the CSV header must name cardNumber, pinNumber, productLineId",
       "batch file: line 2: an unterminated quoted field",
@@ -85,7 +85,7 @@ describe("BatchKey.fingerprint", () => {
 describe("Render.money", () => {
   it("prints at least two decimals, exactly", () => {
     const cases = [["100", "100.00"], ["92.5", "92.50"], ["0.125", "0.125"], ["-3.1", "-3.10"], ["0", "0.00"]]
-    for (const [input, printed] of cases) expect(Render.money(BigDecimal.unsafeFromString(input!))).toBe(printed)
+    for (const [input, printed] of cases) expect(Render.money(BigDecimal.fromStringUnsafe(input!))).toBe(printed)
   })
 })
 
@@ -157,7 +157,7 @@ describe("Connection", () => {
       authStyle: Option.none(),
       embedded: false,
       ...flags
-    }).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+    }).pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env)))
 
   it.effect("is embedded when nothing is configured or --embedded is given", () =>
     Effect.gen(function*() {

@@ -3,11 +3,11 @@
  * (`Cli.main`), and checks what it printed; a hostile service for the tests
  * of what gcx prints of the service's texts.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { expect } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import type { Console, Scope } from "effect"
-import { ConfigProvider, Effect } from "effect"
+import type { Scope } from "effect"
+import { ConfigProvider, Console, Effect } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Http from "node:http"
 import * as Path from "node:path"
@@ -55,7 +55,7 @@ export const spawn = (
     readonly closeStdoutAfter?: number
   } = {}
 ): Effect.Effect<Output> =>
-  Effect.async<Output>((resume) => {
+  Effect.callback<Output>((resume) => {
     const child = ChildProcess.spawn(command, args, {
       cwd: root,
       env: environment(options.env),
@@ -89,7 +89,9 @@ export const gcx = (
   args: ReadonlyArray<string>,
   options: { readonly env?: Record<string, string>; readonly timeout?: number } = {}
 ): Effect.Effect<Output> =>
-  spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], options).pipe(Effect.tap(expectNoSecrets))
+  spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], options).pipe(
+    Effect.tap((output) => Effect.sync(() => expectNoSecrets(output)))
+  )
 
 /** The PIN the tests send: distinctive, so that finding it anywhere in the output is a leak. */
 export const pin = "Pin-7391-secret"
@@ -144,7 +146,7 @@ export const gcxInProcess = (
   env: Record<string, string> = {}
 ): Effect.Effect<InProcess> =>
   Effect.gen(function*() {
-    const base = yield* Effect.console
+    const base = yield* Console.Console
     const out: Array<string> = []
     const err: Array<string> = []
     const push = (to: Array<string>) => (...values: ReadonlyArray<unknown>) => {
@@ -152,17 +154,16 @@ export const gcxInProcess = (
     }
     const capture: Console.Console = {
       ...base,
-      log: (...values) => Effect.sync(() => push(out)(...values)),
-      info: (...values) => Effect.sync(() => push(out)(...values)),
-      debug: (...values) => Effect.sync(() => push(out)(...values)),
-      error: (...values) => Effect.sync(() => push(err)(...values)),
-      warn: (...values) => Effect.sync(() => push(err)(...values)),
-      unsafe: { ...base.unsafe, log: push(out), error: push(err), info: push(out), warn: push(err), debug: push(out) }
+      log: push(out),
+      info: push(out),
+      debug: push(out),
+      error: push(err),
+      warn: push(err)
     }
     const code = yield* Cli.main(["node", "gcx", ...args]).pipe(
-      Effect.provide(NodeContext.layer),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
-      Effect.withConsole(capture)
+      Effect.provide(NodeServices.layer),
+      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env)),
+      Effect.provideService(Console.Console, capture)
     )
     const output = { code, stdout: out.join(""), stderr: err.join("") }
     expectNoSecrets({ ...output, signal: null })
@@ -208,7 +209,7 @@ export const hostileProxy = (
   rewrite: (value: string) => string
 ): Effect.Effect<string, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<Http.Server & { url: string }>((resume) => {
+    Effect.callback<Http.Server & { url: string }>((resume) => {
       const server = Http.createServer((request, response) => {
         const chunks: Array<Buffer> = []
         request.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -247,7 +248,7 @@ export const hostileProxy = (
       })
     }),
     (server) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })

@@ -2,9 +2,10 @@
  * The gift card a partner submits: its wire form, its in-memory form (number
  * and PIN `Redacted`) and the validation that runs before any I/O.
  */
-import type * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { InvalidCardInput } from "./Errors.js"
 import { maskCardNumber } from "./Redaction.js"
@@ -14,8 +15,8 @@ import { maskCardNumber } from "./Redaction.js"
  * are plain strings on the wire and `Redacted` in memory.
  */
 export class Card extends Schema.Class<Card>("@gcx/core/Card")({
-  cardNumber: Schema.Redacted(Schema.String),
-  pinNumber: Schema.Redacted(Schema.String),
+  cardNumber: Schema.RedactedFromValue(Schema.String),
+  pinNumber: Schema.RedactedFromValue(Schema.String),
   productLineId: Schema.String
 }) {
   /** The card number masked to at most its last 4 digits, safe to log and show. */
@@ -44,15 +45,15 @@ const controlCharacters = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
  * Checks one field and returns the trimmed value, or the reason it is refused.
  * The reason never contains the value itself.
  */
-export const checkField = (field: CardField, raw: unknown): Either.Either<string, InvalidCardInput> => {
-  const value = Redacted.isRedacted(raw) ? Redacted.value(raw as Redacted.Redacted<unknown>) : raw
-  const refuse = (reason: string) => Either.left(new InvalidCardInput({ field, reason }))
+export const checkField = (field: CardField, raw: unknown): Result.Result<string, InvalidCardInput> => {
+  const value = Redacted.isRedacted(raw) ? Redacted.value(raw) : raw
+  const refuse = (reason: string) => Result.fail(new InvalidCardInput({ field, reason }))
   if (typeof value !== "string") return refuse("must be a string")
   const trimmed = value.trim()
   if (trimmed.length === 0) return refuse("must not be empty")
   if (trimmed.length > MAX_FIELD_LENGTH) return refuse(`must be at most ${MAX_FIELD_LENGTH} characters`)
   if (controlCharacters.test(trimmed)) return refuse("must not contain control characters")
-  return Either.right(trimmed)
+  return Result.succeed(trimmed)
 }
 
 /**
@@ -60,19 +61,23 @@ export const checkField = (field: CardField, raw: unknown): Either.Either<string
  * without control characters, at most 64 characters. Fails with
  * `InvalidCardInput` naming the field, never echoing the card number or PIN.
  */
-export const validateEither = (input: unknown): Either.Either<Card, InvalidCardInput> => {
-  const record = typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {}
-  return Either.all({
+export const validateResult = (input: unknown): Result.Result<Card, InvalidCardInput> => {
+  const record: { readonly [key: string]: unknown } = Predicate.isObject(input) ? input : {}
+  return Result.all({
     cardNumber: checkField("card.cardNumber", record.cardNumber),
     pinNumber: checkField("card.pinNumber", record.pinNumber),
     productLineId: checkField("card.productLineId", record.productLineId)
   }).pipe(
-    Either.map(({ cardNumber, pinNumber, productLineId }) =>
-      // The fields were just checked: skip the constructor's schema validation, which costs more than the checks.
-      new Card({ cardNumber: Redacted.make(cardNumber), pinNumber: Redacted.make(pinNumber), productLineId }, true)
+    Result.map(({ cardNumber, pinNumber, productLineId }) =>
+      // The fields were just checked: skip the constructor's checks (its type checks are cheap).
+      new Card(
+        { cardNumber: Redacted.make(cardNumber), pinNumber: Redacted.make(pinNumber), productLineId },
+        { disableChecks: true }
+      )
     )
   )
 }
 
-/** `validateEither` as an Effect. */
-export const validate = (input: CardInput | unknown): Effect.Effect<Card, InvalidCardInput> => validateEither(input)
+/** `validateResult` as an Effect. */
+export const validate = (input: CardInput | unknown): Effect.Effect<Card, InvalidCardInput> =>
+  Effect.fromResult(validateResult(input))

@@ -2,6 +2,7 @@
  * The Error body of spec 2.4 and every error code the spec and service-notes.md
  * document.
  */
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { optional } from "./Wire.js"
 
@@ -51,9 +52,9 @@ const aliases: ReadonlyArray<readonly [keyof ErrorBody, ReadonlyArray<string>]> 
  * field names, so that the tolerant reader accepts both.
  */
 export const normalizeKeys = (body: unknown): unknown => {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return body
-  const record = body as Record<string, unknown>
-  const out: Record<string, unknown> = { ...record }
+  if (!Predicate.isObject(body)) return body
+  const record = body
+  const out: Record<PropertyKey, unknown> = { ...record }
   for (const [canonical, spellings] of aliases) {
     // a canonical field that is absent, null or not a string gives way to a string alias
     if (typeof out[canonical] === "string") continue

@@ -5,7 +5,7 @@
  * without building the error classes; `Errors` re-exports all of it.
  */
 import * as Option from "effect/Option"
-import type { QuoteFailure } from "./Errors.js"
+import type { QuoteFailure } from "./ErrorTaxonomy.js"
 
 /** The recovery groups of ARCHITECTURE.md. */
 export type ErrorGroup = "card" | "merchant" | "request" | "service" | "transport" | "unknown" | "local"

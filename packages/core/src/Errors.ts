@@ -1,226 +1,36 @@
 /**
  * The error taxonomy of gcx (ARCHITECTURE.md, "Errors"), as `Schema.TaggedError`
- * classes grouped so that recovery is a `catchTag` away, and the one function
- * that turns an HTTP answer into the right error.
+ * classes grouped so that recovery is a `catchTag` away (`ErrorTaxonomy`),
+ * what each means for recovery (`ErrorTraits`), and the one function that
+ * turns an HTTP answer into the right error.
  */
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { ErrorBody, ErrorCodes, normalizeKeys } from "./ErrorBody.js"
-import { describeParseIssue, serviceText, traceId as keptTraceId } from "./Redaction.js"
-
-const opt = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
-
-/**
- * What every error from the service carries, where known. `message` is the
- * service's Message (for logs); `userMessage` its UserMessage (for the customer
- * when `isCustomerFacing` says so).
- */
-export const ServiceErrorFields = {
-  message: Schema.String,
-  errorCode: opt(Schema.String),
-  userMessage: opt(Schema.String),
-  moreInfoUrl: opt(Schema.String),
-  httpStatus: opt(Schema.Number),
-  traceId: opt(Schema.String),
-  requestId: opt(Schema.String),
-  transactionId: opt(Schema.String),
-  retryAfterMillis: opt(Schema.Number),
-  attempts: opt(Schema.Number),
-  retryDelayMillis: opt(Schema.Number)
-}
-
-/** The constructor argument shared by every service error. */
-export type ServiceErrorProps = Schema.Struct.Constructor<typeof ServiceErrorFields>
-
-// Card outcomes: show userMessage to the customer; do not retry.
-
-/** The merchant did not accept the card number or PIN (`exchange.invalid.card`). */
-export class InvalidCard extends Schema.TaggedError<InvalidCard>()("InvalidCard", ServiceErrorFields) {}
-
-/** The card balance is zero or the card account is closed (`exchange.card.value.out.of.range`). */
-export class CardValueOutOfRange
-  extends Schema.TaggedError<CardValueOutOfRange>()("CardValueOutOfRange", ServiceErrorFields)
-{}
-
-/** The card cannot be accepted; userMessage says why (`exchange.card.not.accepted`, `exchange.card.is.unacceptable`). */
-export class CardNotAccepted extends Schema.TaggedError<CardNotAccepted>()("CardNotAccepted", ServiceErrorFields) {}
-
-/** The offer has expired (`exchange.offer.code.expired`, 409): submit a new quote. */
-export class OfferExpired extends Schema.TaggedError<OfferExpired>()("OfferExpired", ServiceErrorFields) {}
-
-// Merchant outcome: tell the customer to retry later.
-
-/** No status or balance can be had from the merchant (`exchange.card.merchant.unavailable`). */
-export class MerchantUnavailable
-  extends Schema.TaggedError<MerchantUnavailable>()("MerchantUnavailable", ServiceErrorFields)
-{}
-
-// Request and partner: a configuration or programming fault.
-
-/** The requestId header was missing (`request.missing.parameter.requestId`, `exchange.requestId.header.required`). */
-export class MissingRequestId extends Schema.TaggedError<MissingRequestId>()("MissingRequestId", ServiceErrorFields) {}
-
-/** The x-api-key header is invalid (`exchange.invalid.x-api-key`). */
-export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", ServiceErrorFields) {}
-
-/** The partner is not recognized (`exchange.partner.not.found`, 400 or 404). */
-export class PartnerNotFound extends Schema.TaggedError<PartnerNotFound>()("PartnerNotFound", ServiceErrorFields) {}
-
-/** No transaction has that id (`exchange.transaction.not.found`, 404). */
-export class TransactionNotFound
-  extends Schema.TaggedError<TransactionNotFound>()("TransactionNotFound", ServiceErrorFields)
-{}
-
-/** The service refused a parameter or the body (unknown product line, malformed or oversized body, reused requestId). */
-export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", ServiceErrorFields) {}
-
-// Service: transient, retried by the SDK within a budget.
-
-/** HTTP 500: an infrastructure or configuration fault (also `exchange.error.heartbeat`). */
-export class ServerError extends Schema.TaggedError<ServerError>()("ServerError", ServiceErrorFields) {}
-
-/** HTTP 502, 503 or 504: the service is unavailable. */
-export class ServiceUnavailable
-  extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", ServiceErrorFields)
-{}
-
-/** HTTP 429: too many requests. */
-export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", ServiceErrorFields) {}
-
-/** HTTP 401: the bearer token was refused (missing, expired or forged). */
-export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", ServiceErrorFields) {}
-
-// Transport and shape.
-
-/** The request got no HTTP answer: connection refused or reset, timeout, DNS. */
-export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
-  ...ServiceErrorFields,
-  reason: Schema.Literal("Connect", "Reset", "Timeout", "Aborted", "Other")
-}) {}
-
-/**
- * The answer could not be used: its body did not decode as what the status
- * promised (`reason` absent), it was a redirect, which gcx never follows
- * (`Redirect`: the message names the status and the `Location`), or it was
- * larger than the client's `maxResponseBytes` and was not read (`TooLarge`).
- */
-export class UnexpectedResponse extends Schema.TaggedError<UnexpectedResponse>()("UnexpectedResponse", {
-  ...ServiceErrorFields,
-  reason: opt(Schema.Literal("Redirect", "TooLarge"))
-}) {}
-
-// Catch-all.
-
-/** An error code gcx does not know; its code, status and messages are kept. */
-export class UnknownServiceError
-  extends Schema.TaggedError<UnknownServiceError>()("UnknownServiceError", ServiceErrorFields)
-{}
-
-// Local.
-
-/** The polling deadline passed; `transactionId` is kept so the caller can resume with `track`. */
-export class PollTimeout extends Schema.TaggedError<PollTimeout>()("PollTimeout", {
-  transactionId: Schema.String,
-  deadlineMillis: Schema.Number,
-  polls: Schema.Number,
-  lastPercentComplete: opt(Schema.Number)
-}) {
-  override get message(): string {
-    return `transaction ${this.transactionId} did not complete within ${this.deadlineMillis} ms (${this.polls} polls); resume it with track`
-  }
-}
-
-/** The token endpoint refused the credentials or could not be reached. */
-export class TokenError extends Schema.TaggedError<TokenError>()("TokenError", {
-  message: Schema.String,
-  httpStatus: opt(Schema.Number),
-  oauthError: opt(Schema.String),
-  traceId: opt(Schema.String)
-}) {}
-
-/** Card input refused before any I/O. Names the field; never echoes the value. */
-export class InvalidCardInput extends Schema.TaggedError<InvalidCardInput>()("InvalidCardInput", {
-  field: Schema.String,
-  reason: Schema.String
-}) {
-  override get message(): string {
-    return `${this.field} ${this.reason}`
-  }
-}
-
-/**
- * A durable quote's sealed card could not be opened where it runs: a local
- * fault of configuration (the data keys), never the service's. `keyId` is the
- * id of the key that sealed it, when the card records one and neither key
- * here has it; `reason` says what failed. Says nothing of the card.
- */
-export class CardDecryptionError extends Schema.TaggedError<CardDecryptionError>()("CardDecryptionError", {
-  requestId: Schema.String,
-  reason: Schema.String,
-  keyId: opt(Schema.String)
-}) {
-  override get message(): string {
-    return this.keyId !== undefined
-      ? `the card of quote ${this.requestId} was sealed with the data key ${this.keyId}, which is neither ` +
-        `GCX_DATA_KEY nor GCX_DATA_KEY_PREVIOUS: set GCX_DATA_KEY_PREVIOUS to that key`
-      : `the card of quote ${this.requestId} could not be opened (${this.reason}): neither GCX_DATA_KEY nor ` +
-        `GCX_DATA_KEY_PREVIOUS is the key it was sealed with; set GCX_DATA_KEY_PREVIOUS to that key`
-  }
-}
-
-/** Every error the service side can produce (HTTP, transport, shape). */
-export type ServiceError =
-  | InvalidCard
-  | CardValueOutOfRange
-  | CardNotAccepted
-  | OfferExpired
-  | MerchantUnavailable
-  | MissingRequestId
-  | InvalidApiKey
-  | PartnerNotFound
-  | TransactionNotFound
-  | InvalidRequest
-  | ServerError
-  | ServiceUnavailable
-  | RateLimited
-  | Unauthorized
-  | TransportError
-  | UnexpectedResponse
-  | UnknownServiceError
-
-/** Every error that can end a quote. */
-export type QuoteFailure = ServiceError | PollTimeout | TokenError | InvalidCardInput | CardDecryptionError
-
-/** The schema of `QuoteFailure`, so that a failure encodes to JSON as data. */
-export const QuoteFailure: Schema.Schema<QuoteFailure, Schema.Schema.Encoded<typeof QuoteFailureMembers[number]>> =
-  Schema.suspend(() => Schema.Union(...QuoteFailureMembers))
-
-const QuoteFailureMembers = [
-  InvalidCard,
-  CardValueOutOfRange,
+import {
   CardNotAccepted,
-  OfferExpired,
+  CardValueOutOfRange,
+  InvalidApiKey,
+  InvalidCard,
+  InvalidRequest,
   MerchantUnavailable,
   MissingRequestId,
-  InvalidApiKey,
+  OfferExpired,
   PartnerNotFound,
-  TransactionNotFound,
-  InvalidRequest,
-  ServerError,
-  ServiceUnavailable,
   RateLimited,
+  ServerError,
+  type ServiceError,
+  type ServiceErrorProps,
+  ServiceUnavailable,
+  TransactionNotFound,
   Unauthorized,
-  TransportError,
   UnexpectedResponse,
-  UnknownServiceError,
-  PollTimeout,
-  TokenError,
-  InvalidCardInput,
-  CardDecryptionError
-] as const
+  UnknownServiceError
+} from "./ErrorTaxonomy.js"
+import { describeParseIssue, serviceText, traceId as keptTraceId } from "./Redaction.js"
 
+export * from "./ErrorTaxonomy.js"
 export type { ErrorGroup, ErrorTraits } from "./ErrorTraits.js"
 export { customerMessage, groupOf, isCustomerFacing, isRetryable, isTransient, Traits } from "./ErrorTraits.js"
 
@@ -323,10 +133,10 @@ const definedProps = (
   return out as ServiceErrorProps
 }
 
-const parseJson = (text: string): Either.Either<unknown, string> =>
-  Either.try({ try: () => JSON.parse(text) as unknown, catch: () => "the body is not JSON" })
+const parseJson = (text: string): Result.Result<unknown, string> =>
+  Result.try({ try: () => JSON.parse(text) as unknown, catch: () => "the body is not JSON" })
 
-const decodeErrorBody = ParseResult.decodeUnknownEither(ErrorBody)
+const decodeErrorBody = Schema.decodeUnknownResult(ErrorBody)
 
 /**
  * Turns a non-2xx HTTP answer into the right typed error (spec section 7 and
@@ -352,12 +162,12 @@ export const fromResponse = (answer: HttpAnswer): ServiceError => {
     retryAfterMillis: parseRetryAfter(headerValue(answer.headers, "retry-after"), answer.now)
   }
   const body = parseJson(answer.body).pipe(
-    Either.flatMap((json) =>
-      decodeErrorBody(normalizeKeys(json)).pipe(Either.mapLeft((error) => describeParseIssue(error)))
+    Result.flatMap((json) =>
+      decodeErrorBody(normalizeKeys(json)).pipe(Result.mapError((error) => describeParseIssue(error.issue)))
     )
   )
-  return Either.match(body, {
-    onLeft: (reason) => {
+  return Result.match(body, {
+    onFailure: (reason) => {
       const StatusClass = byStatus(answer.status)
       return StatusClass !== undefined
         ? new StatusClass(definedProps({ ...common, message: `HTTP ${answer.status}` }))
@@ -365,7 +175,7 @@ export const fromResponse = (answer: HttpAnswer): ServiceError => {
           definedProps({ ...common, message: `HTTP ${answer.status} without an Error body: ${reason}` })
         )
     },
-    onRight: (error) => {
+    onSuccess: (error) => {
       const ErrorClass = classForCode(error.ErrorCode) ?? byStatus(answer.status) ?? UnknownServiceError
       return new ErrorClass(definedProps({
         ...common,
@@ -389,7 +199,7 @@ export interface UnexpectedContext {
 /** An `UnexpectedResponse` for a body that did not decode, naming the paths but never the values. */
 export const unexpectedResponse = (
   context: UnexpectedContext,
-  cause: ParseResult.ParseError | string
+  cause: Schema.SchemaError | string
 ): UnexpectedResponse =>
   new UnexpectedResponse(definedProps({
     ...context,

@@ -35,9 +35,9 @@ export const makeTransactionId = (): string => {
  * A requestId as a caller may supply it: 1 to 64 visible ASCII characters, so
  * that it is safe in an HTTP header.
  */
-export const RequestId = Schema.String.pipe(
-  Schema.pattern(/^[\x21-\x7e]{1,64}$/, {
-    message: () => "requestId must be 1 to 64 visible ASCII characters"
+export const RequestId = Schema.String.check(
+  Schema.isPattern(/^[\x21-\x7e]{1,64}$/, {
+    message: "requestId must be 1 to 64 visible ASCII characters"
   })
 )
 
@@ -45,8 +45,8 @@ export const RequestId = Schema.String.pipe(
  * A transaction id as the SDK accepts it from a caller: 1 to 128 characters of
  * letters, digits, `-` and `_`, so that it is safe in a URL path.
  */
-export const TransactionId = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9_-]{1,128}$/, {
-    message: () => "transactionId must be 1 to 128 letters, digits, '-' or '_'"
+export const TransactionId = Schema.String.check(
+  Schema.isPattern(/^[A-Za-z0-9_-]{1,128}$/, {
+    message: "transactionId must be 1 to 128 letters, digits, '-' or '_'"
   })
 )

@@ -57,6 +57,6 @@ export const toCompleted = (response: QuoteResponse): Option.Option<CompletedQuo
         actualCardValue: response.actualCardValue,
         exchangeCardValue: response.exchangeCardValue,
         ...(response.responseTimestamp !== undefined ? { responseTimestamp: response.responseTimestamp } : {})
-      }, true) // the values come from a QuoteResponse, valid already: skip the constructor's validation (CPU)
+      }, { disableChecks: true }) // the values come from a QuoteResponse, valid already: skip the constructor's checks (CPU)
     )
     : Option.none()

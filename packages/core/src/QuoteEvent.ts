@@ -5,10 +5,19 @@
  * and back without loss. Card values appear only in `Completed`.
  */
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import { QuoteFailure } from "./Errors.js"
 import { CompletedQuote } from "./Quote.js"
 import { Step } from "./Transaction.js"
 import { optional, Timestamp } from "./Wire.js"
+
+/**
+ * A delay, as milliseconds on the wire: a number of at least 0. (Effect 4's
+ * `Schema.DurationFromMillis` takes any number, negative ones included.)
+ */
+const Delay = Schema.Number.check(Schema.isGreaterThanOrEqualTo(0)).pipe(
+  Schema.decodeTo(Schema.Duration, SchemaTransformation.durationFromMillis)
+)
 
 const base = {
   transactionId: Schema.String,
@@ -55,7 +64,7 @@ export class Retrying extends Schema.TaggedClass<Retrying>()("Retrying", {
   ...base,
   requestId: optional(Schema.String),
   attempt: Schema.Number,
-  delay: Schema.DurationFromMillis,
+  delay: Delay,
   reason: Schema.String
 }) {}
 
@@ -72,7 +81,7 @@ export class Failed extends Schema.TaggedClass<Failed>()("Failed", {
 }) {}
 
 /** Any event of a quote. */
-export const QuoteEvent = Schema.Union(Submitted, Progress, StepCompleted, Retrying, Completed, Failed)
+export const QuoteEvent = Schema.Union([Submitted, Progress, StepCompleted, Retrying, Completed, Failed])
 
 /** Any event of a quote. */
 export type QuoteEvent = typeof QuoteEvent.Type
@@ -88,4 +97,4 @@ export const isTerminal = (event: QuoteEvent): event is Terminal =>
 export const encode = Schema.encodeSync(QuoteEvent)
 
 /** Decodes an event from its JSON form. */
-export const decode = Schema.decodeUnknown(QuoteEvent)
+export const decode = Schema.decodeUnknownEffect(QuoteEvent)

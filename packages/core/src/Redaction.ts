@@ -3,10 +3,10 @@
  * bounds (`serviceText`, `traceId`), and describing decode failures without
  * echoing the values that failed (they may be card data or tokens).
  */
-import * as Arr from "effect/Array"
-import * as Either from "effect/Either"
-import type * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import * as SchemaAST from "effect/SchemaAST"
+import type * as SchemaIssue from "effect/SchemaIssue"
 
 /**
  * The masked form of a card number: at most its last 4 characters, never more
@@ -56,20 +56,20 @@ const traceIdCharacters = /^[A-Za-z0-9._:-]*$/
 /**
  * Whether an SVC-TRACE-ID looks like a trace id: 1 to 128 characters of
  * `[A-Za-z0-9._:-]` with no run of 8 or more digits (which could be a card
- * number that the service echoed). Either the value or why it is dropped.
+ * number that the service echoed). The value, or why it is dropped.
  */
-export const checkTraceId = (value: string): Either.Either<string, TraceIdProblem> =>
+export const checkTraceId = (value: string): Result.Result<string, TraceIdProblem> =>
   value.length === 0 || value.length > maxTraceId
-    ? Either.left("length")
+    ? Result.fail("length")
     : !traceIdCharacters.test(value)
-    ? Either.left("characters")
+    ? Result.fail("characters")
     : /\d{8}/.test(value)
-    ? Either.left("digits")
-    : Either.right(value)
+    ? Result.fail("digits")
+    : Result.succeed(value)
 
 /** The SVC-TRACE-ID that gcx keeps: the value when it looks like a trace id (`checkTraceId`), else `undefined`. */
 export const traceId = (value: string | undefined): string | undefined =>
-  value === undefined ? undefined : Either.getOrUndefined(checkTraceId(value))
+  value === undefined ? undefined : Result.getOrUndefined(checkTraceId(value))
 
 /**
  * `response.steps[0].isCompleted`. Keys come from the schema, but an excess
@@ -87,60 +87,156 @@ type Problem =
   | { readonly _tag: "Expected"; readonly path: string; readonly expected: string }
   | { readonly _tag: "Sentence"; readonly path: string; readonly text: string }
 
-const walk = (
-  issue: ParseResult.ParseIssue,
-  path: ReadonlyArray<PropertyKey>,
-  out: Array<Problem>
-): void => {
+/**
+ * Collects the problems of an issue tree. Only the schema's side of an issue
+ * is read (its AST, checks and annotations); the `input` that an issue holds
+ * when decoded with `reportInput: true` is never looked at.
+ */
+const walk = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>, out: Array<Problem>): void => {
   switch (issue._tag) {
     case "Pointer":
-      return walk(issue.issue, [...path, ...Arr.ensure(issue.path)], out)
+      return walk(issue.issue, [...path, ...issue.path], out)
     case "Composite":
-      for (const inner of Arr.ensure(issue.issues)) walk(inner, path, out)
+      for (const inner of issue.issues) walk(inner, path, out)
       return
-    case "Refinement":
-    case "Transformation":
+    case "AnyOf":
+      return walkUnion(issue, path, out)
+    case "Filter":
+      // a check that refused the value names what it expected; a check that points deeper is walked
+      if (issue.issue._tag === "InvalidValue") return expect(out, path, describeCheck(issue.filter, issue.issue))
       return walk(issue.issue, path, out)
-    case "Missing":
-      out.push({ _tag: "Sentence", path: formatPath(path), text: "is missing" })
-      return
-    case "Unexpected":
-      out.push({ _tag: "Sentence", path: formatPath(path), text: "is not allowed" })
-      return
+    case "Encoding":
+      // a transformation that refused the value is named by its schema (`Money`) or by what it expected
+      if (issue.issue._tag === "InvalidValue") {
+        return expect(
+          out,
+          path,
+          SchemaAST.resolveIdentifier(issue.ast) ?? expectedOf(issue.issue) ?? describeAst(issue.ast)
+        )
+      }
+      return walk(issue.issue, path, out)
+    case "InvalidType":
+      return expect(out, path, describeAst(issue.ast))
+    case "InvalidValue":
+      return expect(out, path, expectedOf(issue) ?? "a valid value")
+    case "MissingKey":
+      return say(out, path, "is missing")
+    case "UnexpectedKey":
+      return say(out, path, "is not allowed")
     case "Forbidden":
-      out.push({ _tag: "Sentence", path: formatPath(path), text: "could not be decoded" })
-      return
-    case "Type":
-      out.push({ _tag: "Expected", path: formatPath(path), expected: describeType(issue) })
-      return
+      return say(out, path, "could not be decoded")
+    case "OneOf":
+      return say(out, path, "matches more than one alternative")
   }
 }
 
-const IdentifierKey = Symbol.for("effect/annotation/Identifier")
-const DescriptionKey = Symbol.for("effect/annotation/Description")
+const expect = (out: Array<Problem>, path: ReadonlyArray<PropertyKey>, expected: string): void => {
+  out.push({ _tag: "Expected", path: formatPath(path), expected })
+}
 
-/** What was expected, from the schema alone (its identifier, kind or description), never from the value. */
-const describeType = (issue: ParseResult.Type): string => {
-  const identifier = issue.ast.annotations[IdentifierKey]
-  if (typeof identifier === "string") return identifier
-  switch (issue.ast._tag) {
-    case "StringKeyword":
+const say = (out: Array<Problem>, path: ReadonlyArray<PropertyKey>, text: string): void => {
+  out.push({ _tag: "Sentence", path: formatPath(path), text })
+}
+
+/**
+ * A value that matched no member of a union is not any of its members
+ * (`x is not a string or null`): each member is named from the schema, and the
+ * members that were tried add only what they found deeper inside the value
+ * (which tells which member was meant), so that a member is never named twice.
+ */
+const walkUnion = (issue: SchemaIssue.AnyOf, path: ReadonlyArray<PropertyKey>, out: Array<Problem>): void => {
+  const tagged = describeTagged(issue.ast.types)
+  if (tagged !== undefined) expect(out, path, tagged)
+  else for (const member of issue.ast.types) expect(out, path, describeAst(member))
+  if (issue.issues.length === 0) return
+  const here = formatPath(path)
+  const inner: Array<Problem> = []
+  for (const tried of issue.issues) walk(tried, path, inner)
+  for (const problem of inner) {
+    if (problem._tag === "Sentence" || problem.path !== here) out.push(problem)
+  }
+}
+
+/**
+ * A union of objects told apart by a literal field (`_tag`), named by that
+ * field: `an object whose _tag is "Submitted", "Progress" or "Failed"`.
+ */
+const describeTagged = (members: ReadonlyArray<SchemaAST.AST>): string | undefined => {
+  const objects: Array<SchemaAST.Objects> = []
+  for (const member of members) {
+    const encoded = SchemaAST.toEncoded(member)
+    if (!SchemaAST.isObjects(encoded)) return undefined
+    objects.push(encoded)
+  }
+  const [first, ...rest] = objects
+  if (first === undefined || rest.length === 0) return undefined
+  for (const candidate of first.propertySignatures) {
+    const literals: Array<string> = []
+    for (const object of objects) {
+      const field = object.propertySignatures.find((signature) => signature.name === candidate.name)
+      if (field === undefined || !SchemaAST.isLiteral(field.type)) break
+      literals.push(describeAst(field.type))
+    }
+    if (literals.length === objects.length) {
+      const last = literals.pop()!
+      return `an object whose ${String(candidate.name)} is ${literals.join(", ")} or ${last}`
+    }
+  }
+  return undefined
+}
+
+/** The `expected` annotation of an issue, if it has one. */
+const expectedOf = (issue: SchemaIssue.InvalidValue): string | undefined => {
+  const expected = issue.annotations?.expected
+  return typeof expected === "string" ? expected : undefined
+}
+
+/** What a refused check expected (`a finite number`), from the check's annotations, never from the value. */
+const describeCheck = (filter: SchemaAST.Filter<unknown>, issue: SchemaIssue.InvalidValue): string => {
+  const annotations = filter.annotations
+  if (typeof annotations?.expected === "string") return annotations.expected
+  if (typeof annotations?.description === "string") return annotations.description
+  return expectedOf(issue) ?? "a valid value"
+}
+
+/**
+ * What a schema expects (its identifier, check, kind or description), from the
+ * schema alone, never from the value. A schema read from a JSON object or
+ * array (a `Schema.Class`) is named by that wire shape, not by its class.
+ */
+const describeAst = (ast: SchemaAST.AST): string => {
+  if (ast.encoding !== undefined) {
+    const encoded = SchemaAST.toEncoded(ast)
+    if (encoded._tag === "Objects" || encoded._tag === "Arrays") return describeAst(encoded)
+  }
+  const annotations = SchemaAST.resolve(ast)
+  if (typeof annotations?.identifier === "string") return annotations.identifier
+  if (ast.checks !== undefined && typeof annotations?.expected === "string") return annotations.expected
+  switch (ast._tag) {
+    case "String":
       return "a string"
-    case "NumberKeyword":
+    case "Number":
       return "a number"
-    case "BooleanKeyword":
+    case "Boolean":
       return "a boolean"
-    case "TypeLiteral":
+    case "BigInt":
+      return "a bigint"
+    case "Null":
+      return "null"
+    case "Undefined":
+      return "undefined"
+    case "Objects":
       return "an object"
-    case "TupleType":
+    case "Arrays":
       return "an array"
     case "Literal": {
-      const literal = issue.ast.literal
+      const literal = ast.literal
       return typeof literal === "bigint" ? `${literal}n` : JSON.stringify(literal)
     }
   }
-  const description = issue.ast.annotations[DescriptionKey]
-  return typeof description === "string" ? description : "of the expected shape"
+  if (typeof annotations?.expected === "string") return annotations.expected
+  if (typeof annotations?.description === "string") return annotations.description
+  return "of the expected shape"
 }
 
 /** The paths that hold a path: `body`, `a`, `a.b` and `a.b[0]` for `a.b[0].c`. */
@@ -177,7 +273,7 @@ const toLines = (problems: ReadonlyArray<Problem>): Array<string> => {
       alternatives.push(problem.expected)
     }
   }
-  // a Set, not `Arr.dedupe`, which is quadratic: a ParseError with `errors: "all"` may hold thousands of issues
+  // a Set, not `Arr.dedupe`, which is quadratic: a SchemaError with `errors: "all"` may hold thousands of issues
   return Array.from(
     new Set(
       lines.map((line) =>
@@ -188,10 +284,12 @@ const toLines = (problems: ReadonlyArray<Problem>): Array<string> => {
 }
 
 /**
- * A one-line description of a decode failure that names the failing paths and
- * what was expected there, but never the actual values.
+ * A one-line description of a decode failure (the `issue` of a
+ * `Schema.SchemaError`) that names the failing paths and what was expected
+ * there, but never the actual values, even when the issue holds them
+ * (`reportInput: true`).
  */
-export const describeParseIssue = (issue: ParseResult.ParseIssue, limit = 5): string => {
+export const describeParseIssue = (issue: SchemaIssue.Issue, limit = 5): string => {
   const problems: Array<Problem> = []
   walk(issue, [], problems)
   const unique = toLines(problems)

@@ -7,7 +7,7 @@ import { optional, WireNumber } from "./Wire.js"
 
 /** A successful token response (spec 2.5). The access token is `Redacted` in memory. */
 export class TokenResponse extends Schema.Class<TokenResponse>("@gcx/core/TokenResponse")({
-  access_token: Schema.Redacted(Schema.String),
+  access_token: Schema.RedactedFromValue(Schema.String),
   expires_in: WireNumber,
   token_type: Schema.String
 }) {}

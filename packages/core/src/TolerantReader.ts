@@ -9,9 +9,9 @@
  * more. Only when that fails are the hints that do not decode on their own
  * removed, and the rest decoded again.
  */
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
 /**
@@ -19,9 +19,12 @@ import * as Schema from "effect/Schema"
  * its value, and the nested records (by field) that have hints of their own.
  */
 export interface Shape {
-  readonly hints: { readonly [field: string]: Schema.Schema<any, any> }
+  readonly hints: { readonly [field: string]: Hint }
   readonly nested?: { readonly [field: string]: Shape } | undefined
 }
+
+/** The schema of one hint's value: any schema that decodes without services. */
+export type Hint = Schema.Decoder<unknown>
 
 /** A decoded answer, with the paths of the hints that were dropped (`response.expectedCompletionTime`). */
 export interface Read<A> {
@@ -31,12 +34,9 @@ export interface Read<A> {
 
 const nothingDropped: ReadonlyArray<string> = []
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 // One compiled check per hint schema.
-const checks = new WeakMap<Schema.Schema<any, any>, (value: unknown) => boolean>()
-const readable = (schema: Schema.Schema<any, any>, value: unknown): boolean => {
+const checks = new WeakMap<Hint, (value: unknown) => boolean>()
+const readable = (schema: Hint, value: unknown): boolean => {
   let check = checks.get(schema)
   if (check === undefined) {
     const decode = Schema.decodeUnknownOption(schema)
@@ -48,8 +48,8 @@ const readable = (schema: Schema.Schema<any, any>, value: unknown): boolean => {
 
 /** A copy of `json` without the hints that do not decode (absent and `null` ones are left as they are). */
 const withoutUnreadable = (json: unknown, shape: Shape, prefix: string, dropped: Array<string>): unknown => {
-  if (!isRecord(json)) return json
-  let out: Record<string, unknown> | undefined
+  if (!Predicate.isObject(json)) return json
+  let out: Record<PropertyKey, unknown> | undefined
   for (const field in shape.hints) {
     const value = json[field]
     if (value === undefined || value === null || readable(shape.hints[field]!, value)) continue
@@ -73,20 +73,20 @@ const withoutUnreadable = (json: unknown, shape: Shape, prefix: string, dropped:
  * fails only when the answer does not decode without them either, with the
  * strict decode's error (which names every failing path).
  */
-export const decoder = <A, I>(
-  schema: Schema.Schema<A, I>,
+export const decoder = <A>(
+  schema: Schema.Decoder<A>,
   shape: Shape
-): (json: unknown) => Either.Either<Read<A>, ParseResult.ParseError> => {
-  const decode = Schema.decodeUnknownEither(schema)
+): (json: unknown) => Result.Result<Read<A>, Schema.SchemaError> => {
+  const decode = Schema.decodeUnknownResult(schema)
   return (json) => {
     const strict = decode(json)
-    if (Either.isRight(strict)) return Either.right({ value: strict.right, dropped: nothingDropped })
+    if (Result.isSuccess(strict)) return Result.succeed({ value: strict.success, dropped: nothingDropped })
     const dropped: Array<string> = []
     const cleaned = withoutUnreadable(json, shape, "", dropped)
-    if (dropped.length === 0) return Either.left(strict.left)
-    return Either.match(decode(cleaned), {
-      onLeft: () => Either.left(strict.left),
-      onRight: (value) => Either.right({ value, dropped })
+    if (dropped.length === 0) return Result.fail(strict.failure)
+    return Result.match(decode(cleaned), {
+      onFailure: () => Result.fail(strict.failure),
+      onSuccess: (value) => Result.succeed({ value, dropped })
     })
   }
 }

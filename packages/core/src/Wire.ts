@@ -3,21 +3,25 @@
  * tolerantly (service-notes.md, "Reading rule") and written back canonically.
  */
 import * as BigDecimal from "effect/BigDecimal"
+import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 /**
  * An ISO 8601 timestamp, decoded to `DateTime.Utc` and encoded back as ISO 8601
- * UTC with milliseconds (`2026-11-21T10:00:00.000Z`).
+ * UTC with milliseconds (`2026-11-21T10:00:00.000Z`). A timestamp without a
+ * zone is read as UTC.
  */
-export const Timestamp = Schema.DateTimeUtc
+export const Timestamp = Schema.DateTimeUtcFromString
 
 /**
  * A finite JSON number. The live service sends numbers where the spec says
  * integer, so any finite number is accepted.
  */
-export const WireNumber = Schema.Number.pipe(Schema.finite())
+export const WireNumber = Schema.Finite
 
 /** A money amount as text: digits, and optionally a point and more digits. */
 const amountPattern = /^(\d+)(?:\.(\d+))?$/
@@ -45,6 +49,9 @@ const parseAmount = (input: number | string): Option.Option<BigDecimal.BigDecima
     : Option.none()
 }
 
+/** What a refused amount is told: the bounds, never the value. */
+const amountExpected = "an amount of at least 0 with at most 12 integer digits and 4 decimal places"
+
 /**
  * A decimal amount of money: a JSON number (or a numeric string, which some
  * gateways send) decoded to `BigDecimal`, never a float; encoded back as a JSON
@@ -52,30 +59,28 @@ const parseAmount = (input: number | string): Option.Option<BigDecimal.BigDecima
  * digits and 4 decimal places, written in plain decimal notation (`-0`,
  * `-12.5`, `1e-7` and `1e400` are refused).
  */
-export const Money: Schema.Schema<BigDecimal.BigDecimal, number | string> = Schema.transformOrFail(
-  Schema.Union(Schema.Number, Schema.String),
-  Schema.BigDecimalFromSelf,
-  {
-    strict: true,
-    decode: (input, _, ast) =>
-      Option.match(parseAmount(input), {
-        onNone: () =>
-          ParseResult.fail(
-            new ParseResult.Type(
-              ast,
-              input,
-              "Expected an amount of at least 0 with at most 12 integer digits and 4 decimal places"
-            )
-          ),
-        onSome: ParseResult.succeed
-      }),
-    encode: (amount) => ParseResult.succeed(BigDecimal.unsafeToNumber(amount))
-  }
-).annotations({ identifier: "Money" })
+export const Money: Schema.Codec<BigDecimal.BigDecimal, number | string> = Schema.Union([Schema.Number, Schema.String])
+  .pipe(
+    Schema.decodeTo(Schema.BigDecimal, {
+      decode: SchemaGetter.transformEffect((input: number | string, options) =>
+        Option.match(parseAmount(input), {
+          onNone: () => Effect.fail(new SchemaIssue.InvalidValue({ expected: amountExpected }, input, options)),
+          onSome: Effect.succeed
+        })
+      ),
+      encode: SchemaGetter.transform(BigDecimal.toNumberUnsafe)
+    }),
+    Schema.annotate({ identifier: "Money" })
+  )
 
 /**
  * An optional field that the live service may leave out or send as `null`;
- * both decode to an absent key.
+ * both decode to an absent key, and an absent key encodes to an absent key.
  */
-export const optional = <S extends Schema.Schema.All>(schema: S) =>
-  Schema.optionalWith(schema, { exact: true, nullable: true })
+export const optional = <S extends Schema.Top>(schema: S) =>
+  Schema.optionalKey(Schema.NullOr(schema)).pipe(
+    Schema.decodeTo(Schema.optionalKey(Schema.toType(schema)), {
+      decode: SchemaGetter.transformOptional(Option.filter(Predicate.isNotNull)),
+      encode: SchemaGetter.passthrough()
+    })
+  )

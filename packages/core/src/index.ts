@@ -3,11 +3,17 @@
 /** The card: wire form, in-memory form and validation. */
 export * as Card from "./Card.js"
 
+/** The problems a configuration error reports: missing variables and refused values, never a value. */
+export * as ConfigProblem from "./ConfigProblem.js"
+
 /** The Error body of the service and its documented codes. */
 export * as ErrorBody from "./ErrorBody.js"
 
 /** The error taxonomy and the mapping from HTTP answers to errors. */
 export * as Errors from "./Errors.js"
+
+/** The error classes and their union schema (also in `Errors`). */
+export * as ErrorTaxonomy from "./ErrorTaxonomy.js"
 
 /** What each error means for recovery, as plain data (also in `Errors`). */
 export * as ErrorTraits from "./ErrorTraits.js"

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Card, Errors } from "@gcx/core"
-import { Effect, Either, FastCheck as fc, Redacted } from "effect"
-import { SENTINEL_CARD, SENTINEL_PIN } from "./fixtures.js"
+import { Effect, Redacted, Result } from "effect"
+import * as fc from "fast-check"
+import { prop, SENTINEL_CARD, SENTINEL_PIN } from "./fixtures.js"
 
 const valid = { cardNumber: SENTINEL_CARD, pinNumber: SENTINEL_PIN, productLineId: "pl-amazing-store" } as const
 
@@ -15,9 +16,9 @@ const wireName: Record<Field, Card.CardField> = {
 
 /** Rejects with InvalidCardInput naming the field; the error never carries the card number or PIN. */
 const expectRefused = (input: unknown, field: Card.CardField, reason: RegExp) => {
-  const result = Card.validateEither(input)
-  expect(Either.isLeft(result)).toBe(true)
-  const error = Either.getLeft(result).pipe((o) => o._tag === "Some" ? o.value : undefined)!
+  const result = Card.validateResult(input)
+  expect(Result.isFailure(result)).toBe(true)
+  const error = Result.getFailure(result).pipe((o) => o._tag === "Some" ? o.value : undefined)!
   expect(error).toBeInstanceOf(Errors.InvalidCardInput)
   expect(error._tag).toBe("InvalidCardInput")
   expect(error.field).toBe(field)
@@ -54,7 +55,7 @@ describe("Card.validate", () => {
     }))
 
   it("trims every field", () => {
-    const card = Either.getOrThrow(Card.validateEither({
+    const card = Result.getOrThrow(Card.validateResult({
       cardNumber: `  ${SENTINEL_CARD}\t`,
       pinNumber: `\n${SENTINEL_PIN} `,
       productLineId: " pl \r\n"
@@ -65,7 +66,7 @@ describe("Card.validate", () => {
   })
 
   it("accepts already Redacted number and PIN", () => {
-    const card = Either.getOrThrow(Card.validateEither({
+    const card = Result.getOrThrow(Card.validateResult({
       cardNumber: Redacted.make(` ${SENTINEL_CARD} `),
       pinNumber: Redacted.make(SENTINEL_PIN),
       productLineId: "pl"
@@ -75,7 +76,7 @@ describe("Card.validate", () => {
   })
 
   it("accepts exactly 64 characters, after trimming", () => {
-    const card = Either.getOrThrow(Card.validateEither({ ...valid, productLineId: `  ${"p".repeat(64)}  ` }))
+    const card = Result.getOrThrow(Card.validateResult({ ...valid, productLineId: `  ${"p".repeat(64)}  ` }))
     expect(card.productLineId).toHaveLength(Card.MAX_FIELD_LENGTH)
     expect(Card.MAX_FIELD_LENGTH).toBe(64)
   })
@@ -123,7 +124,7 @@ describe("Card.validate", () => {
     }
   })
 
-  it.prop(
+  prop(
     "accepts every visible string of 1 to 64 characters, trimmed",
     {
       cardNumber: fc.stringMatching(/^[\x21-\x7e]{1,64}$/),
@@ -131,7 +132,7 @@ describe("Card.validate", () => {
       pad: fc.stringMatching(/^[ \t]{0,3}$/)
     },
     ({ cardNumber, pad, pinNumber }) => {
-      const card = Either.getOrThrow(Card.validateEither({
+      const card = Result.getOrThrow(Card.validateResult({
         cardNumber: `${pad}${cardNumber}${pad}`,
         pinNumber,
         productLineId: "pl"
@@ -139,28 +140,28 @@ describe("Card.validate", () => {
       expect(Redacted.value(card.cardNumber)).toBe(cardNumber)
       expect(Redacted.value(card.pinNumber)).toBe(pinNumber)
     },
-    { fastCheck: { numRuns: 200 } }
+    { numRuns: 200 }
   )
 
-  it.prop(
+  prop(
     "never echoes the refused value",
     { secret: fc.stringMatching(/^[0-9A-Z]{12,30}$/), junk: fc.constantFrom("\u0000", "\n", "\u007f", "x".repeat(70)) },
     ({ junk, secret }) => {
       for (const field of ["cardNumber", "pinNumber"] as const) {
-        const result = Card.validateEither({ ...valid, [field]: `${secret}${junk}${secret}` })
-        const error = Either.getLeft(result).pipe((o) => o._tag === "Some" ? o.value : undefined)!
+        const result = Card.validateResult({ ...valid, [field]: `${secret}${junk}${secret}` })
+        const error = Result.getFailure(result).pipe((o) => o._tag === "Some" ? o.value : undefined)!
         expect(error.field).toBe(wireName[field])
         expect(`${error.message} ${JSON.stringify(error)}`).not.toContain(secret)
       }
     },
-    { fastCheck: { numRuns: 100 } }
+    { numRuns: 100 }
   )
 })
 
 describe("Card.checkField", () => {
   it("returns the trimmed value or the refusal", () => {
-    expect(Card.checkField("card.productLineId", "  pl  ")).toEqual(Either.right("pl"))
+    expect(Card.checkField("card.productLineId", "  pl  ")).toEqual(Result.succeed("pl"))
     const refused = Card.checkField("card.pinNumber", "")
-    expect(Either.isLeft(refused)).toBe(true)
+    expect(Result.isFailure(refused)).toBe(true)
   })
 })

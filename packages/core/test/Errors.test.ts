@@ -539,7 +539,7 @@ describe("error classes", () => {
           InvalidCard: (error) => Effect.succeed(`card: ${error.userMessage}`),
           ServerError: () => Effect.succeed("server")
         }),
-        Effect.catchAll((error) => Effect.succeed(`other: ${error._tag}`))
+        Effect.catch((error) => Effect.succeed(`other: ${error._tag}`))
       )
       expect(recovered).toBe("card: Bad PIN")
       const failure = yield* Effect.flip(new Errors.ServiceUnavailable({ message: "down", httpStatus: 503 }))

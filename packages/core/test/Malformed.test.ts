@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Card, ErrorBody, Errors, Quote, QuoteEvent, Redaction, Token, Transaction, Wire } from "@gcx/core"
-import { Cause, Effect, Either, Exit, FastCheck as fc, ParseResult, Schema } from "effect"
-import { errorBody, plainServiceErrorTags, sampleStatus } from "./fixtures.js"
+import { Cause, Effect, Exit, Result, Schema } from "effect"
+import * as fc from "fast-check"
+import { errorBody, plainServiceErrorTags, prop, sampleStatus } from "./fixtures.js"
 
-const wireSchemas: ReadonlyArray<readonly [string, Schema.Schema<any, any>]> = [
+const wireSchemas: ReadonlyArray<readonly [string, Schema.Codec<any, any>]> = [
   ["Card", Card.Card],
   ["QuoteRequest", Quote.QuoteRequest],
   ["QuoteResponse", Quote.QuoteResponse],
@@ -23,14 +24,14 @@ const wireSchemas: ReadonlyArray<readonly [string, Schema.Schema<any, any>]> = [
 /** The service errors that `fromResponse` may return for an answer (`TransportError` never comes from one). */
 const serviceErrorTags = new Set<string>(plainServiceErrorTags)
 
-/** Decoding returns a ParseError in an Either, never throws. */
-const expectParseError = (schema: Schema.Schema<any, any>, input: unknown, label: string) => {
-  let result: Either.Either<unknown, ParseResult.ParseError> | undefined
+/** Decoding returns a SchemaError in a Result, never throws. */
+const expectParseError = (schema: Schema.Codec<any, any>, input: unknown, label: string) => {
+  let result: Result.Result<unknown, Schema.SchemaError> | undefined
   expect(() => {
-    result = Schema.decodeUnknownEither(schema)(input)
+    result = Schema.decodeUnknownResult(schema)(input)
   }, label).not.toThrow()
-  expect(Either.isLeft(result!), label).toBe(true)
-  if (Either.isLeft(result!)) expect(ParseResult.isParseError(result.left)).toBe(true)
+  expect(Result.isFailure(result!), label).toBe(true)
+  if (Result.isFailure(result!)) expect(Schema.isSchemaError(result.failure)).toBe(true)
 }
 
 /** fromResponse returns a tagged service error, never throws. */
@@ -57,7 +58,7 @@ const nestedObject = (depth: number, key: string): unknown => {
 describe("malformed payloads give a typed error", () => {
   it("wrong types", () => {
     const status = sampleStatus
-    const cases: ReadonlyArray<readonly [Schema.Schema<any, any>, unknown]> = [
+    const cases: ReadonlyArray<readonly [Schema.Codec<any, any>, unknown]> = [
       [Quote.QuoteResponse, { ...status.response, transactionId: 7 }],
       [Quote.QuoteResponse, { ...status.response, isCompleted: "true" }],
       [Quote.QuoteResponse, { ...status.response, percentComplete: "50" }],
@@ -78,7 +79,7 @@ describe("malformed payloads give a typed error", () => {
   })
 
   it("missing required fields", () => {
-    const cases: ReadonlyArray<readonly [Schema.Schema<any, any>, unknown]> = [
+    const cases: ReadonlyArray<readonly [Schema.Codec<any, any>, unknown]> = [
       [Quote.QuoteResponse, { isCompleted: true }],
       [Quote.QuoteResponse, { transactionId: "T" }],
       [Quote.CompletedQuote, { transactionId: "T", actualCardValue: 1 }],
@@ -157,19 +158,19 @@ describe("malformed payloads give a typed error", () => {
     Effect.gen(function*() {
       for (const [name, schema] of wireSchemas) {
         for (const junk of [null, "junk", nestedObject(200, "x"), { response: { transactionId: 1 } }]) {
-          const exit = yield* Effect.exit(Schema.decodeUnknown(schema)(junk))
+          const exit = yield* Effect.exit(Schema.decodeUnknownEffect(schema)(junk))
           expect(Exit.isFailure(exit), name).toBe(true)
           if (Exit.isFailure(exit)) {
-            expect(Cause.isFailType(exit.cause), name).toBe(true)
-            expect(Cause.isDie(exit.cause)).toBe(false)
+            expect(exit.cause.reasons.length > 0 && exit.cause.reasons.every(Cause.isFailReason), name).toBe(true)
+            expect(Cause.hasDies(exit.cause)).toBe(false)
           }
         }
       }
       const error = yield* Effect.flip(QuoteEvent.decode({ _tag: "Completed", quote: null }))
-      expect(ParseResult.isParseError(error)).toBe(true)
+      expect(Schema.isSchemaError(error)).toBe(true)
     }))
 
-  it("Errors.unexpectedResponse takes a reason or a ParseError", () => {
+  it("Errors.unexpectedResponse takes a reason or a SchemaError", () => {
     const fromString = Errors.unexpectedResponse({ httpStatus: 201, requestId: "r" }, "the Location header is missing")
     expect(fromString).toMatchObject({
       _tag: "UnexpectedResponse",
@@ -178,7 +179,7 @@ describe("malformed payloads give a typed error", () => {
       message: "the service's answer did not decode: the Location header is missing"
     })
     expect(fromString.traceId).toBeUndefined()
-    const parseError = Either.getLeft(Schema.decodeUnknownEither(Quote.QuoteResponse)({ transactionId: "T" }))
+    const parseError = Result.getFailure(Schema.decodeUnknownResult(Quote.QuoteResponse)({ transactionId: "T" }))
     const fromParse = Errors.unexpectedResponse(
       { httpStatus: 201, traceId: "t", transactionId: "T" },
       parseError.pipe(
@@ -206,11 +207,11 @@ describe("properties over arbitrary input", () => {
     fc.record({ card: fc.dictionary(fc.constantFrom("cardNumber", "pinNumber", "productLineId"), fc.jsonValue()) })
   )
 
-  it.prop("decoding any wire schema never throws", { input: anyInput }, ({ input }) => {
+  prop("decoding any wire schema never throws", { input: anyInput }, ({ input }) => {
     for (const [name, schema] of wireSchemas) {
-      expect(() => Schema.decodeUnknownEither(schema)(input), name).not.toThrow()
+      expect(() => Schema.decodeUnknownResult(schema)(input), name).not.toThrow()
     }
-  }, { fastCheck: { numRuns: 300 } })
+  }, { numRuns: 300 })
 
   const codeArb = fc.oneof(
     fc.string(),
@@ -240,7 +241,7 @@ describe("properties over arbitrary input", () => {
     ) => JSON.stringify(body))
   )
 
-  it.prop(
+  prop(
     "fromResponse never throws and always returns a tagged service error",
     {
       status: fc.integer({ min: 100, max: 599 }),
@@ -269,10 +270,10 @@ describe("properties over arbitrary input", () => {
       const encoded = JSON.parse(JSON.stringify(Schema.encodeSync(Errors.QuoteFailure)(error)))
       expect(Schema.decodeUnknownSync(Errors.QuoteFailure)(encoded)._tag).toBe(error._tag)
     },
-    { fastCheck: { numRuns: 500 } }
+    { numRuns: 500 }
   )
 
-  it.prop(
+  prop(
     "an Error body keeps its code (digits scrubbed), whatever the code",
     { status: fc.constantFrom(400, 404, 409, 422), code: codeArb, message: fc.string() },
     ({ code, message, status }) => {
@@ -282,6 +283,6 @@ describe("properties over arbitrary input", () => {
       const known = Errors.classForCode(code)
       expect(error).toBeInstanceOf(known ?? Errors.UnknownServiceError)
     },
-    { fastCheck: { numRuns: 300 } }
+    { numRuns: 300 }
   )
 })

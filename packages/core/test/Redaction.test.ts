@@ -1,11 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Errors, Quote, Redaction, Transaction } from "@gcx/core"
-import { Either, FastCheck as fc, Option, type ParseResult, Schema } from "effect"
-import { sampleStatus, SENTINEL_CARD, SENTINEL_PIN } from "./fixtures.js"
+import { Errors, Quote, QuoteEvent, Redaction, Transaction } from "@gcx/core"
+import { Option, Result, Schema, type SchemaIssue } from "effect"
+import * as fc from "fast-check"
+import { prop, sampleStatus, SENTINEL_CARD, SENTINEL_PIN } from "./fixtures.js"
 
-const issueOf = <A, I>(schema: Schema.Schema<A, I>, input: unknown, all = false): ParseResult.ParseIssue =>
+const issueOf = (
+  schema: Schema.Decoder<unknown>,
+  input: unknown,
+  all = false,
+  reportInput = false
+): SchemaIssue.Issue =>
   Option.getOrThrow(
-    Either.getLeft(Schema.decodeUnknownEither(schema, all ? { errors: "all" } : undefined)(input))
+    Result.getFailure(
+      Schema.decodeUnknownResult(schema, { ...(all ? { errors: "all" } : {}), reportInput })(input)
+    )
   ).issue
 
 describe("Redaction.describeParseIssue", () => {
@@ -40,7 +48,8 @@ describe("Redaction.describeParseIssue", () => {
     }, true)
     const description = Redaction.describeParseIssue(issue, 50)
     expect(description.split("; ")).toEqual([
-      "createdTimestamp is not DateTimeUtc or null",
+      // Effect 4 names the type DateTime.Utc (Effect 3: DateTimeUtc)
+      "createdTimestamp is not DateTime.Utc or null",
       "steps[0].isCompleted is not a boolean",
       "percentComplete is not a finite number or null",
       "response.actualCardValue is not Money or null"
@@ -53,6 +62,16 @@ describe("Redaction.describeParseIssue", () => {
       "reason is not \"Connect\" or \"Reset\" or \"Timeout\" or \"Aborted\" or \"Other\""
     )
     expect(Redaction.describeParseIssue(issueOf(Schema.Literal(1n), 2))).toBe("body is not 1n")
+  })
+
+  it("names a class by its wire shape, and a tagged union by its tag", () => {
+    expect(Redaction.describeParseIssue(issueOf(Transaction.TransactionStatus, { ...sampleStatus, request: "x" })))
+      .toBe("request is not an object or null")
+    const tags = "\"Submitted\", \"Progress\", \"StepCompleted\", \"Retrying\", \"Completed\" or \"Failed\""
+    for (const junk of [{ _tag: "Nope" }, null, []]) {
+      expect(Redaction.describeParseIssue(issueOf(QuoteEvent.QuoteEvent, junk)))
+        .toBe(`body is not an object whose _tag is ${tags}`)
+    }
   })
 
   it("limits the number of problems it lists", () => {
@@ -75,8 +94,8 @@ describe("Redaction.describeParseIssue", () => {
   })
 
   it("scrubs digits from keys that come from the input", () => {
-    const issue = Option.getOrThrow(Either.getLeft(
-      Schema.decodeUnknownEither(Quote.QuoteRequest, { onExcessProperty: "error" })({
+    const issue = Option.getOrThrow(Result.getFailure(
+      Schema.decodeUnknownResult(Quote.QuoteRequest, { onExcessProperty: "error" })({
         card: { cardNumber: "1", pinNumber: "2", productLineId: "3", [SENTINEL_CARD]: true }
       })
     )).issue
@@ -92,7 +111,17 @@ describe("Redaction.describeParseIssue", () => {
     }
   })
 
-  it.prop(
+  it("never contains a failing value even when the issue holds it (reportInput)", () => {
+    for (const where of ["isCompleted", "percentComplete", "actualCardValue", "responseTimestamp", "transactionId"]) {
+      const issue = issueOf(Quote.QuoteResponse, { ...sampleStatus.response, [where]: [SENTINEL_CARD] }, true, true)
+      // the issue does hold the value: Schema's own formatter would show it
+      expect(String(new Schema.SchemaError(issue))).toContain(SENTINEL_CARD)
+      expect(Redaction.describeParseIssue(issue)).toContain(where)
+      expect(Redaction.describeParseIssue(issue)).not.toContain(SENTINEL_CARD)
+    }
+  })
+
+  prop(
     "never contains the values that failed",
     {
       secret: fc.constantFrom(SENTINEL_CARD, SENTINEL_PIN),
@@ -104,12 +133,19 @@ describe("Redaction.describeParseIssue", () => {
       )
     },
     ({ secret, where, wrap }) => {
-      const issue = issueOf(Quote.QuoteResponse, { ...sampleStatus.response, [where]: wrap(secret) }, true)
-      const description = Redaction.describeParseIssue(issue, 50)
-      expect(description).toContain(where)
-      expect(description).not.toContain(secret)
+      for (const reportInput of [false, true]) {
+        const issue = issueOf(
+          Quote.QuoteResponse,
+          { ...sampleStatus.response, [where]: wrap(secret) },
+          true,
+          reportInput
+        )
+        const description = Redaction.describeParseIssue(issue, 50)
+        expect(description).toContain(where)
+        expect(description).not.toContain(secret)
+      }
     },
-    { fastCheck: { numRuns: 50 } }
+    { numRuns: 50 }
   )
 })
 
@@ -150,7 +186,7 @@ describe("Redaction.traceId", () => {
   it("keeps up to 128 characters of [A-Za-z0-9._:-] with no run of 8 digits", () => {
     for (const kept of ["a", "0af7651916cd43dd8448eb211c80319c", "1-5759e988-bd862e3f", "a.b_c:d-E", "1234567x"]) {
       expect(Redaction.traceId(kept)).toBe(kept)
-      expect(Redaction.checkTraceId(kept)).toEqual(Either.right(kept))
+      expect(Redaction.checkTraceId(kept)).toEqual(Result.succeed(kept))
     }
     expect(Redaction.traceId("x".repeat(128))).toBe("x".repeat(128))
     expect(Redaction.traceId(undefined)).toBeUndefined()
@@ -170,7 +206,7 @@ describe("Redaction.traceId", () => {
     ]
     for (const [value, problem] of dropped) {
       expect(Redaction.traceId(value)).toBeUndefined()
-      expect(Redaction.checkTraceId(value)).toEqual(Either.left(problem))
+      expect(Redaction.checkTraceId(value)).toEqual(Result.fail(problem))
     }
   })
 })

@@ -1,13 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Errors, Ids, Redaction, Routes } from "@gcx/core"
-import { Either, FastCheck as fc, Schema } from "effect"
+import { Result, Schema } from "effect"
+import * as fc from "fast-check"
+import { prop } from "./fixtures.js"
 
 describe("Ids", () => {
   it("makeRequestId is 32 lowercase hex characters, fresh every time", () => {
     const ids = Array.from({ length: 500 }, () => Ids.makeRequestId())
     for (const id of ids) {
       expect(id).toMatch(/^[0-9a-f]{32}$/)
-      expect(Either.isRight(Schema.decodeUnknownEither(Ids.RequestId)(id))).toBe(true)
+      expect(Result.isSuccess(Schema.decodeUnknownResult(Ids.RequestId)(id))).toBe(true)
     }
     expect(new Set(ids).size).toBe(ids.length)
     // every hex digit shows up: the bytes are not truncated or biased to a few values
@@ -29,32 +31,32 @@ describe("Ids", () => {
     const ids = Array.from({ length: 500 }, () => Ids.makeTransactionId())
     for (const id of ids) {
       expect(id).toMatch(shape)
-      expect(Either.isRight(Schema.decodeUnknownEither(Ids.TransactionId)(id))).toBe(true)
+      expect(Result.isSuccess(Schema.decodeUnknownResult(Ids.TransactionId)(id))).toBe(true)
     }
     expect(new Set(ids).size).toBe(ids.length)
     expect(new Set(ids.join("")).size).toBe(32)
-    expect(Either.isRight(Schema.decodeUnknownEither(Ids.TransactionId)("1JXX657P9VCKN74WVFNBH75GWR"))).toBe(true)
+    expect(Result.isSuccess(Schema.decodeUnknownResult(Ids.TransactionId)("1JXX657P9VCKN74WVFNBH75GWR"))).toBe(true)
   })
 
   it("RequestId accepts 1 to 64 visible ASCII characters only", () => {
-    const decode = Schema.decodeUnknownEither(Ids.RequestId)
+    const decode = Schema.decodeUnknownResult(Ids.RequestId)
     for (const ok of ["a", "0123456789abcdef0123456789abcdef", "x".repeat(64), "req-1_2.3~!"]) {
-      expect(Either.isRight(decode(ok)), ok).toBe(true)
+      expect(Result.isSuccess(decode(ok)), ok).toBe(true)
     }
     for (const bad of ["", "x".repeat(65), "has space", "tab\t", "line\nbreak", "é", 42, null]) {
-      expect(Either.isLeft(decode(bad)), String(bad)).toBe(true)
+      expect(Result.isFailure(decode(bad)), String(bad)).toBe(true)
     }
     const failure = decode("has space")
-    if (Either.isLeft(failure)) expect(failure.left.message).toContain("requestId must be 1 to 64 visible ASCII")
+    if (Result.isFailure(failure)) expect(failure.failure.message).toContain("requestId must be 1 to 64 visible ASCII")
   })
 
   it("TransactionId accepts 1 to 128 URL-safe characters only", () => {
-    const decode = Schema.decodeUnknownEither(Ids.TransactionId)
+    const decode = Schema.decodeUnknownResult(Ids.TransactionId)
     for (const ok of ["A", "1JXX657P9VCKN74WVFNBH75GWR", "tx_1-2", "a".repeat(128)]) {
-      expect(Either.isRight(decode(ok)), ok).toBe(true)
+      expect(Result.isSuccess(decode(ok)), ok).toBe(true)
     }
     for (const bad of ["", "a".repeat(129), "../etc/passwd", "a/b", "a?b", "a b", "a%2F", 7]) {
-      expect(Either.isLeft(decode(bad)), String(bad)).toBe(true)
+      expect(Result.isFailure(decode(bad)), String(bad)).toBe(true)
     }
   })
 })
@@ -141,7 +143,7 @@ describe("Errors.parseRetryAfter", () => {
     }
   })
 
-  it.prop("any header value gives undefined or a finite, non-negative delay", {
+  prop("any header value gives undefined or a finite, non-negative delay", {
     value: fc.oneof(fc.string(), fc.nat().map(String), fc.date().map((date) => date.toUTCString())),
     now: fc.integer({ min: 0, max: 4_102_444_800_000 })
   }, ({ now, value }) => {
@@ -150,5 +152,5 @@ describe("Errors.parseRetryAfter", () => {
       expect(Number.isFinite(millis)).toBe(true)
       expect(millis).toBeGreaterThanOrEqual(0)
     }
-  }, { fastCheck: { numRuns: 200 } })
+  }, { numRuns: 200 })
 })

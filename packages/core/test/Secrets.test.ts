@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Card, Errors, Quote, QuoteEvent, Redaction, Transaction } from "@gcx/core"
-import { DateTime, Duration, Either, Inspectable, Option, Schema } from "effect"
+import { DateTime, Duration, Formatter, Inspectable, Option, Result, Schema } from "effect"
 import * as util from "node:util"
 import { errorBody, sampleStatus, SENTINEL_CARD, SENTINEL_PIN } from "./fixtures.js"
 
@@ -9,7 +9,7 @@ const renderings = (value: unknown): Record<string, string> => {
   const out: Record<string, string> = {
     String: String(value),
     JSON: JSON.stringify(value) ?? "",
-    "Inspectable.format": Inspectable.format(value),
+    "Formatter.format": Formatter.format(value),
     "util.inspect": util.inspect(value, { depth: Infinity, getters: true, showHidden: false }),
     "util.format": util.format("%s %o %j", value, value, value),
     toStringUnknown: Inspectable.toStringUnknown(value)
@@ -28,10 +28,10 @@ const expectNoSecret = (value: unknown, label = "value") => {
   }
 }
 
-const card = Either.getOrThrow(
-  Card.validateEither({ cardNumber: SENTINEL_CARD, pinNumber: SENTINEL_PIN, productLineId: "pl-amazing-store" })
+const card = Result.getOrThrow(
+  Card.validateResult({ cardNumber: SENTINEL_CARD, pinNumber: SENTINEL_PIN, productLineId: "pl-amazing-store" })
 )
-const timestamp = DateTime.unsafeMake("2026-11-21T10:00:00.000Z")
+const timestamp = DateTime.makeUnsafe("2026-11-21T10:00:00.000Z")
 const transactionId = "1JXX657P9VCKN74WVFNBH75GWR"
 
 describe("secret hygiene", () => {
@@ -87,7 +87,7 @@ describe("secret hygiene", () => {
       }),
       new QuoteEvent.Failed({
         ...base,
-        error: Either.getLeft(Card.validateEither({ cardNumber: `${SENTINEL_CARD}\n`, pinNumber: "" })).pipe(
+        error: Result.getFailure(Card.validateResult({ cardNumber: `${SENTINEL_CARD}\n`, pinNumber: "" })).pipe(
           Option.getOrThrow
         )
       })
@@ -110,7 +110,7 @@ describe("secret hygiene", () => {
       { cardNumber: SENTINEL_CARD, pinNumber: SENTINEL_PIN, productLineId: `${SENTINEL_CARD}\n${SENTINEL_PIN}` }
     ]
     for (const input of bad) {
-      const error = Option.getOrThrow(Either.getLeft(Card.validateEither(input)))
+      const error = Option.getOrThrow(Result.getFailure(Card.validateResult(input)))
       expectNoSecret(error, `InvalidCardInput ${error.field}`)
       expectNoSecret(Schema.encodeSync(Errors.QuoteFailure)(error), "encoded InvalidCardInput")
     }
@@ -192,9 +192,9 @@ describe("secret hygiene", () => {
       { ...sampleStatus, createdTimestamp: SENTINEL_CARD, completionTime: SENTINEL_PIN }
     ]
     for (const body of bodies) {
-      const decoded = Schema.decodeUnknownEither(Transaction.TransactionStatus, { errors: "all" })(body)
-      expect(Either.isLeft(decoded)).toBe(true)
-      const parseError = Option.getOrThrow(Either.getLeft(decoded))
+      const decoded = Schema.decodeUnknownResult(Transaction.TransactionStatus, { errors: "all" })(body)
+      expect(Result.isFailure(decoded)).toBe(true)
+      const parseError = Option.getOrThrow(Result.getFailure(decoded))
       const error = Errors.unexpectedResponse({ httpStatus: 200, traceId: "t", transactionId }, parseError)
       expect(error._tag).toBe("UnexpectedResponse")
       expect(error.message).toMatch(/^the service's answer did not decode: /)
@@ -202,9 +202,12 @@ describe("secret hygiene", () => {
       expectNoSecret(error, "UnexpectedResponse")
       expectNoSecret(Redaction.describeParseIssue(parseError.issue, 50), "describeParseIssue")
     }
-    // while Schema's own message would have echoed the value
-    const raw = Schema.decodeUnknownEither(Transaction.TransactionStatus)(bodies[0])
-    expect(Option.getOrThrow(Either.getLeft(raw)).message).toContain(SENTINEL_CARD)
+    // while Schema's own message would have echoed the value, once the issue holds it (Effect 4 keeps the
+    // input on an issue only with `reportInput: true`)
+    const raw = Schema.decodeUnknownResult(Transaction.TransactionStatus, { reportInput: true })(bodies[0])
+    expect(Option.getOrThrow(Result.getFailure(raw)).message).toContain(SENTINEL_CARD)
+    const reported = Option.getOrThrow(Result.getFailure(raw))
+    expectNoSecret(Errors.unexpectedResponse({ httpStatus: 200 }, reported), "UnexpectedResponse (reportInput)")
   })
 
   it("UnexpectedResponse from fromResponse names paths, never values", () => {

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Card, ErrorBody, Quote, Token, Transaction, Wire } from "@gcx/core"
-import { BigDecimal, DateTime, Either, FastCheck as fc, Redacted, Schema } from "effect"
+import { BigDecimal, DateTime, Redacted, Result, Schema } from "effect"
+import * as fc from "fast-check"
 import {
   errorBodyWireArb,
   expectRoundTrip,
   json,
   oauthErrorBodyWireArb,
+  prop,
   quoteRequestWireArb,
   quoteResponseWireArb,
   sampleStatus,
@@ -14,13 +16,14 @@ import {
   transactionStatusWireArb
 } from "./fixtures.js"
 
-const runs = { fastCheck: { numRuns: 200 } }
+const runs = { numRuns: 200 }
 
-const decode = <A, I>(schema: Schema.Schema<A, I>, input: unknown) => Schema.decodeUnknownEither(schema)(input)
-const decodeOk = <A, I>(schema: Schema.Schema<A, I>, input: unknown): A => {
+const decode = <S extends Schema.Decoder<unknown>>(schema: S, input: unknown) =>
+  Schema.decodeUnknownResult(schema)(input)
+const decodeOk = <S extends Schema.Decoder<unknown>>(schema: S, input: unknown): S["Type"] => {
   const result = decode(schema, input)
-  if (Either.isLeft(result)) throw new Error(result.left.message)
-  return result.right
+  if (Result.isFailure(result)) throw new Error(result.failure.message)
+  return result.success
 }
 
 /** Adds fields the schema does not know, at the top level of a record. */
@@ -31,39 +34,39 @@ const unknownFieldsArb = fc.dictionary(
 )
 
 describe("round trip: decode then encode gives back equal JSON", () => {
-  it.prop("QuoteRequest", { wire: quoteRequestWireArb }, ({ wire }) => {
+  prop("QuoteRequest", { wire: quoteRequestWireArb }, ({ wire }) => {
     expectRoundTrip(Quote.QuoteRequest, wire)
   }, runs)
 
-  it.prop("Card", { wire: quoteRequestWireArb }, ({ wire }) => {
+  prop("Card", { wire: quoteRequestWireArb }, ({ wire }) => {
     expectRoundTrip(Card.Card, wire.card)
   }, runs)
 
-  it.prop("QuoteResponse", { wire: quoteResponseWireArb }, ({ wire }) => {
+  prop("QuoteResponse", { wire: quoteResponseWireArb }, ({ wire }) => {
     expectRoundTrip(Quote.QuoteResponse, wire)
   }, runs)
 
-  it.prop("Step", { wire: stepWireArb }, ({ wire }) => {
+  prop("Step", { wire: stepWireArb }, ({ wire }) => {
     expectRoundTrip(Transaction.Step, wire)
   }, runs)
 
-  it.prop("TransactionStatus", { wire: transactionStatusWireArb }, ({ wire }) => {
+  prop("TransactionStatus", { wire: transactionStatusWireArb }, ({ wire }) => {
     expectRoundTrip(Transaction.TransactionStatus, wire)
   }, runs)
 
-  it.prop("ErrorBody", { wire: errorBodyWireArb }, ({ wire }) => {
+  prop("ErrorBody", { wire: errorBodyWireArb }, ({ wire }) => {
     expectRoundTrip(ErrorBody.ErrorBody, wire)
   }, runs)
 
-  it.prop("TokenResponse", { wire: tokenResponseWireArb }, ({ wire }) => {
+  prop("TokenResponse", { wire: tokenResponseWireArb }, ({ wire }) => {
     expectRoundTrip(Token.TokenResponse, wire)
   }, runs)
 
-  it.prop("OAuthErrorBody", { wire: oauthErrorBodyWireArb }, ({ wire }) => {
+  prop("OAuthErrorBody", { wire: oauthErrorBodyWireArb }, ({ wire }) => {
     expectRoundTrip(Token.OAuthErrorBody, wire)
   }, runs)
 
-  it.prop(
+  prop(
     "CompletedQuote",
     {
       wire: quoteResponseWireArb.map(({ actualCardValue, exchangeCardValue, responseTimestamp, transactionId }) => ({
@@ -90,7 +93,7 @@ describe("round trip: decode then encode gives back equal JSON", () => {
 })
 
 describe("tolerant reader", () => {
-  it.prop(
+  prop(
     "unknown fields are ignored, at every level",
     { wire: transactionStatusWireArb, top: unknownFieldsArb, nested: unknownFieldsArb },
     ({ nested, top, wire }) => {
@@ -107,7 +110,7 @@ describe("tolerant reader", () => {
     runs
   )
 
-  it.prop("unknown fields of the Error and token bodies are ignored", {
+  prop("unknown fields of the Error and token bodies are ignored", {
     error: errorBodyWireArb,
     token: tokenResponseWireArb,
     extra: unknownFieldsArb
@@ -141,7 +144,7 @@ describe("tolerant reader", () => {
     expect(Schema.encodeSync(Transaction.TransactionStatus)(status)).toEqual({
       response: { transactionId: "T", isCompleted: false }
     })
-    expect(Either.isLeft(decode(Transaction.TransactionStatus, { entityid: "e" }))).toBe(true)
+    expect(Result.isFailure(decode(Transaction.TransactionStatus, { entityid: "e" }))).toBe(true)
   })
 
   it("a number is accepted where the spec says integer (42.0 and 42.5)", () => {
@@ -217,8 +220,8 @@ describe("tolerant reader", () => {
       actualCardValue: "25.50",
       exchangeCardValue: " 21.68 "
     })
-    expect(BigDecimal.equals(response.actualCardValue!, BigDecimal.unsafeFromString("25.5"))).toBe(true)
-    expect(BigDecimal.equals(response.exchangeCardValue!, BigDecimal.unsafeFromString("21.68"))).toBe(true)
+    expect(BigDecimal.equals(response.actualCardValue!, BigDecimal.fromStringUnsafe("25.5"))).toBe(true)
+    expect(BigDecimal.equals(response.exchangeCardValue!, BigDecimal.fromStringUnsafe("21.68"))).toBe(true)
     expect(Schema.encodeSync(Quote.QuoteResponse)(response)).toMatchObject({
       actualCardValue: 25.5,
       exchangeCardValue: 21.68
@@ -227,7 +230,7 @@ describe("tolerant reader", () => {
 
   it("money that is not an amount is refused: blank, non-numeric, non-finite", () => {
     for (const bad of ["", "   ", "abc", "12,50", "0x10", "1e400", "-1e400", true, null, {}, [], NaN, Infinity]) {
-      expect(Either.isLeft(decode(Wire.Money, bad)), JSON.stringify(String(bad))).toBe(true)
+      expect(Result.isFailure(decode(Wire.Money, bad)), JSON.stringify(String(bad))).toBe(true)
     }
   })
 
@@ -240,13 +243,13 @@ describe("tolerant reader", () => {
     // without a zone the service's timestamps are UTC, whatever the host's zone
     expect(read("2026-11-21T10:00:00")).toBe("2026-11-21T10:00:00.000Z")
     for (const bad of ["", "garbage", "2026-13-45T99:00:00Z", 1_763_719_200_000, null]) {
-      expect(Either.isLeft(decode(Wire.Timestamp, bad)), String(bad)).toBe(true)
+      expect(Result.isFailure(decode(Wire.Timestamp, bad)), String(bad)).toBe(true)
     }
   })
 
   it("the Error body accepts alias spellings through normalizeKeys only", () => {
     const aliased = { errorCode: "exchange.invalid.card", message: "m", userMessage: "u", moreInfoUrl: "https://x" }
-    expect(Either.isLeft(decode(ErrorBody.ErrorBody, aliased))).toBe(true)
+    expect(Result.isFailure(decode(ErrorBody.ErrorBody, aliased))).toBe(true)
     const body = decodeOk(ErrorBody.ErrorBody, ErrorBody.normalizeKeys(aliased))
     expect(Schema.encodeSync(ErrorBody.ErrorBody)(body)).toEqual({
       ErrorCode: "exchange.invalid.card",
@@ -301,7 +304,7 @@ describe("wire names exactly as the spec spells them", () => {
       "MoreInfoUrl",
       "UserMessage"
     ])
-    expect(Either.isLeft(decode(ErrorBody.ErrorBody, { Message: "m" }))).toBe(true)
+    expect(Result.isFailure(decode(ErrorBody.ErrorBody, { Message: "m" }))).toBe(true)
   })
 
   it("the QuoteRequest nests card.cardNumber, card.pinNumber and card.productLineId", () => {
@@ -318,7 +321,7 @@ describe("wire names exactly as the spec spells them", () => {
     for (const missing of ["cardNumber", "pinNumber", "productLineId"]) {
       const card: Record<string, string> = { cardNumber: "1", pinNumber: "2", productLineId: "3" }
       delete card[missing]
-      expect(Either.isLeft(decode(Quote.QuoteRequest, { card })), missing).toBe(true)
+      expect(Result.isFailure(decode(Quote.QuoteRequest, { card })), missing).toBe(true)
     }
   })
 
@@ -329,7 +332,9 @@ describe("wire names exactly as the spec spells them", () => {
       expires_in: 3600,
       token_type: "Bearer"
     })
-    expect(Either.isLeft(decode(Token.TokenResponse, { accessToken: "a.b.c", expiresIn: 3600, tokenType: "Bearer" })))
+    expect(
+      Result.isFailure(decode(Token.TokenResponse, { accessToken: "a.b.c", expiresIn: 3600, tokenType: "Bearer" }))
+    )
       .toBe(true)
   })
 })

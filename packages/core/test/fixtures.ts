@@ -3,8 +3,10 @@
  * fast-check arbitraries that generate VALID WIRE JSON (canonical timestamps,
  * money with at most 2 decimals, optional fields present or absent).
  */
+import { it } from "@effect/vitest"
 import type { Errors } from "@gcx/core"
-import { Either, FastCheck as fc, Schema } from "effect"
+import { Result, Schema } from "effect"
+import * as fc from "fast-check"
 import { expect } from "vitest"
 
 /** A card number that must never appear in full outside the wire. */
@@ -23,15 +25,40 @@ export const overTheWire = (value: unknown): unknown => JSON.parse(JSON.stringif
  * Decodes wire JSON, encodes it back and asserts the JSON is unchanged.
  * Returns the decoded value.
  */
-export const expectRoundTrip = <A, I>(schema: Schema.Schema<A, I>, wire: unknown): A => {
-  const decoded = Schema.decodeUnknownEither(schema)(overTheWire(wire))
-  if (Either.isLeft(decoded)) {
-    throw new Error(`expected ${JSON.stringify(wire)} to decode: ${decoded.left.message}`)
+export const expectRoundTrip = <S extends Schema.Codec<any, any>>(schema: S, wire: unknown): S["Type"] => {
+  const decoded = Schema.decodeUnknownResult(schema)(overTheWire(wire))
+  if (Result.isFailure(decoded)) {
+    throw new Error(`expected ${JSON.stringify(wire)} to decode: ${decoded.failure.message}`)
   }
-  const encoded = Schema.encodeSync(schema)(decoded.right)
+  const encoded = Schema.encodeSync(schema)(decoded.success)
   expect(json(encoded)).toEqual(json(wire))
-  return decoded.right
+  return decoded.success
 }
+
+/** The values that a record of arbitraries generates. */
+export type Generated<Arbs extends Record<string, fc.Arbitrary<unknown>>> = {
+  readonly [K in keyof Arbs]: Arbs[K] extends fc.Arbitrary<infer A> ? A : never
+}
+
+/**
+ * A property test with fast-check: `body` runs for `numRuns` records drawn
+ * from `arbitraries` (100 unless told), and a throw falsifies the property
+ * and shrinks the record.
+ */
+export const prop = <const Arbs extends Record<string, fc.Arbitrary<unknown>>>(
+  name: string,
+  arbitraries: Arbs,
+  body: (values: Generated<Arbs>) => void,
+  parameters: fc.Parameters<[Generated<Arbs>]> = {}
+): void =>
+  it(name, () => {
+    fc.assert(
+      fc.property(fc.record(arbitraries) as unknown as fc.Arbitrary<Generated<Arbs>>, (values) => {
+        body(values)
+      }),
+      parameters
+    )
+  })
 
 /** The body of an Error as the service spells it. */
 export const errorBody = (
@@ -194,7 +221,7 @@ const serviceErrorFieldsArb = fc.record({
   moreInfoUrl: fc.webUrl(),
   httpStatus: fc.integer({ min: 100, max: 599 }),
   traceId: fc.uuid(),
-  requestId: fc.hexaString({ minLength: 32, maxLength: 32 }),
+  requestId: fc.stringMatching(/^[0-9a-f]{32}$/),
   transactionId: transactionIdArb,
   retryAfterMillis: fc.nat(),
   attempts: fc.nat({ max: 10 }),
@@ -242,7 +269,7 @@ const eventBase = { transactionId: transactionIdArb, timestamp: timestampArb }
 export const submittedWireArb = fc.record({
   _tag: fc.constant("Submitted"),
   ...eventBase,
-  requestId: fc.hexaString({ minLength: 32, maxLength: 32 }),
+  requestId: fc.stringMatching(/^[0-9a-f]{32}$/),
   location: fc.webUrl(),
   traceId: fc.uuid(),
   card: fc.stringMatching(/^\*{4}\d{0,4}$/),

@@ -10,14 +10,25 @@
  * documented, so set `GCX_STAGE` for it), none for `custom`. An empty stage
  * turns the segment off.
  */
+import * as ConfigProblem from "@gcx/core/ConfigProblem"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
+import type * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import {
+  checkDuration,
+  checkNonEmpty,
+  checkNumber,
+  checkSecret,
+  checkStage,
+  checkUrl,
+  field
+} from "./internal/checks.js"
+import * as Variables from "./internal/variables.js"
 import type * as RetryBudget from "./RetryBudget.js"
 import * as RetryPolicy from "./RetryPolicy.js"
 
@@ -52,24 +63,24 @@ export interface Service {
 }
 
 /** The configuration of the exchange client. */
-export class ExchangeConfig extends Context.Tag("@gcx/http/ExchangeConfig")<ExchangeConfig, Service>() {}
+export class ExchangeConfig extends Context.Service<ExchangeConfig, Service>()("@gcx/http/ExchangeConfig") {}
 
 /** Overrides of the retry settings; what is left out keeps its default (`RetryPolicy.defaults`). */
 export interface RetryOptions {
   readonly maxAttempts?: number | undefined
-  readonly baseDelay?: Duration.DurationInput | undefined
-  readonly maxDelay?: Duration.DurationInput | undefined
+  readonly baseDelay?: Duration.Input | undefined
+  readonly maxDelay?: Duration.Input | undefined
   readonly budget?: Partial<RetryBudget.Settings> | undefined
 }
 
 /** The settings that have defaults: the request timeout and the retry settings. */
 export interface Tuning {
   /** Default: 10 seconds. */
-  readonly requestTimeout?: Duration.DurationInput | undefined
+  readonly requestTimeout?: Duration.Input | undefined
   /** The most bytes read from one answer. Default 1 MiB (`defaultMaxResponseBytes`). */
   readonly maxResponseBytes?: number | undefined
   /** The shortest time between two token requests. Default 1 second (`defaultMinTokenInterval`). */
-  readonly minTokenInterval?: Duration.DurationInput | undefined
+  readonly minTokenInterval?: Duration.Input | undefined
   readonly retry?: RetryOptions | undefined
 }
 
@@ -92,17 +103,7 @@ export interface Options extends Tuning {
 }
 
 /** Every variable `layerConfig` reads. */
-export const variables = [
-  "GCX_ENV",
-  "GCX_BASE_URL",
-  "GCX_AUTH_URL",
-  "GCX_STAGE",
-  "GCX_CLIENT_ID",
-  "GCX_CLIENT_SECRET",
-  "GCX_API_KEY",
-  "GCX_SCOPE",
-  "GCX_AUTH_STYLE"
-] as const
+export const variables = Variables.variables
 
 /** The default per-request timeout. */
 export const defaultRequestTimeout: Duration.Duration = Duration.seconds(10)
@@ -125,64 +126,15 @@ export const defaultStage = (environment: Environment): Option.Option<string> =>
   }
 }
 
-type Check<A> = Either.Either<A, string>
-
-const checkUrl = (input: string | URL): Check<string> => {
-  let url: URL
-  try {
-    url = new URL(input)
-  } catch {
-    return Either.left("must be an absolute http(s) URL")
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return Either.left("must be an http or https URL")
-  if (url.username !== "" || url.password !== "") return Either.left("must not carry credentials")
-  if (url.search !== "" || url.hash !== "") return Either.left("must not have a query or a fragment")
-  return Either.right(url.href.replace(/\/+$/, ""))
-}
-
-const checkStage = (stage: string): Check<Option.Option<string>> => {
-  const trimmed = stage.trim().replace(/^\/+|\/+$/g, "")
-  if (trimmed === "") return Either.right(Option.none())
-  return /^[A-Za-z0-9._~-]{1,64}$/.test(trimmed)
-    ? Either.right(Option.some(trimmed))
-    : Either.left("must be one path segment of letters, digits, '.', '_', '~' or '-'")
-}
-
-const checkNonEmpty = (value: string): Check<string> =>
-  value.trim() === "" ? Either.left("must not be empty") : Either.right(value.trim())
-
-const checkSecret = (value: Redacted.Redacted<string> | string): Check<Redacted.Redacted<string>> => {
-  const plain = Redacted.isRedacted(value) ? Redacted.value(value) : value
-  return plain.trim() === "" ? Either.left("must not be empty") : Either.right(Redacted.make(plain.trim()))
-}
-
-const checkDuration = (input: Duration.DurationInput, positive: boolean): Check<Duration.Duration> =>
-  Option.match(Duration.decodeUnknown(input), {
-    onNone: () => Either.left("must be a duration"),
-    onSome: (duration) =>
-      !Duration.isFinite(duration) || Duration.toMillis(duration) < 0 ||
-        (positive && Duration.toMillis(duration) === 0)
-        ? Either.left(positive ? "must be a finite positive duration" : "must be a finite duration")
-        : Either.right(duration)
-  })
-
-const checkNumber = (value: number, minimum: number, integer: boolean): Check<number> =>
-  Number.isFinite(value) && value >= minimum && (!integer || Number.isInteger(value))
-    ? Either.right(value)
-    : Either.left(`must be ${integer ? "an integer" : "a number"} of at least ${minimum}`)
-
-const field = <A>(name: string, check: Check<A>): Either.Either<A, ConfigError.ConfigError> =>
-  Either.mapLeft(check, (message) => ConfigError.InvalidData([name], `${name} ${message}`))
-
 const resolveRetry = (
   options: RetryOptions | undefined
-): Either.Either<RetryPolicy.Settings, ConfigError.ConfigError> => {
+): Result.Result<RetryPolicy.Settings, Config.ConfigError> => {
   const defaults = RetryPolicy.defaults
-  return Either.all({
+  return Result.all({
     maxAttempts: field("retry.maxAttempts", checkNumber(options?.maxAttempts ?? defaults.maxAttempts, 1, true)),
     baseDelay: field("retry.baseDelay", checkDuration(options?.baseDelay ?? defaults.baseDelay, false)),
     maxDelay: field("retry.maxDelay", checkDuration(options?.maxDelay ?? defaults.maxDelay, false)),
-    budget: Either.all({
+    budget: Result.all({
       capacity: field(
         "retry.budget.capacity",
         checkNumber(options?.budget?.capacity ?? defaults.budget.capacity, 0, false)
@@ -196,22 +148,20 @@ const resolveRetry = (
 }
 
 /**
- * Resolves options into a configuration, or a `ConfigError` (InvalidData)
- * naming the first field that is malformed.
+ * Resolves options into a configuration, or a `ConfigError` naming the first
+ * field that is malformed (`retry.maxAttempts must be an integer of at least 1`).
  */
-export const make = (options: Options): Either.Either<Service, ConfigError.ConfigError> => {
+export const make = (options: Options): Result.Result<Service, Config.ConfigError> => {
   const environment = options.environment ?? "custom"
-  return Either.all({
+  return Result.all({
     baseUrl: field("baseUrl", checkUrl(options.baseUrl)),
     authUrl: field("authUrl", checkUrl(options.authUrl)),
     stage: options.stage === undefined
-      ? Either.right(defaultStage(environment))
+      ? Result.succeed(defaultStage(environment))
       : field("stage", checkStage(options.stage)),
     scope: options.scope === undefined ?
-      Either.right(Option.none()) :
-      field("scope", checkNonEmpty(options.scope)).pipe(
-        Either.map(Option.some)
-      ),
+      Result.succeed(Option.none()) :
+      field("scope", checkNonEmpty(options.scope)).pipe(Result.map(Option.some)),
     clientId: field("clientId", checkNonEmpty(options.clientId)),
     clientSecret: field("clientSecret", checkSecret(options.clientSecret)),
     apiKey: field("apiKey", checkSecret(options.apiKey)),
@@ -225,7 +175,7 @@ export const make = (options: Options): Either.Either<Service, ConfigError.Confi
       checkDuration(options.minTokenInterval ?? defaultMinTokenInterval, false)
     ),
     retry: resolveRetry(options.retry)
-  }).pipe(Either.map((resolved) => ({
+  }).pipe(Result.map((resolved): Service => ({
     ...resolved,
     environment,
     authStyle: options.authStyle ?? "body"
@@ -233,50 +183,40 @@ export const make = (options: Options): Either.Either<Service, ConfigError.Confi
 }
 
 /** A layer of the configuration given by `options`; fails with a `ConfigError` naming a malformed field. */
-export const layer = (options: Options): Layer.Layer<ExchangeConfig, ConfigError.ConfigError> =>
-  Layer.effect(ExchangeConfig, make(options))
-
-const variable = <A, B>(config: Config.Config<A>, name: string, check: (value: A) => Check<B>): Config.Config<B> =>
-  Config.mapOrFail(
-    config,
-    (value) => Either.mapLeft(check(value), (message) => ConfigError.InvalidData([], `${name} ${message}`))
-  )
+export const layer = (options: Options): Layer.Layer<ExchangeConfig, Config.ConfigError> =>
+  Layer.effect(ExchangeConfig, Effect.fromResult(make(options)))
 
 /**
  * The options read from the environment:
  * - `GCX_ENV`: `sandbox`, `production` or `custom` (default `custom`);
  * - `GCX_BASE_URL`, `GCX_AUTH_URL`: required for every environment;
- * - `GCX_STAGE`: optional, default by environment, empty for none;
- * - `GCX_CLIENT_ID`, `GCX_CLIENT_SECRET`, `GCX_API_KEY`: required;
+ * - `GCX_STAGE`: optional, default by environment, empty or `/` for none
+ *   (Effect 4's environment provider reads an empty variable as unset unless
+ *   built with `preserveEmptyStrings: true`: `GCX_STAGE=/` works with any);
+ * - `GCX_CLIENT_ID`, `GCX_CLIENT_SECRET`, `GCX_API_KEY`: required (the secrets
+ *   are `Redacted` as soon as they are read);
  * - `GCX_SCOPE`: optional;
  * - `GCX_AUTH_STYLE`: `body` or `basic` (default `body`).
  *
- * A missing or malformed variable fails with a `ConfigError` whose path names it.
+ * A `ConfigError` names every variable that is missing (`missingVariables`)
+ * and every one that is malformed, with what is wrong with it (never its value).
  */
-export const options: Config.Config<Options> = Config.all({
-  environment: Config.literal("sandbox", "production", "custom")("GCX_ENV").pipe(Config.withDefault("custom" as const)),
-  baseUrl: variable(Config.string("GCX_BASE_URL"), "GCX_BASE_URL", checkUrl),
-  authUrl: variable(Config.string("GCX_AUTH_URL"), "GCX_AUTH_URL", checkUrl),
-  stage: Config.string("GCX_STAGE").pipe(
-    (config) => variable(config, "GCX_STAGE", (stage) => Either.map(checkStage(stage), () => stage)),
-    Config.option,
-    Config.map(Option.getOrUndefined)
-  ),
-  authStyle: Config.literal("body", "basic")("GCX_AUTH_STYLE").pipe(Config.withDefault("body" as const)),
-  scope: Config.string("GCX_SCOPE").pipe(
-    (config) => variable(config, "GCX_SCOPE", checkNonEmpty),
-    Config.option,
-    Config.map(Option.getOrUndefined)
-  ),
-  clientId: variable(Config.string("GCX_CLIENT_ID"), "GCX_CLIENT_ID", checkNonEmpty),
-  clientSecret: variable(Config.redacted("GCX_CLIENT_SECRET"), "GCX_CLIENT_SECRET", checkSecret),
-  apiKey: variable(Config.redacted("GCX_API_KEY"), "GCX_API_KEY", checkSecret)
-})
+export const options: Config.Config<Options> = Variables.options
 
 /** The configuration read from the `GCX_*` variables (see `options`), with optional tuning. */
 export const config = (tuning?: Tuning): Config.Config<Service> =>
-  Config.mapOrFail(options, (options) => make({ ...options, ...tuning }))
+  Config.mapEffect(options, (options) => Effect.fromResult(make({ ...options, ...tuning })))
 
-/** A layer of the configuration read from the `GCX_*` variables; fails with a `ConfigError` naming the variable. */
-export const layerConfig = (tuning?: Tuning): Layer.Layer<ExchangeConfig, ConfigError.ConfigError> =>
+/** A layer of the configuration read from the `GCX_*` variables; fails with a `ConfigError` naming the variables. */
+export const layerConfig = (tuning?: Tuning): Layer.Layer<ExchangeConfig, Config.ConfigError> =>
   Layer.effect(ExchangeConfig, config(tuning))
+
+/**
+ * The variables (or fields) a `ConfigError` says are missing, in order; empty
+ * when it is only about malformed values or an unreadable source. Replaces
+ * Effect 3's `ConfigError.isMissingDataOnly`: a configuration that is only
+ * missing variables has `missingVariables(error).length > 0` and names them all.
+ * The paths of the `missing` problems of `ConfigProblem.fromError(error)`.
+ */
+export const missingVariables = (error: Config.ConfigError): ReadonlyArray<string> =>
+  ConfigProblem.fromError(error).flatMap((problem) => problem.kind === "missing" ? [problem.path] : [])

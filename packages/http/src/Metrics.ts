@@ -10,18 +10,17 @@
  * | `gcx.token.fetches` | counter | `result` |
  *
  * Labels come from small closed sets (operations, status codes, error tags):
- * never a requestId, a transaction id, a token or card data. Tagged metrics
+ * never a requestId, a transaction id, a token or card data. Labelled metrics
  * are built once per label set (`labelled`) and kept, so that recording one
  * costs a map lookup and an update. Export them with `@gcx/http/Telemetry`.
+ *
+ * Effect 4's `Metric` has no unit. `@gcx/http/Telemetry` gives the seconds of
+ * the duration histograms to OpenTelemetry (`units`), so that Prometheus
+ * names carry the `_seconds` suffix of the OpenTelemetry convention.
  */
 import type * as Errors from "@gcx/core/Errors"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
-import * as MetricKey from "effect/MetricKey"
-import type * as MetricKeyType from "effect/MetricKeyType"
-import * as MetricLabel from "effect/MetricLabel"
 
 /** The requests the client makes: the token endpoint's and the three calls of the exchange client. */
 export type Operation = "token" | "heartbeat" | "createQuote" | "getTransaction"
@@ -45,19 +44,21 @@ export const requestDurationBoundaries: ReadonlyArray<number> = [
 ]
 
 /**
- * The metric of `key` with `labels` added to its key: `Metric.tagged` for a
- * label set known in advance. A `Metric.tagged` metric builds its key anew and
- * looks it up in the metric registry (hashing its name, labels and buckets) on
- * every update; this one finds its registry entry on its first update and
- * keeps it. Build one per label set and keep it.
+ * A metric family: the same metric (name, kind, description, buckets) for any
+ * set of attributes. Effect 4 has no metric keys: a metric is built with its
+ * attributes (`Metric.counter(name, { attributes })`).
  */
-export const labelled = <Type extends MetricKeyType.MetricKeyType<any, any>>(
-  key: MetricKey.MetricKey<Type>,
-  labels: Readonly<Record<string, string>>
-): Metric.Metric<Type, MetricKeyType.MetricKeyType.InType<Type>, MetricKeyType.MetricKeyType.OutType<Type>> =>
-  Metric.fromMetricKey(
-    MetricKey.taggedWithLabels(key, Object.entries(labels).map(([name, value]) => MetricLabel.make(name, value)))
-  )
+export type Family<M> = (attributes: Metric.Metric.AttributeSet) => M
+
+/**
+ * The metric of `family` with `labels` as its attributes, for a label set
+ * known in advance. `Metric.withAttributes` adds its attributes to the
+ * context on every update, which makes Effect merge them and build the
+ * series' key again each time; this metric carries them from the start, so
+ * an update costs one registry lookup. Build one per label set and keep it
+ * (`memoize`).
+ */
+export const labelled = <M>(family: Family<M>, labels: Metric.Metric.AttributeSet): M => family(labels)
 
 /** Builds each labelled metric once per label set. */
 export const memoize = <M>(make: (key: string) => M): (key: string) => M => {
@@ -72,62 +73,73 @@ export const memoize = <M>(make: (key: string) => M): (key: string) => M => {
   }
 }
 
-const requestDurationKey = MetricKey.histogram(
-  "http.client.request.duration",
-  MetricBoundaries.fromIterable(requestDurationBoundaries),
-  "Duration of the HTTP requests of gcx, in seconds"
-)
+/** The family of `http.client.request.duration`. */
+export const requestDurationFamily: Family<Metric.Histogram<number>> = (attributes) =>
+  Metric.histogram("http.client.request.duration", {
+    description: "Duration of the HTTP requests of gcx, in seconds",
+    boundaries: requestDurationBoundaries,
+    attributes
+  })
 
 /** How long each HTTP request took, from sending it to its answer (or its failure), in seconds. */
-export const requestDuration = Metric.fromMetricKey(requestDurationKey)
+export const requestDuration: Metric.Histogram<number> = requestDurationFamily({})
 
-const retriesKey = MetricKey.counter("gcx.retries", {
-  description: "Retries of the exchange client's calls",
-  incremental: true
-})
+/** The family of `gcx.retries`. */
+export const retriesFamily: Family<Metric.Counter<number>> = (attributes) =>
+  Metric.counter("gcx.retries", {
+    description: "Retries of the exchange client's calls",
+    incremental: true,
+    attributes
+  })
 
 /** Retries of the exchange client, by operation and by the failure retried (an error tag). */
-export const retries = Metric.fromMetricKey(retriesKey)
+export const retries: Metric.Counter<number> = retriesFamily({})
 
-const retryBudgetExhaustedKey = MetricKey.counter("gcx.retry_budget.exhausted", {
-  description: "Retries refused by the empty retry budget",
-  incremental: true
-})
+/** The family of `gcx.retry_budget.exhausted`. */
+export const retryBudgetExhaustedFamily: Family<Metric.Counter<number>> = (attributes) =>
+  Metric.counter("gcx.retry_budget.exhausted", {
+    description: "Retries refused by the empty retry budget",
+    incremental: true,
+    attributes
+  })
 
 /** Retries refused because the client-wide retry budget was empty. */
-export const retryBudgetExhausted = Metric.fromMetricKey(retryBudgetExhaustedKey)
+export const retryBudgetExhausted: Metric.Counter<number> = retryBudgetExhaustedFamily({})
 
-const tokenFetchesKey = MetricKey.counter("gcx.token.fetches", {
-  description: "Requests to the token endpoint",
-  incremental: true
-})
+/** The family of `gcx.token.fetches`. */
+export const tokenFetchesFamily: Family<Metric.Counter<number>> = (attributes) =>
+  Metric.counter("gcx.token.fetches", {
+    description: "Requests to the token endpoint",
+    incremental: true,
+    attributes
+  })
 
 /** Requests to the token endpoint, by result: `success`, `refused` (an error status), `unreadable` or `no_answer`. */
-export const tokenFetches = Metric.fromMetricKey(tokenFetchesKey)
+export const tokenFetches: Metric.Counter<number> = tokenFetchesFamily({})
 
 /**
- * `Metric.update` (and `Metric.increment` of a counter) in one step: the
- * fiber's metric labels (`Effect.tagMetrics`) are read where the update runs.
+ * `Metric.update` in one step: the metric attributes of the fiber
+ * (`Metric.CurrentMetricAttributes`) are read where the update runs.
  */
-export const update = <In>(metric: Metric.Metric<any, In, any>, input: In): Effect.Effect<void> =>
-  Effect.withFiberRuntime((fiber) => {
-    metric.unsafeUpdate(input, fiber.getFiberRef(FiberRef.currentMetricLabels))
+export const update = <In>(metric: Metric.Metric<In, unknown>, input: In): Effect.Effect<void> =>
+  Effect.withFiber((fiber) => {
+    metric.updateUnsafe(input, fiber.context)
     return Effect.void
   })
 
 const durationByKey = memoize((key) => {
   const [operation, label, value] = key.split(" ") as [string, string, string]
-  return labelled(requestDurationKey, { "gcx.operation": operation, [label]: value })
+  return labelled(requestDurationFamily, { "gcx.operation": operation, [label]: value })
 })
 
 const retriesByKey = memoize((key) => {
   const [operation, reason] = key.split(" ") as [string, string]
-  return labelled(retriesKey, { operation, reason })
+  return labelled(retriesFamily, { operation, reason })
 })
 
-const exhaustedByOperation = memoize((operation) => labelled(retryBudgetExhaustedKey, { operation }))
+const exhaustedByOperation = memoize((operation) => labelled(retryBudgetExhaustedFamily, { operation }))
 
-const tokenFetchesByResult = memoize((result) => labelled(tokenFetchesKey, { result }))
+const tokenFetchesByResult = memoize((result) => labelled(tokenFetchesFamily, { result }))
 
 /**
  * Records one HTTP request: `millis` it took, with the status it was answered
@@ -158,22 +170,21 @@ export const timeRequest =
     self: Effect.Effect<A, E, R>
   ): Effect.Effect<A, E, R> =>
     Effect.clockWith((clock) => {
-      const startedAt = clock.unsafeCurrentTimeMillis()
+      const startedAt = clock.currentTimeMillisUnsafe()
+      const elapsed = () => clock.currentTimeMillisUnsafe() - startedAt
       return self.pipe(
-        Effect.tapBoth({
-          onSuccess: (answer) =>
-            recordRequest(operation, clock.unsafeCurrentTimeMillis() - startedAt, { status: answer.status }),
-          onFailure: (error) =>
-            recordRequest(
-              operation,
-              clock.unsafeCurrentTimeMillis() - startedAt,
-              error._tag === "TransportError"
-                ? { errorType: error.reason }
-                : error.httpStatus !== undefined
-                ? { status: error.httpStatus }
-                : { errorType: error._tag }
-            )
-        })
+        Effect.tap((answer) => recordRequest(operation, elapsed(), { status: answer.status })),
+        Effect.tapError((error) =>
+          recordRequest(
+            operation,
+            elapsed(),
+            error._tag === "TransportError"
+              ? { errorType: error.reason }
+              : error.httpStatus !== undefined
+              ? { status: error.httpStatus }
+              : { errorType: error._tag }
+          )
+        )
       )
     })
 

@@ -209,9 +209,9 @@ export const execute = <A, E extends RetryableError, R>(options: {
         delayMillis: Duration.toMillis(info.delay),
         ...logAnnotations(info.error)
       }),
-      Effect.zipRight(Metrics.recordRetry(operation, info.error)),
-      Effect.zipRight(options.onRetry ? options.onRetry(info) : Effect.void),
-      Effect.zipRight(Effect.sleep(info.delay))
+      Effect.andThen(Metrics.recordRetry(operation, info.error)),
+      Effect.andThen(options.onRetry ? options.onRetry(info) : Effect.void),
+      Effect.andThen(Effect.sleep(info.delay))
     )
   // `attempt` counts this call's attempts, from 1.
   const loop = (
@@ -228,7 +228,7 @@ export const execute = <A, E extends RetryableError, R>(options: {
         const stillUncertain = uncertain || leavesOutcomeUnknown(error)
         if (error._tag === "Unauthorized" && !reauthorized) {
           return retry({ ...next, delay: Duration.zero }).pipe(
-            Effect.zipRight(loop(attempt + 1, retryDelay, true, stillUncertain))
+            Effect.andThen(loop(attempt + 1, retryDelay, true, stillUncertain))
           )
         }
         // Two 401s in a row fail the call, unless an earlier attempt may have been processed: then the
@@ -243,12 +243,12 @@ export const execute = <A, E extends RetryableError, R>(options: {
                 granted
                   ? retry({ ...next, delay }).pipe(
                     // a failure other than 401: a later 401 is not "in a row" and gets its recovery
-                    Effect.zipRight(loop(attempt + 1, Duration.sum(retryDelay, delay), false, stillUncertain))
+                    Effect.andThen(loop(attempt + 1, Duration.sum(retryDelay, delay), false, stillUncertain))
                   )
                   : Effect.logDebug(`retry budget exhausted; ${operation} fails`).pipe(
                     Effect.annotateLogs(logAnnotations(error)),
-                    Effect.zipRight(Metrics.recordBudgetExhausted(operation)),
-                    Effect.zipRight(fail)
+                    Effect.andThen(Metrics.recordBudgetExhausted(operation)),
+                    Effect.andThen(fail)
                   ))
           }))
         )

@@ -14,35 +14,46 @@
  *   in the background with a timeout; a failed export is dropped, counted in
  *   `gcx.telemetry.exports.failed{signal}`, and logged once per signal.
  * - Spans and metrics are flushed when the layer's scope closes (bounded by
- *   `shutdownTimeout`), so a command exports everything before it exits.
+ *   `shutdownTimeout`), so a command exports everything before it exits. A
+ *   flush that fails or gives up is logged (once per signal, with the other
+ *   failures), never a failure of the layer's release.
  * - Effect's OpenTelemetry tracer makes the current span OpenTelemetry's
  *   active context around every run of a fiber, for libraries instrumented
  *   with OpenTelemetry. That only has an effect when a context manager is
  *   registered (`NodeSdk` registers none); without one it is skipped, which
  *   saves a context object and a few calls per fiber run (`skipUselessContext`).
+ * - Effect 4's `Metric` has no unit, and `@effect/opentelemetry`'s bridge gives
+ *   every metric the unit `1` (or an attribute named `unit`, which would also
+ *   become a label), and OpenTelemetry views do not apply to it (it is a
+ *   `MetricProducer`). So the units are given here (`units`): the bridge's
+ *   metrics are handed to each reader with their unit set, and to the
+ *   Prometheus exporter (which only writes a `# UNIT` line) with the unit's
+ *   suffix added to the name as the OpenTelemetry convention asks
+ *   (`http_client_request_duration_seconds`).
  */
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import type * as Resource from "@effect/opentelemetry/Resource"
-import * as OtelTracer from "@effect/opentelemetry/Tracer"
-import * as OtelApi from "@opentelemetry/api"
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http"
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
-import type { MetricReader } from "@opentelemetry/sdk-metrics"
 import { PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
-import * as Tracer from "effect/Tracer"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
+import type * as Scope from "effect/Scope"
+import * as ExportFailures from "./internal/telemetry/exportFailures.js"
+import { settleFlushes } from "./internal/telemetry/flushes.js"
+import { PrometheusEndpoint, servePrometheus } from "./internal/telemetry/prometheus.js"
+import { tracing } from "./internal/telemetry/tracer.js"
+import { registerReader } from "./internal/telemetry/units.js"
+
+export { exportsFailed, exportsFailedFamily, type Signal } from "./internal/telemetry/exportFailures.js"
+export { PrometheusEndpoint } from "./internal/telemetry/prometheus.js"
+export { hasContextManager, layerTracer, skipUselessContext } from "./internal/telemetry/tracer.js"
+export { prometheusName, units } from "./internal/telemetry/units.js"
 
 /** Where and how to export. */
 export interface Options {
@@ -53,119 +64,14 @@ export interface Options {
   /** More resource attributes (`OTEL_RESOURCE_ATTRIBUTES` is read as well). */
   readonly resourceAttributes?: Record<string, string> | undefined
   /** How often metrics are pushed to the collector. Default 10 seconds. */
-  readonly metricExportInterval?: Duration.DurationInput | undefined
+  readonly metricExportInterval?: Duration.Input | undefined
   /** How long one export may take before it is dropped. Default 5 seconds. */
-  readonly exportTimeout?: Duration.DurationInput | undefined
+  readonly exportTimeout?: Duration.Input | undefined
   /** How long the final flush may take when the scope closes. Default 3 seconds. */
-  readonly shutdownTimeout?: Duration.DurationInput | undefined
+  readonly shutdownTimeout?: Duration.Input | undefined
   /** Serve the metrics as Prometheus text at `/metrics` on this port (0: any free port). */
   readonly prometheus?: { readonly port: number; readonly host?: string | undefined } | undefined
 }
-
-/** The signals exported. */
-export type Signal = "traces" | "metrics"
-
-/** Exports that failed (the collector was down, slow or refused them): their data is dropped. */
-export const exportsFailed = Metric.counter("gcx.telemetry.exports.failed", {
-  description: "OTLP exports that failed; their data was dropped",
-  incremental: true
-})
-
-/** The address of the Prometheus scrape endpoint, when one is served. */
-export class PrometheusEndpoint extends Context.Tag("@gcx/http/Telemetry/PrometheusEndpoint")<
-  PrometheusEndpoint,
-  { readonly url: Option.Option<string> }
->() {}
-
-/** What an OTLP exporter reports of one export (`@opentelemetry/core`'s `ExportResult`; code 0 is success). */
-interface ExportResult {
-  readonly code: number
-  readonly error?: Error | undefined
-}
-
-interface Exporter<Items> {
-  export(items: Items, resultCallback: (result: ExportResult) => void): void
-}
-
-/**
- * Makes an exporter count and log its failures: each failed export adds one
- * to `gcx.telemetry.exports.failed{signal}`; the first one of each signal is
- * logged as a warning (through the application's logger).
- */
-const guard = <E extends Exporter<any>>(exporter: E, signal: Signal, runtime: Runtime.Runtime<never>): E => {
-  const failed = Metric.tagged(exportsFailed, "signal", signal)
-  const original = exporter.export.bind(exporter)
-  let logged = false
-  exporter.export = (items, resultCallback) =>
-    original(items, (result) => {
-      if (result.code !== 0) {
-        const warn = logged ? Effect.void : Effect.logWarning(
-          `telemetry: a ${signal} export failed; failed exports are dropped and counted in gcx.telemetry.exports.failed`
-        ).pipe(Effect.annotateLogs({ signal, reason: result.error?.message ?? "unknown" }))
-        logged = true
-        Runtime.runFork(runtime)(Effect.zipRight(Metric.increment(failed), warn))
-      }
-      resultCallback(result)
-    })
-  return exporter
-}
-
-const probe = OtelApi.ROOT_CONTEXT.setValue(OtelApi.createContextKey("gcx.telemetry.probe"), true)
-
-/** Whether an OpenTelemetry context manager is registered: without one, `context.with` does nothing. */
-export const hasContextManager = (): boolean => OtelApi.context.with(probe, () => OtelApi.context.active() === probe)
-
-/**
- * `tracer` (Effect's OpenTelemetry tracer), whose work around every fiber run
- * (making the current span OpenTelemetry's active context) is skipped while no
- * OpenTelemetry context manager is registered, as it changes nothing then.
- * Whether one is registered is checked again at each new span, so that a
- * manager registered later is honoured from the next span on.
- */
-export const skipUselessContext = (tracer: Tracer.Tracer): Tracer.Tracer => {
-  let managed = hasContextManager()
-  return Tracer.make({
-    span: (name, parent, context, links, startTime, kind, options) => {
-      managed = hasContextManager()
-      return tracer.span(name, parent, context, links, startTime, kind, options)
-    },
-    context: (execution, fiber) => managed ? tracer.context(execution, fiber) : execution()
-  })
-}
-
-/** Effect's OpenTelemetry tracer over the context's `OtelTracer`, made with `skipUselessContext`. */
-export const layerTracer: Layer.Layer<never, never, OtelTracer.OtelTracer> = Layer.unwrapEffect(
-  Effect.map(OtelTracer.make, (tracer) => Layer.setTracer(skipUselessContext(tracer)))
-)
-
-/** Effect's OpenTelemetry tracer over a tracer provider with `processor` (`layerTracer`). */
-const tracing = (processor: BatchSpanProcessor, shutdownTimeout: Duration.DurationInput) =>
-  layerTracer.pipe(
-    Layer.provide(OtelTracer.layerTracer),
-    Layer.provide(NodeSdk.layerTracerProvider(processor, { shutdownTimeout }))
-  )
-
-/** Serves `exporter`'s scrape at `/metrics` on loopback (or `host`) until the scope closes. */
-const servePrometheus = (exporter: PrometheusExporter, port: number, host: string) =>
-  Effect.acquireRelease(
-    Effect.async<http.Server>((resume) => {
-      const server = http.createServer((request, response) => {
-        if (request.url === "/metrics" || request.url?.startsWith("/metrics?")) {
-          exporter.getMetricsRequestHandler(request, response)
-        } else {
-          response.statusCode = 404
-          response.end()
-        }
-      })
-      server.once("error", (error) => resume(Effect.die(error)))
-      server.listen(port, host, () => resume(Effect.succeed(server)))
-    }),
-    (server) =>
-      Effect.async<void>((resume) => {
-        server.close(() => resume(Effect.void))
-        server.closeAllConnections()
-      })
-  )
 
 /**
  * The OpenTelemetry SDK wired as `options` say: Effect's tracer and metrics
@@ -173,45 +79,59 @@ const servePrometheus = (exporter: PrometheusExporter, port: number, host: strin
  * neither, nothing is exported (the resource is still provided).
  */
 export const layer = (options: Options): Layer.Layer<Resource.Resource | PrometheusEndpoint> =>
-  Layer.unwrapScoped(Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<never>()
+  Layer.unwrap(Effect.gen(function*() {
+    const context = yield* Effect.context<never>()
     const timeoutMillis = Duration.toMillis(options.exportTimeout ?? "5 seconds")
+    const shutdownTimeout = options.shutdownTimeout ?? "3 seconds"
+    const shutdownMillis = Duration.toMillis(shutdownTimeout)
     const base = options.endpoint?.replace(/\/+$/, "")
-    const readers: Array<MetricReader> = []
+    const metricFailures = ExportFailures.make("metrics", context)
+    const readers: Array<Effect.Effect<unknown, never, Resource.Resource | Scope.Scope>> = []
     let spanProcessor: BatchSpanProcessor | undefined
     if (base !== undefined) {
-      const traces = guard(new OTLPTraceExporter({ url: `${base}/v1/traces`, timeoutMillis }), "traces", runtime)
-      spanProcessor = new BatchSpanProcessor(traces, { exportTimeoutMillis: timeoutMillis })
-      const metrics = guard(new OTLPMetricExporter({ url: `${base}/v1/metrics`, timeoutMillis }), "metrics", runtime)
-      const intervalMillis = Duration.toMillis(options.metricExportInterval ?? "10 seconds")
-      readers.push(
-        new PeriodicExportingMetricReader({
-          exporter: metrics,
-          exportIntervalMillis: intervalMillis,
-          // the reader requires an export to end before the next one is due
-          exportTimeoutMillis: Math.min(timeoutMillis, intervalMillis)
-        })
+      const traceFailures = ExportFailures.make("traces", context)
+      const traces = ExportFailures.guard(
+        new OTLPTraceExporter({ url: `${base}/v1/traces`, timeoutMillis }),
+        traceFailures
       )
+      spanProcessor = settleFlushes(
+        new BatchSpanProcessor(traces, { exportTimeoutMillis: timeoutMillis }),
+        traceFailures,
+        shutdownMillis
+      )
+      const metrics = ExportFailures.guard(
+        new OTLPMetricExporter({ url: `${base}/v1/metrics`, timeoutMillis }),
+        metricFailures
+      )
+      const intervalMillis = Duration.toMillis(options.metricExportInterval ?? "10 seconds")
+      const reader = new PeriodicExportingMetricReader({
+        exporter: metrics,
+        exportIntervalMillis: intervalMillis,
+        // the reader requires an export to end before the next one is due
+        exportTimeoutMillis: Math.min(timeoutMillis, intervalMillis)
+      })
+      readers.push(registerReader(settleFlushes(reader, metricFailures, shutdownMillis), "otlp", shutdownTimeout))
     }
     let endpoint = Layer.succeed(PrometheusEndpoint, { url: Option.none() })
     if (options.prometheus !== undefined) {
       const exporter = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true })
-      readers.push(exporter)
-      const host = options.prometheus.host ?? "127.0.0.1"
-      const server = yield* servePrometheus(exporter, options.prometheus.port, host)
-      const { port } = server.address() as AddressInfo
-      endpoint = Layer.succeed(PrometheusEndpoint, {
-        url: Option.some(`http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics`)
-      })
+      readers.push(
+        registerReader(settleFlushes(exporter, metricFailures, shutdownMillis), "prometheus", shutdownTimeout)
+      )
+      const url = yield* servePrometheus(exporter, options.prometheus.port, options.prometheus.host ?? "127.0.0.1")
+      endpoint = Layer.succeed(PrometheusEndpoint, { url: Option.some(url) })
     }
-    const shutdownTimeout = options.shutdownTimeout ?? "3 seconds"
-    // The SDK's resource and metrics; its tracer is set up here (`tracing`), over the same resource.
+    // The SDK's resource; its tracer and its metric readers are set up here, over the same resource.
     const sdk = NodeSdk.layer(() => ({
-      metricReader: readers,
       resource: { serviceName: options.serviceName ?? "gcx", attributes: options.resourceAttributes ?? {} },
       shutdownTimeout
     }))
-    const traced = spanProcessor === undefined ? sdk : Layer.provideMerge(tracing(spanProcessor, shutdownTimeout), sdk)
+    const metered = readers.length === 0
+      ? sdk
+      : Layer.provideMerge(Layer.effectDiscard(Effect.all(readers, { discard: true })), sdk)
+    const traced = spanProcessor === undefined
+      ? metered
+      : Layer.provideMerge(tracing(spanProcessor, shutdownTimeout), metered)
     return Layer.merge(traced, endpoint)
   }))
 
@@ -221,9 +141,9 @@ export const layer = (options: Options): Layer.Layer<Resource.Resource | Prometh
  * `OTEL_METRIC_EXPORT_INTERVAL`. `prometheus` adds a scrape endpoint.
  */
 export const config: Config.Config<Options> = Config.all({
-  endpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
-  serviceName: Config.withDefault(Config.string("OTEL_SERVICE_NAME"), "gcx"),
-  metricExportInterval: Config.option(Config.integer("OTEL_METRIC_EXPORT_INTERVAL"))
+  endpoint: Config.option(Config.String("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  serviceName: Config.withDefault(Config.String("OTEL_SERVICE_NAME"), "gcx"),
+  metricExportInterval: Config.option(Config.Int("OTEL_METRIC_EXPORT_INTERVAL"))
 }).pipe(Config.map(({ endpoint, metricExportInterval, serviceName }) => ({
   endpoint: Option.getOrUndefined(Option.filter(endpoint, (endpoint) => endpoint.trim() !== "")),
   serviceName,
@@ -233,5 +153,5 @@ export const config: Config.Config<Options> = Config.all({
 /** `layer` configured by the `OTEL_*` variables, plus `extra` (e.g. `{ prometheus: { port: 9464 } }`). */
 export const layerConfig = (
   extra: Partial<Options> = {}
-): Layer.Layer<Resource.Resource | PrometheusEndpoint, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(config, (options) => layer({ ...options, ...extra })))
+): Layer.Layer<Resource.Resource | PrometheusEndpoint, Config.ConfigError> =>
+  Layer.unwrap(Effect.map(config, (options) => layer({ ...options, ...extra })))

@@ -12,8 +12,6 @@
  *   whatever the reason (expiry, refresh ahead, a 401, a failed request): a
  *   caller that needs a new token sooner waits for it.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Errors from "@gcx/core/Errors"
 import { describeParseIssue, serviceText } from "@gcx/core/Redaction"
 import * as Routes from "@gcx/core/Routes"
@@ -26,6 +24,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { identity } from "effect/Function"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -55,7 +55,7 @@ export interface Service {
 }
 
 /** The token provider. */
-export class TokenProvider extends Context.Tag("@gcx/http/TokenProvider")<TokenProvider, Service>() {}
+export class TokenProvider extends Context.Service<TokenProvider, Service>()("@gcx/http/TokenProvider") {}
 
 /** A token and when it must be refreshed and when it expires (epoch milliseconds, from `Clock`). */
 interface Cached {
@@ -88,7 +88,7 @@ const accessTokenPattern = /^[\x21-\x7e]{1,16384}$/
 const tokenError = (message: string, props: Omit<ConstructorParameters<typeof Errors.TokenError>[0], "message"> = {}) =>
   new Errors.TokenError({ message, ...props })
 
-const decodeTokenResponse = Schema.decodeUnknown(Token.TokenResponse)
+const decodeTokenResponse = Schema.decodeUnknownEffect(Token.TokenResponse)
 const decodeOAuthError = Schema.decodeUnknownOption(Token.OAuthErrorBody)
 
 const parseJson = (text: string): Option.Option<unknown> => {
@@ -187,7 +187,8 @@ export const fetchToken = (
           )
       })
     }),
-    Effect.tapBoth({ onSuccess: () => Metrics.recordTokenFetch(undefined), onFailure: Metrics.recordTokenFetch }),
+    Effect.tap(() => Metrics.recordTokenFetch(undefined)),
+    Effect.tapError(Metrics.recordTokenFetch),
     Effect.tap((response) => Effect.annotateCurrentSpan("expiresIn", response.expires_in)),
     Effect.tapError((error) => Effect.annotateCurrentSpan("httpStatus", error.httpStatus ?? 0)),
     Effect.withSpan("TokenProvider.fetchToken", { attributes: { authStyle: config.authStyle } })
@@ -243,7 +244,7 @@ export const make: Effect.Effect<
       Effect.flatMap(Fiber.await(fiber), (exit) =>
         Exit.isSuccess(exit)
           ? Effect.succeed(exit.value.token)
-          : Cause.isInterruptedOnly(exit.cause)
+          : Cause.hasInterruptsOnly(exit.cause)
           ? Effect.fail(tokenError("the token request was interrupted: the token provider has been shut down"))
           : Effect.failCause(exit.cause))
 
@@ -267,7 +268,7 @@ export const make: Effect.Effect<
     const get = Effect.flatMap(SynchronizedRef.get(state), ({ cached }) =>
       Option.isSome(cached)
         ? Effect.clockWith((clock) =>
-          clock.unsafeCurrentTimeMillis() < cached.value.refreshAt ? Effect.succeed(cached.value.token) : refresh
+          clock.currentTimeMillisUnsafe() < cached.value.refreshAt ? Effect.succeed(cached.value.token) : refresh
         )
         : refresh)
 
@@ -291,7 +292,4 @@ export const layer: Layer.Layer<
   TokenProvider,
   never,
   ExchangeConfig.ExchangeConfig | HttpClient.HttpClient
-> = Layer.scoped(
-  TokenProvider,
-  make
-)
+> = Layer.effect(TokenProvider, make)

@@ -22,7 +22,7 @@ import {
 
 /** Whether a decoded amount equals `amount`. */
 const amountOf = (amount: string) => (value: BigDecimal.BigDecimal | undefined) =>
-  value !== undefined && BigDecimal.equals(value, BigDecimal.unsafeFromString(amount))
+  value !== undefined && BigDecimal.equals(value, BigDecimal.fromStringUnsafe(amount))
 
 const reset = Effect.flatMap(Sandbox.SandboxServer, (server) => server.reset)
 

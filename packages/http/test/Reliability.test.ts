@@ -2,13 +2,13 @@
  * Tokens, retries and idempotency against a real sandbox over real HTTP,
  * counted in the sandbox's request journal.
  */
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, layer } from "@effect/vitest"
 import { Errors, Routes } from "@gcx/core"
 import { ExchangeClient, ExchangeConfig, TokenProvider } from "@gcx/http"
 import type { Faults, Journal } from "@gcx/sandbox"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { Duration, Effect, Layer, Ref, Schedule } from "effect"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { card, entriesOf, journal, optionsFor, pollUntilDone, sandbox, timed, withClient } from "./fixtures.js"
 
 const server = Sandbox.SandboxServer
@@ -21,7 +21,7 @@ const client = ExchangeClient.ExchangeClient
 const eventually = (done: (journal: Journal.Journal) => boolean) =>
   journal.pipe(
     Effect.filterOrFail(done, () => "the journal never got there"),
-    Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("5 seconds")))
+    Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo({ duration: "5 seconds" })))
   )
 
 /** Every createQuote entry of one requestId. */

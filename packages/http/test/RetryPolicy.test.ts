@@ -1,16 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Errors } from "@gcx/core"
 import { RetryBudget, RetryPolicy } from "@gcx/http"
-import { Duration, Effect, Fiber, HashMap, Logger, LogLevel, Option, Ref, TestClock } from "effect"
+import { Duration, Effect, Fiber, Logger, Option, Ref, References } from "effect"
+import { TestClock } from "effect/testing"
 
 const settings = (overrides: {
   readonly maxAttempts?: number
-  readonly baseDelay?: Duration.DurationInput
-  readonly maxDelay?: Duration.DurationInput
+  readonly baseDelay?: Duration.Input
+  readonly maxDelay?: Duration.Input
 } = {}): RetryPolicy.Settings => ({
   maxAttempts: overrides.maxAttempts ?? 4,
-  baseDelay: Duration.decode(overrides.baseDelay ?? "1 second"),
-  maxDelay: Duration.decode(overrides.maxDelay ?? "10 seconds"),
+  baseDelay: Duration.fromInputUnsafe(overrides.baseDelay ?? "1 second"),
+  maxDelay: Duration.fromInputUnsafe(overrides.maxDelay ?? "10 seconds"),
   budget: { capacity: 100, refillPerSecond: 0 }
 })
 
@@ -55,7 +56,7 @@ const scripted = (
             all.length <= failures.length ? Effect.fail(failures[all.length - 1]) : Effect.succeed("ok")
           )
         )
-    }).pipe(Effect.either, Effect.fork)
+    }).pipe(Effect.result, Effect.forkChild)
     return { fiber, sent }
   })
 
@@ -163,7 +164,7 @@ describe("RetryPolicy.execute", () => {
       const { fiber, sent } = yield* scripted([unavailable(), reset, unavailable()])
       // backoff before retry n lies in [0.5, 1) x 1 s x 2^(n-1): attempts 2, 3 and 4 are sent
       // within [500, 1000), [1500, 3000) and [3500, 7000) ms
-      const sentAt = (millis: number) => TestClock.setTime(millis).pipe(Effect.zipRight(Ref.get(sent)))
+      const sentAt = (millis: number) => TestClock.setTime(millis).pipe(Effect.andThen(Ref.get(sent)))
       expect(yield* sentAt(499)).toEqual([0])
       expect(yield* sentAt(1000)).toEqual([0, 1])
       expect(yield* sentAt(1499)).toEqual([0, 1])
@@ -172,7 +173,7 @@ describe("RetryPolicy.execute", () => {
       yield* TestClock.setTime(7000)
       const result = yield* Fiber.join(fiber)
       expect(yield* Ref.get(sent)).toEqual([0, 1, 2, 3])
-      const attempted = Option.getOrThrow(Option.fromNullable(result._tag === "Right" ? result.right : undefined))
+      const attempted = Option.getOrThrow(Option.fromNullishOr(result._tag === "Success" ? result.success : undefined))
       expect(attempted.value).toBe("ok")
       expect(attempted.attempts).toBe(4)
       const delay = Duration.toMillis(attempted.retryDelay)
@@ -187,8 +188,8 @@ describe("RetryPolicy.execute", () => {
       expect(yield* Ref.get(sent)).toEqual([0])
       yield* TestClock.adjust("1 millis")
       const result = yield* Fiber.join(fiber)
-      expect(result._tag).toBe("Right")
-      if (result._tag === "Right") expect(result.right.retryDelay).toEqual(Duration.millis(3000))
+      expect(result._tag).toBe("Success")
+      if (result._tag === "Success") expect(result.success.retryDelay).toEqual(Duration.millis(3000))
     }))
 
   it.effect("a Retry-After beyond maxDelay is not waited for: the error surfaces with it", () =>
@@ -196,10 +197,10 @@ describe("RetryPolicy.execute", () => {
       const { fiber, sent } = yield* scripted([unavailable(60_000)])
       const result = yield* Fiber.join(fiber)
       expect(yield* Ref.get(sent)).toEqual([0])
-      expect(result._tag).toBe("Left")
-      if (result._tag === "Left") {
-        expect(result.left._tag).toBe("ServiceUnavailable")
-        expect(result.left).toMatchObject({ retryAfterMillis: 60_000, attempts: 1, retryDelayMillis: 0 })
+      expect(result._tag).toBe("Failure")
+      if (result._tag === "Failure") {
+        expect(result.failure._tag).toBe("ServiceUnavailable")
+        expect(result.failure).toMatchObject({ retryAfterMillis: 60_000, attempts: 1, retryDelayMillis: 0 })
       }
     }))
 
@@ -211,11 +212,11 @@ describe("RetryPolicy.execute", () => {
       yield* TestClock.adjust("10 seconds")
       const result = yield* Fiber.join(fiber)
       expect(yield* Ref.get(sent)).toEqual([0, 1, 2])
-      expect(result._tag).toBe("Left")
-      if (result._tag === "Left") {
-        expect(result.left).toBeInstanceOf(Errors.TransportError)
-        expect(result.left).toMatchObject({ attempts: 3 })
-        expect((result.left as Errors.TransportError).retryDelayMillis).toBeGreaterThanOrEqual(150)
+      expect(result._tag).toBe("Failure")
+      if (result._tag === "Failure") {
+        expect(result.failure).toBeInstanceOf(Errors.TransportError)
+        expect(result.failure).toMatchObject({ attempts: 3 })
+        expect((result.failure as Errors.TransportError).retryDelayMillis).toBeGreaterThanOrEqual(150)
       }
     }))
 
@@ -225,7 +226,7 @@ describe("RetryPolicy.execute", () => {
       yield* TestClock.adjust("10 seconds")
       const passed = yield* Fiber.join(passing.fiber)
       expect(yield* Ref.get(passing.sent)).toEqual([0, 1])
-      expect(passed._tag === "Right" && passed.right).toMatchObject({ value: "ok", attempts: 2 })
+      expect(passed._tag === "Success" && passed.success).toMatchObject({ value: "ok", attempts: 2 })
       const persisting = yield* scripted(Array.from({ length: 10 }, () => serverError), {
         operation: "createQuote",
         settings: settings({ maxAttempts: 3, baseDelay: "100 millis" })
@@ -233,7 +234,7 @@ describe("RetryPolicy.execute", () => {
       yield* TestClock.adjust("10 seconds")
       const persisted = yield* Fiber.join(persisting.fiber)
       expect(yield* Ref.get(persisting.sent)).toEqual([0, 1, 2])
-      expect(persisted._tag === "Left" && persisted.left).toMatchObject({ _tag: "ServerError", attempts: 3 })
+      expect(persisted._tag === "Failure" && persisted.failure).toMatchObject({ _tag: "ServerError", attempts: 3 })
     }))
 
   it.effect("an empty budget fails fast with the last error", () =>
@@ -246,12 +247,15 @@ describe("RetryPolicy.execute", () => {
       yield* TestClock.adjust("1 second")
       const firstResult = yield* Fiber.join(first.fiber)
       expect(yield* Ref.get(first.sent)).toEqual([0, 1, 2])
-      expect(firstResult._tag === "Left" && firstResult.left).toMatchObject({ _tag: "ServiceUnavailable", attempts: 3 })
+      expect(firstResult._tag === "Failure" && firstResult.failure).toMatchObject({
+        _tag: "ServiceUnavailable",
+        attempts: 3
+      })
       // the budget is client-wide: the next call gets no retry at all
       const second = yield* scripted([unavailable()], { budget })
       const secondResult = yield* Fiber.join(second.fiber)
       expect(yield* Ref.get(second.sent)).toEqual([0])
-      expect(secondResult._tag === "Left" && secondResult.left).toMatchObject({
+      expect(secondResult._tag === "Failure" && secondResult.failure).toMatchObject({
         _tag: "ServiceUnavailable",
         attempts: 1
       })
@@ -263,7 +267,7 @@ describe("RetryPolicy.execute", () => {
         const { fiber, sent } = yield* scripted([error])
         const result = yield* Fiber.join(fiber)
         expect(yield* Ref.get(sent)).toEqual([0])
-        expect(result._tag === "Left" && result.left._tag).toBe(error._tag)
+        expect(result._tag === "Failure" && result.failure._tag).toBe(error._tag)
       }
     }))
 
@@ -273,12 +277,15 @@ describe("RetryPolicy.execute", () => {
       const once = yield* scripted([unauthorized], { budget: empty })
       const recovered = yield* Fiber.join(once.fiber)
       expect(yield* Ref.get(once.sent)).toEqual([0, 1])
-      expect(recovered._tag === "Right" && recovered.right).toMatchObject({ attempts: 2, retryDelay: Duration.zero })
+      expect(recovered._tag === "Success" && recovered.success).toMatchObject({
+        attempts: 2,
+        retryDelay: Duration.zero
+      })
 
       const twice = yield* scripted([unauthorized, unauthorized], { budget: empty })
       const refused = yield* Fiber.join(twice.fiber)
       expect(yield* Ref.get(twice.sent)).toEqual([0, 1])
-      expect(refused._tag === "Left" && refused.left).toMatchObject({ _tag: "Unauthorized", attempts: 2 })
+      expect(refused._tag === "Failure" && refused.failure).toMatchObject({ _tag: "Unauthorized", attempts: 2 })
     }))
 
   it.effect("a 401 after another failure gets its own recovery: only two 401s in a row fail", () =>
@@ -288,7 +295,7 @@ describe("RetryPolicy.execute", () => {
       yield* TestClock.adjust("10 seconds")
       const result = yield* Fiber.join(fiber)
       expect(yield* Ref.get(sent)).toEqual([0, 1, 2, 3])
-      expect(result._tag === "Right" && result.right).toMatchObject({ value: "ok", attempts: 4 })
+      expect(result._tag === "Success" && result.success).toMatchObject({ value: "ok", attempts: 4 })
     }))
 
   it.effect("a POST that may have been processed is not given up on two 401s in a row: retried within the cap", () =>
@@ -300,11 +307,11 @@ describe("RetryPolicy.execute", () => {
       yield* TestClock.adjust("10 seconds")
       const result = yield* Fiber.join(fiber)
       expect(yield* Ref.get(sent)).toEqual([0, 1, 2, 3, 4])
-      expect(result._tag === "Right" && result.right).toMatchObject({ value: "ok", attempts: 5 })
+      expect(result._tag === "Success" && result.success).toMatchObject({ value: "ok", attempts: 5 })
       // with nothing uncertain, two 401s in a row still fail
       const certain = yield* scripted([unauthorized, unauthorized], { operation: "createQuote" })
       const refused = yield* Fiber.join(certain.fiber)
-      expect(refused._tag === "Left" && refused.left).toMatchObject({ _tag: "Unauthorized", attempts: 2 })
+      expect(refused._tag === "Failure" && refused.failure).toMatchObject({ _tag: "Unauthorized", attempts: 2 })
     }))
 
   it.effect("tells the retry hook about every retry", () =>
@@ -339,7 +346,7 @@ describe("RetryPolicy.execute", () => {
       const result = yield* Fiber.join(resumed.fiber)
       expect(yield* Ref.get(resumed.sent)).toEqual([4, 5, 6])
       expect(yield* Ref.get(seen)).toEqual([6, 7])
-      expect(result._tag === "Right" && result.right).toMatchObject({ value: "ok", attempts: 7 })
+      expect(result._tag === "Success" && result.success).toMatchObject({ value: "ok", attempts: 7 })
 
       // failing again, the error's attempts is what the next resume passes on
       const failing = yield* scripted([reset, reset, reset], {
@@ -350,14 +357,14 @@ describe("RetryPolicy.execute", () => {
       yield* TestClock.adjust("1 second")
       const failed = yield* Fiber.join(failing.fiber)
       expect(yield* Ref.get(failing.sent)).toEqual([2, 3])
-      expect(failed._tag === "Left" && failed.left).toMatchObject({ _tag: "TransportError", attempts: 4 })
+      expect(failed._tag === "Failure" && failed.failure).toMatchObject({ _tag: "TransportError", attempts: 4 })
     }))
 
   it.effect("a retry is logged with the error's tag, code and status, never its message", () =>
     Effect.gen(function*() {
       const lines: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
-      const logger = Logger.make(({ annotations, message }) => {
-        lines.push({ message, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+      const logger = Logger.make(({ fiber, message }) => {
+        lines.push({ message, annotations: { ...fiber.getRef(References.CurrentLogAnnotations) } })
       })
       const echoing = new Errors.ServiceUnavailable({
         message: "upstream said: card 6006000000000001 refused",
@@ -365,8 +372,8 @@ describe("RetryPolicy.execute", () => {
         httpStatus: 503
       })
       const { fiber } = yield* scripted([echoing], { settings: settings({ baseDelay: "10 millis" }) }).pipe(
-        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-        Logger.withMinimumLogLevel(LogLevel.All)
+        Effect.provide(Logger.layer([logger])),
+        Effect.provideService(References.MinimumLogLevel, "All")
       )
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(fiber)

@@ -4,11 +4,11 @@
  * a run against a real sandbox, including the sandbox's own, plus every result
  * and error handed back, and find none of the sentinels.
  */
-import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { ExchangeClient, TokenProvider } from "@gcx/http"
 import { Capture, Sandbox, TestData } from "@gcx/sandbox"
-import { Cause, Effect, Exit, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Redacted, References } from "effect"
+import { FetchHttpClient, HttpClient } from "effect/http"
 import { optionsFor, pollUntilDone, sandbox } from "./fixtures.js"
 
 const partner: TestData.Partner = {
@@ -93,10 +93,12 @@ describe("sentinel scan", () => {
       }).pipe(
         Effect.provide(
           sandbox({ timeScale: 0.01, partners: [partner], logLevel: "Debug" }).pipe(
-            Layer.provide(Logger.minimumLogLevel(LogLevel.All))
+            Layer.provide(Layer.succeed(References.MinimumLogLevel, "All"))
           )
         ),
-        Effect.provide(Capture.layer(capture))
+        Effect.provide(Capture.layer(capture)),
+        // Effect 4 records no header on the platform's spans unless asked: record them all, and find them redacted
+        Effect.provideService(HttpClient.TracerHeaderFilter, () => true)
       )
 
       const text = [
@@ -111,7 +113,7 @@ describe("sentinel scan", () => {
       const tags = outcomes.map((outcome) =>
         Exit.match(outcome as Exit.Exit<unknown, { readonly _tag: string }>, {
           onFailure: (cause) =>
-            Cause.failureOption(cause).pipe(Option.match({ onNone: () => "defect", onSome: (error) => error._tag })),
+            Cause.findErrorOption(cause).pipe(Option.match({ onNone: () => "defect", onSome: (error) => error._tag })),
           onSuccess: () => "ok"
         })
       )
@@ -137,16 +139,17 @@ describe("sentinel scan", () => {
           "ExchangeClient.createQuote",
           "ExchangeClient.getTransaction",
           "TokenProvider.fetchToken",
-          // the token request keeps the platform's span; exchange calls have one span per call instead
-          "http.client POST"
+          // the token request keeps the platform's span (Effect 4 names it by the method, as OpenTelemetry's
+          // convention asks: "POST", was "http.client POST"); exchange calls have one span per call instead
+          "POST"
         ]
       ) {
         expect(names, name).toContain(name)
       }
       expect(capture.lines.some((line) => line.includes("retrying createQuote"))).toBe(true)
-      // the platform records the request headers on its spans, redacted (the Basic token request here)
+      // the platform records the request headers on its spans (when asked), redacted (the Basic token request here)
       const httpSpans = capture.spans.filter((span) =>
-        span.name.startsWith("http.client") && span.attributes.has("http.request.header.authorization")
+        span.kind === "client" && span.attributes.has("http.request.header.authorization")
       )
       expect(httpSpans.length).toBeGreaterThan(0)
       for (const span of httpSpans) {

@@ -3,22 +3,11 @@
  * network, so that expiry and refresh-ahead are exact. The same behaviour over
  * real HTTP is covered against the sandbox in `ExchangeClient.test.ts`.
  */
-import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { ExchangeConfig, TokenProvider } from "@gcx/http"
-import {
-  Deferred,
-  Effect,
-  Either,
-  Fiber,
-  Layer,
-  Option,
-  Redacted,
-  Ref,
-  Schedule,
-  TestClock,
-  TestServices
-} from "effect"
+import { Deferred, Effect, Fiber, Layer, Option, Redacted, Ref, Result, Schedule } from "effect"
+import { HttpClient, HttpClientResponse } from "effect/http"
+import { TestClock } from "effect/testing"
 
 interface Sent {
   readonly url: string
@@ -90,12 +79,12 @@ const value = <E>(effect: Effect.Effect<Redacted.Redacted<string>, E>) => Effect
 const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (a: A) => boolean) =>
   effect.pipe(
     Effect.filterOrFail(done, () => "not yet"),
-    Effect.retry(Schedule.spaced("1 millis").pipe(Schedule.upTo("2 seconds"))),
-    TestServices.provideLive
+    Effect.retry(Schedule.spaced("1 millis").pipe(Schedule.upTo({ duration: "2 seconds" }))),
+    TestClock.withLive
   )
 
 describe("TokenProvider", () => {
-  it.scoped("sends the client credentials grant with the secret in the body", () =>
+  it.effect("sends the client credentials grant with the secret in the body", () =>
     Effect.gen(function*() {
       const { provider, sent } = yield* setup([token("t1")], { scope: "rs/exchange/sandbox/full-access" })
       expect(yield* value(provider.get)).toBe("t1")
@@ -110,7 +99,7 @@ describe("TokenProvider", () => {
       })
     }))
 
-  it.scoped("sends the secret in a Basic header in the basic style", () =>
+  it.effect("sends the secret in a Basic header in the basic style", () =>
     Effect.gen(function*() {
       const { provider, sent } = yield* setup([token("t1")], { authStyle: "basic" })
       yield* provider.get
@@ -119,7 +108,7 @@ describe("TokenProvider", () => {
       expect(request.form).toEqual({ grant_type: "client_credentials", client_id: "partner-id" })
     }))
 
-  it.scoped("caches the token and refreshes it ahead of expiry: max(60 s, 10 %) before", () =>
+  it.effect("caches the token and refreshes it ahead of expiry: max(60 s, 10 %) before", () =>
     Effect.gen(function*() {
       const { count, provider } = yield* setup([token("t1", 3600), token("t2", 3600)])
       expect(yield* value(provider.get)).toBe("t1")
@@ -134,7 +123,7 @@ describe("TokenProvider", () => {
       expect(yield* count).toBe(2)
     }))
 
-  it.scoped("uses a 60 s margin for a 300 s token and half the lifetime for a very short one", () =>
+  it.effect("uses a 60 s margin for a 300 s token and half the lifetime for a very short one", () =>
     Effect.gen(function*() {
       expect(TokenProvider.refreshMargin(300_000)).toBe(60_000)
       expect(TokenProvider.refreshMargin(3_600_000)).toBe(360_000)
@@ -148,7 +137,7 @@ describe("TokenProvider", () => {
       expect(yield* count).toBe(1)
     }))
 
-  it.scoped("an expired token is never served: callers wait for the new one", () =>
+  it.effect("an expired token is never served: callers wait for the new one", () =>
     Effect.gen(function*() {
       const { count, provider } = yield* setup([token("t1", 100), token("t2", 100)])
       expect(yield* value(provider.get)).toBe("t1")
@@ -157,21 +146,21 @@ describe("TokenProvider", () => {
       expect(yield* count).toBe(2)
     }))
 
-  it.scoped("concurrent callers on a cold cache share one request", () =>
+  it.effect("concurrent callers on a cold cache share one request", () =>
     Effect.gen(function*() {
       const gate = yield* Deferred.make<void>()
       const { count, provider } = yield* setup([token("t1")], {}, gate)
-      const fiber = yield* Effect.fork(Effect.all(Array.from({ length: 1000 }, () => provider.get), {
+      const fiber = yield* Effect.forkChild(Effect.all(Array.from({ length: 1000 }, () => provider.get), {
         concurrency: "unbounded"
       }))
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       yield* Deferred.succeed(gate, void 0)
       const tokens = yield* Fiber.join(fiber)
       expect(new Set(tokens.map(Redacted.value))).toEqual(new Set(["t1"]))
       expect(yield* count).toBe(1)
     }))
 
-  it.scoped("a failure carries the status, the OAuth error and the trace id, and is not cached", () =>
+  it.effect("a failure carries the status, the OAuth error and the trace id, and is not cached", () =>
     Effect.gen(function*() {
       const refused: Answer = {
         status: 400,
@@ -188,7 +177,7 @@ describe("TokenProvider", () => {
       expect(yield* count).toBe(2)
     }))
 
-  it.scoped("a token response that does not decode is a TokenError that does not echo it", () =>
+  it.effect("a token response that does not decode is a TokenError that does not echo it", () =>
     Effect.gen(function*() {
       const { provider } = yield* setup([{ status: 200, body: { access_token: "leaked-token", token_type: "Bearer" } }])
       const error = yield* Effect.flip(provider.get)
@@ -197,7 +186,7 @@ describe("TokenProvider", () => {
       expect(JSON.stringify(error)).not.toContain("leaked-token")
     }))
 
-  it.scoped("invalidate drops the token; invalidateToken only if it is still the cached one", () =>
+  it.effect("invalidate drops the token; invalidateToken only if it is still the cached one", () =>
     Effect.gen(function*() {
       const { count, provider } = yield* setup([token("t1"), token("t2"), token("t3")], { minTokenInterval: 0 })
       const t1 = yield* provider.get
@@ -212,22 +201,22 @@ describe("TokenProvider", () => {
       expect(yield* value(provider.get)).toBe("t3")
     }))
 
-  it.scoped("two token requests start at least minTokenInterval apart, whatever the lifetime", () =>
+  it.effect("two token requests start at least minTokenInterval apart, whatever the lifetime", () =>
     Effect.gen(function*() {
       // a 10 ms token, refused at once by the API: without the spacing, a token request per call
       const { count, provider } = yield* setup([token("t1", 0.01), token("t2", 0.01)])
       expect(yield* value(provider.get)).toBe("t1")
       yield* provider.invalidate
-      const waiting = yield* Effect.fork(value(provider.get))
+      const waiting = yield* Effect.forkChild(value(provider.get))
       yield* TestClock.adjust("999 millis")
       expect(yield* count).toBe(1)
-      expect(yield* Fiber.poll(waiting)).toEqual(Option.none())
+      expect(waiting.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust("1 millis")
       expect(yield* Fiber.join(waiting)).toBe("t2")
       expect(yield* count).toBe(2)
     }))
 
-  it.scoped("a lifetime is capped at 24 h: expires_in 1e308 does not overflow into a request per call", () =>
+  it.effect("a lifetime is capped at 24 h: expires_in 1e308 does not overflow into a request per call", () =>
     Effect.gen(function*() {
       const { count, provider } = yield* setup([token("t1", 1e308), token("t2", 3600)])
       expect(yield* value(provider.get)).toBe("t1")
@@ -238,7 +227,7 @@ describe("TokenProvider", () => {
       expect(yield* value(provider.get)).toBe("t2")
     }))
 
-  it.scoped("the token never shows in the provider's printed form", () =>
+  it.effect("the token never shows in the provider's printed form", () =>
     Effect.gen(function*() {
       const { provider } = yield* setup([token("secret-token-value")])
       const got = yield* provider.get
@@ -257,7 +246,7 @@ describe("TokenProvider", () => {
 
   it.effect("make fails with a ConfigError when the options are malformed", () =>
     Effect.gen(function*() {
-      const result = yield* Effect.either(Layer.build(ExchangeConfig.layer({ ...baseOptions, authUrl: "nope" })))
-      expect(Either.isLeft(result)).toBe(true)
-    }).pipe(Effect.scoped))
+      const result = yield* Effect.result(Layer.build(ExchangeConfig.layer({ ...baseOptions, authUrl: "nope" })))
+      expect(Result.isFailure(result)).toBe(true)
+    }))
 })

@@ -3,12 +3,12 @@
  * it sends the trace context of its own call span (`traceparent` and `b3`),
  * unless propagation is turned off for the call or on the `HttpClient`.
  */
-import { HttpClient, HttpClientResponse } from "@effect/platform"
-import type { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { ExchangeClient } from "@gcx/http"
 import { Capture, TestData } from "@gcx/sandbox"
 import { Effect, Layer } from "effect"
+import type { HttpClientRequest } from "effect/http"
+import { HttpClient, HttpClientResponse } from "effect/http"
 
 const quoteAnswer = {
   transactionId: "1JXX657P9VCKN74WVFNBH75GWR",
@@ -63,7 +63,7 @@ const createQuote = (
       Effect.provide(Capture.spans(capture))
     )
     const span = capture.spans.find((span) => span.name === "ExchangeClient.createQuote")
-    return span === undefined ? yield* Effect.dieMessage("no ExchangeClient.createQuote span") : span
+    return span === undefined ? yield* Effect.die(new Error("no ExchangeClient.createQuote span")) : span
   })
 
 describe("trace propagation", () => {
@@ -88,7 +88,7 @@ describe("trace propagation", () => {
   it.live("no trace headers when propagation is off for the call", () =>
     Effect.gen(function*() {
       const sent: Array<HttpClientRequest.HttpClientRequest> = []
-      yield* createQuote(capturing(sent), Effect.locally(HttpClient.currentTracerPropagation, false))
+      yield* createQuote(capturing(sent), Effect.provideService(HttpClient.TracerPropagationEnabled, false))
       const quote = sent.filter((request) => request.url.endsWith("/v3/exchange/quote"))
       expect(quote).toHaveLength(1)
       expect(quote[0].headers.traceparent).toBeUndefined()
@@ -98,7 +98,11 @@ describe("trace propagation", () => {
   it.live("no trace headers when the HttpClient given to the layer turns propagation off", () =>
     Effect.gen(function*() {
       const sent: Array<HttpClientRequest.HttpClientRequest> = []
-      yield* createQuote(capturing(sent).pipe(HttpClient.withTracerPropagation(false)))
+      yield* createQuote(
+        capturing(sent).pipe(
+          HttpClient.transformResponse(Effect.provideService(HttpClient.TracerPropagationEnabled, false))
+        )
+      )
       const quote = sent.filter((request) => request.url.endsWith("/v3/exchange/quote"))
       expect(quote).toHaveLength(1)
       expect(quote[0].headers.traceparent).toBeUndefined()

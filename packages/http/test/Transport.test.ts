@@ -1,6 +1,7 @@
-import { Headers } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Either, Fiber, FiberRef, TestClock } from "effect"
+import { Deferred, Duration, Effect, Fiber, Result } from "effect"
+import { Headers } from "effect/http"
+import { TestClock } from "effect/testing"
 import * as Transport from "../src/internal/transport.js"
 
 const undiciError = (code: string) => new TypeError("fetch failed", { cause: Object.assign(new Error(code), { code }) })
@@ -28,12 +29,12 @@ describe("Transport", () => {
 
   it.effect("keeps authorization and x-api-key among the redacted header names", () =>
     Effect.gen(function*() {
-      const names = yield* Transport.redactingSecrets(FiberRef.get(Headers.currentRedactedNames)).pipe(
-        Effect.locally(Headers.currentRedactedNames, ["cookie"])
+      const names = yield* Transport.redactingSecrets(Effect.service(Headers.CurrentRedactedNames)).pipe(
+        Effect.provideService(Headers.CurrentRedactedNames, ["cookie"])
       )
       expect(names).toEqual(["cookie", "authorization", "x-api-key"])
-      const unchanged = yield* Transport.redactingSecrets(FiberRef.get(Headers.currentRedactedNames)).pipe(
-        Effect.locally(Headers.currentRedactedNames, [/^AUTHORIZATION$/i, "X-Api-Key"])
+      const unchanged = yield* Transport.redactingSecrets(Effect.service(Headers.CurrentRedactedNames)).pipe(
+        Effect.provideService(Headers.CurrentRedactedNames, [/^AUTHORIZATION$/i, "X-Api-Key"])
       )
       expect(unchanged).toEqual([/^AUTHORIZATION$/i, "X-Api-Key"])
     }))
@@ -46,8 +47,8 @@ describe("Transport", () => {
           Effect.never.pipe(Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))),
           Duration.millis(20),
           () => "timed out"
-        ).pipe(Effect.either)
-        expect(result).toEqual(Either.left("timed out"))
+        ).pipe(Effect.result)
+        expect(result).toEqual(Result.fail("timed out"))
         expect(yield* Deferred.isDone(interrupted)).toBe(true)
       }))
 
@@ -55,8 +56,8 @@ describe("Transport", () => {
       Effect.gen(function*() {
         const timeout = Duration.seconds(5)
         expect(yield* Transport.timeoutFail(Effect.succeed(1).pipe(Effect.delay("5 millis")), timeout, () => 0)).toBe(1)
-        expect(yield* Effect.either(Transport.timeoutFail(Effect.fail("boom"), timeout, () => "timed out"))).toEqual(
-          Either.left("boom")
+        expect(yield* Effect.result(Transport.timeoutFail(Effect.fail("boom"), timeout, () => "timed out"))).toEqual(
+          Result.fail("boom")
         )
       }))
 
@@ -66,12 +67,12 @@ describe("Transport", () => {
         const interrupted = yield* Deferred.make<void>()
         const fiber = yield* Transport.timeoutFail(
           Deferred.succeed(started, undefined).pipe(
-            Effect.zipRight(Effect.never),
+            Effect.andThen(Effect.never),
             Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
           ),
           Duration.seconds(5),
           () => "timed out"
-        ).pipe(Effect.fork)
+        ).pipe(Effect.forkChild)
         yield* Deferred.await(started)
         yield* Fiber.interrupt(fiber)
         expect(yield* Deferred.isDone(interrupted)).toBe(true)
@@ -80,13 +81,13 @@ describe("Transport", () => {
     it.effect("follows TestClock", () =>
       Effect.gen(function*() {
         const fiber = yield* Transport.timeoutFail(Effect.never, Duration.seconds(10), () => "timed out").pipe(
-          Effect.either,
-          Effect.fork
+          Effect.result,
+          Effect.forkChild
         )
         yield* TestClock.adjust("9999 millis")
-        expect(fiber.unsafePoll()).toBeNull()
+        expect(fiber.pollUnsafe()).toBeUndefined()
         yield* TestClock.adjust("1 millis")
-        expect(yield* Fiber.join(fiber)).toEqual(Either.left("timed out"))
+        expect(yield* Fiber.join(fiber)).toEqual(Result.fail("timed out"))
       }))
   })
 })

@@ -2,13 +2,13 @@
  * Helpers for the tests that run the client against a real sandbox over real
  * HTTP (a `FetchHttpClient` and a server on a free port).
  */
-import { FetchHttpClient } from "@effect/platform"
 import type { Errors } from "@gcx/core"
 import type { ExchangeConfig, TokenProvider } from "@gcx/http"
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import type { Journal } from "@gcx/sandbox"
 import { Duration, Effect, Layer, Option } from "effect"
+import { FetchHttpClient } from "effect/http"
 import * as Net from "node:net"
 
 /** A sandbox on a free port, its request log silenced. */
@@ -57,7 +57,7 @@ export const pollUntilDone = (
       transactionId
     ).pipe(
       Effect.flatMap((result) =>
-        result.status.response.isCompleted ? Effect.succeed(result) : Effect.zipRight(Effect.sleep("10 millis"), loop)
+        result.status.response.isCompleted ? Effect.succeed(result) : Effect.andThen(Effect.sleep("10 millis"), loop)
       )
     )
     return loop
@@ -86,10 +86,10 @@ export const hex32 = /^[0-9a-f]{32}$/
 
 /** The trace id an error carries. */
 export const traceIdOf = (error: Errors.QuoteFailure): Option.Option<string> =>
-  Option.fromNullable("traceId" in error ? error.traceId : undefined)
+  Option.fromNullishOr("traceId" in error ? error.traceId : undefined)
 
 /** A local port where nothing listens: bound, then released. */
-export const closedPort: Effect.Effect<number> = Effect.async<number>((resume) => {
+export const closedPort: Effect.Effect<number> = Effect.callback<number>((resume) => {
   const server = Net.createServer()
   server.listen(0, "127.0.0.1", () => {
     const address = server.address()

@@ -2,13 +2,19 @@
  * When to poll a quote transaction. A poll schedule is an ordinary
  * `Schedule` whose input is an `Observation` of the latest answer, so that any
  * `Schedule` can replace the default one.
+ *
+ * The plan stays a `Schedule` rather than a pure function of the observation:
+ * it is the poller's extension point (`PollSchedule.fixed`, any user
+ * `Schedule`), and the default one is made of `Schedule` combinators. A
+ * schedule keeps its state to itself in Effect 4, so the poller steps each
+ * transaction's schedule through a closure of its own (`toStep`).
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Pull from "effect/Pull"
+import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
-import * as ScheduleDecision from "effect/ScheduleDecision"
-import * as ScheduleIntervals from "effect/ScheduleIntervals"
 
 /** What the poller knows after each answer: it feeds this to the schedule before every wait. */
 export interface Observation {
@@ -29,15 +35,15 @@ export interface Options {
   /** The unit of `expectedCompletionTime`. Default `"seconds"` (the sandbox's unit; the live service documents none). */
   readonly hintUnit?: "seconds" | "milliseconds"
   /** The shortest wait for the hint. Default 0. */
-  readonly minHint?: Duration.DurationInput
+  readonly minHint?: Duration.Input
   /** The longest wait for the hint, so that a wild hint cannot stall a quote. Default 30 seconds. */
-  readonly maxHint?: Duration.DurationInput
+  readonly maxHint?: Duration.Input
   /** The first backoff delay after the hint. Default 250 millis. */
-  readonly initialDelay?: Duration.DurationInput
+  readonly initialDelay?: Duration.Input
   /** The backoff growth factor. Default 2. */
   readonly factor?: number
   /** The longest backoff delay. Default 5 seconds. */
-  readonly maxDelay?: Duration.DurationInput
+  readonly maxDelay?: Duration.Input
   /** The share of each backoff delay that is randomised downwards (0 to 1). Default 0.2; 0 disables jitter. */
   readonly jitter?: number
 }
@@ -64,8 +70,8 @@ export const hintDelay = (observation: Observation, options: Options = {}): Dura
     onSome: (hint) => (Number.isFinite(hint) && hint > 0 ? Duration.millis(Math.round(hint * toMillis)) : Duration.zero)
   })
   return Duration.clamp(requested, {
-    minimum: options.minHint ?? defaults.minHint,
-    maximum: options.maxHint ?? defaults.maxHint
+    minimum: Duration.fromInputUnsafe(options.minHint ?? defaults.minHint),
+    maximum: Duration.fromInputUnsafe(options.maxHint ?? defaults.maxHint)
   })
 }
 
@@ -75,10 +81,18 @@ export const hintDelay = (observation: Observation, options: Options = {}): Dura
  * the cap and clients spread out.
  */
 export const backoff = (options: Options = {}): Schedule.Schedule<unknown> => {
-  const capped = Schedule.exponential(options.initialDelay ?? defaults.initialDelay, options.factor ?? defaults.factor)
-    .pipe(Schedule.union(Schedule.spaced(options.maxDelay ?? defaults.maxDelay)))
+  const capped = Schedule.min([
+    Schedule.exponential(options.initialDelay ?? defaults.initialDelay, options.factor ?? defaults.factor),
+    Schedule.spaced(options.maxDelay ?? defaults.maxDelay)
+  ])
   const jitter = Math.min(1, Math.max(0, options.jitter ?? defaults.jitter))
-  return jitter === 0 ? capped : capped.pipe(Schedule.jitteredWith({ min: 1 - jitter, max: 1 }))
+  if (jitter === 0) return capped
+  // `Schedule.jittered` spreads delays over 80-120%: a delay here is only ever shortened, within [1 - jitter, 1].
+  return capped.pipe(
+    Schedule.modifyDelay(({ duration }) =>
+      Effect.map(Random.next, (random) => Duration.millis(Duration.toMillis(duration) * (1 - jitter * random)))
+    )
+  )
 }
 
 /**
@@ -87,31 +101,31 @@ export const backoff = (options: Options = {}): Schedule.Schedule<unknown> => {
  * a quote that does not complete.
  */
 export const make = (options: Options = {}): PollSchedule =>
-  Schedule.identity<Observation>().pipe(
-    Schedule.addDelay((observation) => hintDelay(observation, options)),
-    Schedule.zipLeft(Schedule.once),
-    Schedule.andThen(backoff(options))
+  Schedule.once.pipe(
+    Schedule.setInputType<Observation>(),
+    Schedule.addDelay(({ input }) => Effect.succeed(hintDelay(input, options))),
+    Schedule.concat(backoff(options))
   )
 
 /** Polls at a fixed interval, whatever the hint: the naive schedule, for comparison. */
-export const fixed = (interval: Duration.DurationInput): PollSchedule => Schedule.spaced(interval)
+export const fixed = (interval: Duration.Input): PollSchedule => Schedule.spaced(interval)
 
 /**
- * Steps a poll schedule by hand: its state after `observation`, and the delay
- * before the next poll (none when the schedule is done). Unlike
- * `Schedule.driver`, it neither sleeps nor keeps the state in a `Ref`: the
- * poller holds each transaction's state as data, announces the delay
- * (`Retrying`) and cuts it short at the deadline.
+ * One transaction's schedule, stepped by hand: the delay before the next poll
+ * after `observation` at `now` (none when the schedule is done). It keeps the
+ * schedule's state in its closure, so each transaction needs one of its own.
  */
-export const step = (
-  schedule: PollSchedule,
-  state: unknown,
-  now: number,
-  observation: Observation
-): Effect.Effect<readonly [state: unknown, delay: Option.Option<Duration.Duration>]> =>
-  Effect.map(schedule.step(now, observation, state), ([updated, _, decision]) => [
-    updated,
-    ScheduleDecision.isDone(decision)
-      ? Option.none()
-      : Option.some(Duration.millis(Math.max(0, ScheduleIntervals.start(decision.intervals) - now)))
-  ])
+export type Step = (now: number, observation: Observation) => Effect.Effect<Option.Option<Duration.Duration>>
+
+/**
+ * A fresh `Step` of `schedule`. Unlike `Schedule.toStepWithSleep`, it does not
+ * sleep: the poller announces the delay (`Retrying`), queues the transaction
+ * for its due time and cuts the delay short at the deadline.
+ */
+export const toStep = (schedule: PollSchedule): Effect.Effect<Step> =>
+  Effect.map(Schedule.toStep(schedule), (step): Step => (now, observation) =>
+    Pull.matchEffect(step(now, observation), {
+      onSuccess: ([, delay]) => Effect.succeed(Option.some(delay)),
+      onDone: () => Effect.succeedNone,
+      onFailure: Effect.failCause
+    }))

@@ -23,7 +23,7 @@ export interface Options {
 }
 
 /** The event bus service. */
-export class QuoteEvents extends Context.Tag("@gcx/poller/QuoteEvents")<QuoteEvents, {
+export class QuoteEvents extends Context.Service<QuoteEvents, {
   /** Publishes one event to every subscriber; never waits. */
   readonly publish: (event: QuoteEvent.QuoteEvent) => Effect.Effect<void>
   /**
@@ -31,20 +31,20 @@ export class QuoteEvents extends Context.Tag("@gcx/poller/QuoteEvents")<QuoteEve
    * on; the subscription lasts as long as the scope.
    */
   readonly subscribe: Effect.Effect<Stream.Stream<QuoteEvent.QuoteEvent>, never, Scope.Scope>
-}>() {}
+}>()("@gcx/poller/QuoteEvents") {}
 
 /** Builds a bus on a sliding PubSub of the given capacity. */
-export const make = (options: Options = {}): Effect.Effect<QuoteEvents["Type"], never, Scope.Scope> =>
+export const make = (options: Options = {}): Effect.Effect<QuoteEvents["Service"], never, Scope.Scope> =>
   Effect.gen(function*() {
     const pubsub = yield* Effect.acquireRelease(
       PubSub.sliding<QuoteEvent.QuoteEvent>(options.capacity ?? 1024),
       PubSub.shutdown
     )
     return QuoteEvents.of({
-      publish: (event) => PubSub.publish(pubsub, event).pipe(Effect.asVoid),
-      subscribe: Stream.fromPubSub(pubsub, { scoped: true })
+      publish: (event) => Effect.asVoid(PubSub.publish(pubsub, event)),
+      subscribe: Effect.map(PubSub.subscribe(pubsub), Stream.fromSubscription)
     })
   })
 
 /** The bus as a layer. */
-export const layer = (options?: Options): Layer.Layer<QuoteEvents> => Layer.scoped(QuoteEvents, make(options))
+export const layer = (options?: Options): Layer.Layer<QuoteEvents> => Layer.effect(QuoteEvents, make(options))

@@ -14,13 +14,13 @@
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
 import { Wire } from "@gcx/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
 import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import * as AtomicStore from "./internal/atomicStore.js"
 
 /** One transaction in flight. Card data appears only masked. */
@@ -31,7 +31,7 @@ export class JournalEntry extends Schema.Class<JournalEntry>("@gcx/poller/Journa
   /** The masked card number (last 4 digits at most). */
   card: Schema.String,
   productLineId: Schema.String,
-  location: Schema.optionalWith(Schema.String, { exact: true })
+  location: Schema.optionalKey(Schema.String)
 }) {}
 
 /** The journal's store failed. */
@@ -41,44 +41,42 @@ export class JournalError extends Schema.TaggedError<JournalError>()("JournalErr
 }) {}
 
 /** The journal service. */
-export class QuoteJournal extends Context.Tag("@gcx/poller/QuoteJournal")<QuoteJournal, {
+export class QuoteJournal extends Context.Service<QuoteJournal, {
   /** Records a transaction as in flight; returns once the record is durable. */
   readonly record: (entry: JournalEntry) => Effect.Effect<void, JournalError>
   /** Removes a transaction whose outcome is known; returns once the removal is durable. */
   readonly remove: (transactionId: string) => Effect.Effect<void, JournalError>
   /** Every transaction in flight, oldest first. */
   readonly entries: Effect.Effect<ReadonlyArray<JournalEntry>>
-}>() {}
+}>()("@gcx/poller/QuoteJournal") {}
 
 /** The key the journal is stored under. */
 export const storeKey = "gcx-journal"
 
-const Record = Schema.parseJson(Schema.Struct({ version: Schema.Literal(1), entries: Schema.Array(JournalEntry) }))
+const Record = Schema.fromJsonString(Schema.Struct({ version: Schema.Literal(1), entries: Schema.Array(JournalEntry) }))
 
 /**
  * Builds a journal over the `KeyValueStore` in context. A record that cannot be
  * read fails with `JournalError`, rather than starting empty and losing what it
  * held.
  */
-export const make: Effect.Effect<QuoteJournal["Type"], JournalError, KeyValueStore.KeyValueStore> = Effect.gen(
+export const make: Effect.Effect<QuoteJournal["Service"], JournalError, KeyValueStore.KeyValueStore> = Effect.gen(
   function*() {
     const store = yield* KeyValueStore.KeyValueStore
     const failWith = (operation: string) => (error: { readonly message: string }) =>
       new JournalError({ operation, message: error.message })
     const stored = yield* store.get(storeKey).pipe(Effect.mapError(failWith("load")))
-    const loaded = yield* Option.match(stored, {
-      onNone: () => Effect.succeed([] as ReadonlyArray<JournalEntry>),
-      onSome: (text) =>
-        Schema.decode(Record)(text).pipe(
-          Effect.map((record) => record.entries),
-          Effect.mapError(() => new JournalError({ operation: "load", message: "the journal record does not decode" }))
-        )
-    })
+    const loaded: ReadonlyArray<JournalEntry> = stored === undefined ?
+      [] :
+      yield* Schema.decodeEffect(Record)(stored).pipe(
+        Effect.map((record) => record.entries),
+        Effect.mapError(() => new JournalError({ operation: "load", message: "the journal record does not decode" }))
+      )
     const entries = new Map(loaded.map((entry) => [entry.transactionId, entry]))
     // Group commit: `changed` counts changes made in memory, `persisted` the changes the store holds.
     let changed = 0
     let persisted = 0
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
     const commit = (change: number) =>
       Effect.suspend(() => {
         if (persisted >= change) return Effect.void

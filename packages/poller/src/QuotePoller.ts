@@ -4,26 +4,23 @@
  * published on `QuoteEvents`, and every transaction in flight is kept in the
  * `QuoteJournal` until its outcome is known.
  */
-import type { Card, Errors } from "@gcx/core"
-import { Ids, Quote, QuoteEvent, Redaction } from "@gcx/core"
+import type { Errors, Quote } from "@gcx/core"
+import { QuoteEvent } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
+import type * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
-import * as DateTime from "effect/DateTime"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as Take from "effect/Take"
 import * as Scheduler from "./internal/scheduler.js"
-import * as Tracking from "./internal/tracking.js"
+import * as Sinks from "./internal/sinks.js"
+import * as Submission from "./internal/submission.js"
 import * as Metrics from "./Metrics.js"
 import * as PollSchedule from "./PollSchedule.js"
 import * as QuoteEvents from "./QuoteEvents.js"
@@ -34,7 +31,7 @@ export interface TrackOptions {
   /** The schedule, or the settings of the default one (`PollSchedule.make`). */
   readonly schedule?: PollSchedule.PollSchedule | PollSchedule.Options | undefined
   /** How long to poll before giving up with `PollTimeout`. Default 2 minutes. */
-  readonly deadline?: Duration.DurationInput | undefined
+  readonly deadline?: Duration.Input | undefined
   /** The service's `expectedCompletionTime` when it is already known (from the POST). */
   readonly expectedCompletionTime?: number | undefined
 }
@@ -46,7 +43,7 @@ export interface QuoteOptions extends TrackOptions {
 }
 
 /** What a quote is submitted from: a validated request, or card input that is validated before any I/O. */
-export type QuoteInput = Quote.QuoteRequest | Card.CardInput
+export type QuoteInput = Submission.QuoteInput
 
 /** One event of a batch, keyed by the index of its request. */
 export type BatchEvent =
@@ -97,12 +94,12 @@ export interface Service {
 }
 
 /** The poller service. */
-export class QuotePoller extends Context.Tag("@gcx/poller/QuotePoller")<QuotePoller, Service>() {}
+export class QuotePoller extends Context.Service<QuotePoller, Service>()("@gcx/poller/QuotePoller") {}
 
 /** Defaults for every call; each call's options override them. */
 export interface Options {
   readonly schedule?: PollSchedule.PollSchedule | PollSchedule.Options | undefined
-  readonly deadline?: Duration.DurationInput | undefined
+  readonly deadline?: Duration.Input | undefined
   /** How many GETs may be in flight at once, over every quote of this poller. Default 64. */
   readonly maxConcurrentPolls?: number | undefined
 }
@@ -115,13 +112,6 @@ export const defaultDeadline: Duration.Duration = Duration.minutes(2)
 
 const resolveSchedule = (schedule: TrackOptions["schedule"]): PollSchedule.PollSchedule =>
   Schedule.isSchedule(schedule) ? schedule : PollSchedule.make(schedule ?? {})
-
-const maskedCard = (request: QuoteInput): string =>
-  request instanceof Quote.QuoteRequest
-    ? request.card.masked
-    : Redaction.maskCardNumber(
-      typeof request.cardNumber === "string" || Redacted.isRedacted(request.cardNumber) ? request.cardNumber : ""
-    )
 
 const toTarget = (transaction: string | TrackTarget): Scheduler.Target =>
   typeof transaction === "string" ? { transactionId: transaction } : transaction
@@ -145,14 +135,14 @@ export const make = (
 
     const forget = (transactionId: string) =>
       journal.remove(transactionId).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`journal: could not remove a transaction: ${error.message}`)),
+        Effect.catch((error) => Effect.logWarning(`journal: could not remove a transaction: ${error.message}`)),
         Effect.annotateLogs({ transactionId })
       )
 
     const maxConcurrentPolls = defaults.maxConcurrentPolls ?? defaultMaxConcurrentPolls
     if (!Number.isSafeInteger(maxConcurrentPolls) || maxConcurrentPolls < 1) {
-      return yield* Effect.dieMessage(
-        `QuotePoller: maxConcurrentPolls must be a whole number of at least 1, not ${maxConcurrentPolls}`
+      return yield* Effect.die(
+        new Error(`QuotePoller: maxConcurrentPolls must be a whole number of at least 1, not ${maxConcurrentPolls}`)
       )
     }
     const scheduler = yield* Scheduler.make({
@@ -168,164 +158,56 @@ export const make = (
       deadlineMillis: Duration.toMillis(options.deadline ?? defaults.deadline ?? defaultDeadline)
     })
 
-    /**
-     * Starts polling `targets` now, and returns their events as a stream that
-     * ends after the last terminal event; closing the scope stops the polling.
-     */
     const watchStream = (
       targets: ReadonlyArray<Scheduler.Target>,
       options: Omit<TrackOptions, "expectedCompletionTime">
-    ): Effect.Effect<Stream.Stream<QuoteEvent.QuoteEvent>, never, Scope.Scope> =>
-      Effect.gen(function*() {
-        if (targets.length === 0) return Stream.empty
-        const queue = yield* Queue.unbounded<Take.Take<QuoteEvent.QuoteEvent>>()
-        let running = targets.length
-        yield* Effect.acquireRelease(
-          scheduler.watch(targets, watchOptions(options), {
-            emit: (_, event) => Queue.offer(queue, Take.of(event)),
-            end: (_, exit) =>
-              Exit.isFailure(exit)
-                ? Queue.offer(queue, Take.failCause(exit.cause))
-                : (running -= 1) === 0
-                ? Queue.offer(queue, Take.end)
-                : Effect.void
-          }),
-          (close) => close
-        )
-        return Stream.fromQueue(queue).pipe(Stream.flattenTake)
-      })
-
-    /** Polls one transaction to its end, with no stream: the events go to the bus, and the terminal one is returned. */
-    const awaitTerminal = (target: Scheduler.Target, options: TrackOptions) =>
-      Effect.gen(function*() {
-        const terminal = yield* Deferred.make<QuoteEvent.Terminal>()
-        yield* Effect.acquireRelease(
-          scheduler.watch([target], watchOptions(options), {
-            emit: () => Effect.void,
-            end: (_, exit) => Deferred.done(terminal, exit)
-          }),
-          (close) => close
-        )
-        return yield* Deferred.await(terminal)
-      }).pipe(Effect.scoped)
+    ) => Sinks.watchStream(scheduler, targets, watchOptions(options))
 
     const track: Service["track"] = (transactionId, options = {}) =>
-      Stream.unwrapScoped(
-        watchStream([{ transactionId, expectedCompletionTime: options.expectedCompletionTime }], options)
-      )
+      Stream.unwrap(watchStream([{ transactionId, expectedCompletionTime: options.expectedCompletionTime }], options))
 
     const trackAll: Service["trackAll"] = (transactions, options = {}) =>
-      Stream.unwrapScoped(Effect.suspend(() => watchStream(Array.from(transactions, toTarget), options)))
+      Stream.unwrap(Effect.suspend(() => watchStream(Array.from(transactions, toTarget), options)))
 
-    /**
-     * POSTs a quote and journals its transaction before anything can interrupt
-     * between the two: once the service has answered, the transaction is
-     * recorded (or the failure to record it logged) whatever happens to the
-     * stream. A journal that cannot write does not end the quote: it goes on in
-     * this process, without durability, and the failure is logged as an error.
-     * `Submitted` is published on the bus; a quote the POST answered completed
-     * comes with its terminal event (published too), and needs no GET.
-     */
-    const submit = (
-      request: QuoteInput,
-      options: QuoteOptions,
-      onRetry: (event: QuoteEvent.Retrying) => Effect.Effect<void> = () => Effect.void
-    ) =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          // Chosen here, so that the POST's Retrying events can name it before the service answers.
-          const requestId = options.requestId ?? Ids.makeRequestId()
-          const created = yield* restore(client.createQuote(request, {
-            requestId,
-            onRetry: (info) =>
-              Effect.flatMap(DateTime.now, (timestamp) => {
-                const event = Tracking.retrying(
-                  { transactionId: "", timestamp, attempt: info.attempt, delay: info.delay, requestId },
-                  info.error
-                )
-                return Effect.zipRight(bus.publish(event), onRetry(event))
-              })
-          }))
-          const timestamp = yield* DateTime.now
-          const card = maskedCard(request)
-          const productLineId = request instanceof Quote.QuoteRequest
-            ? request.card.productLineId
-            : request.productLineId
-          const location = Option.match(created.location, { onNone: () => ({}), onSome: (location) => ({ location }) })
-          if (!created.quote.isCompleted) {
-            yield* journal.record(
-              new QuoteJournal.JournalEntry({
-                transactionId: created.transactionId,
-                requestId: created.requestId,
-                submittedAt: timestamp,
-                card,
-                productLineId,
-                ...location
-              })
-            ).pipe(
-              Effect.catchAll((error) =>
-                Effect.logError(`journal: could not record a transaction in flight (${error.operation})`)
-              ),
-              Effect.annotateLogs({ transactionId: created.transactionId })
-            )
-          }
-          // Typed values: no re-validation (see internal/tracking.ts).
-          const submitted = new QuoteEvent.Submitted({
-            transactionId: created.transactionId,
-            timestamp,
-            requestId: created.requestId,
-            card,
-            productLineId,
-            ...location,
-            ...Option.match(created.traceId, { onNone: () => ({}), onSome: (traceId) => ({ traceId }) }),
-            ...(created.quote.percentComplete !== undefined ? { percentComplete: created.quote.percentComplete } : {}),
-            ...(created.quote.expectedCompletionTime !== undefined
-              ? { expectedCompletionTime: created.quote.expectedCompletionTime }
-              : {})
-          }, true)
-          yield* bus.publish(submitted)
-          const finished = created.quote.isCompleted
-            ? Tracking.terminalFor(created.transactionId, created.quote, timestamp)
-            : undefined
-          if (finished !== undefined) yield* bus.publish(finished)
-          const target: Scheduler.Target = {
-            transactionId: created.transactionId,
-            expectedCompletionTime: created.quote.expectedCompletionTime
-          }
-          return { submitted, finished, target }
-        })
-      )
+    const submission: Submission.Dependencies = { client, bus, journal }
 
-    // One span per quote, parent of its POST and of every GET (which run with the caller's FiberRefs).
+    // One span per quote, parent of its POST and of every GET (which run with the caller's context).
     // The POST's retries reach the stream as they happen: the POST runs beside it and its events go through a queue.
     const quote: Service["quote"] = (request, options = {}) =>
-      Stream.unwrapScoped(Effect.gen(function*() {
-        const retries = yield* Queue.unbounded<Take.Take<QuoteEvent.QuoteEvent, Errors.QuoteFailure>>()
-        const posting = yield* submit(request, options, (event) => Queue.offer(retries, Take.of(event))).pipe(
-          Effect.onExit((exit) => Queue.offer(retries, Exit.isSuccess(exit) ? Take.end : Take.failCause(exit.cause))),
+      Stream.unwrap(Effect.gen(function*() {
+        const retries = yield* Queue.unbounded<QuoteEvent.QuoteEvent, Errors.QuoteFailure | Cause.Done>()
+        const posting = yield* Submission.submit(
+          submission,
+          request,
+          options.requestId,
+          (event) => Effect.asVoid(Queue.offer(retries, event))
+        ).pipe(
+          Effect.onExit((exit) => Exit.isSuccess(exit) ? Queue.end(retries) : Queue.failCause(retries, exit.cause)),
           Effect.forkScoped
         )
-        const rest = Stream.unwrapScoped(Effect.gen(function*() {
+        const rest = Stream.unwrap(Effect.gen(function*() {
           const { finished, submitted, target } = yield* Fiber.join(posting)
           if (finished !== undefined) return Stream.make(submitted, finished)
           return Stream.concat(Stream.succeed(submitted), yield* watchStream([target], options))
         }))
-        return Stream.concat(Stream.fromQueue(retries).pipe(Stream.flattenTake), rest)
+        return Stream.concat(Stream.fromQueue(retries), rest)
       })).pipe(
         (events) => Metrics.meterQuoteStream(events, QuoteEvent.isTerminal),
         Stream.withSpan("QuotePoller.quote", { captureStackTrace: false })
       )
 
     const getQuote: Service["getQuote"] = (request, options = {}) =>
-      submit(request, options).pipe(
+      Submission.submit(submission, request, options.requestId).pipe(
         Effect.flatMap(({ finished, target }) =>
-          finished !== undefined ? Effect.succeed(finished) : awaitTerminal(target, options)
+          finished !== undefined
+            ? Effect.succeed(finished)
+            : Sinks.awaitTerminal(scheduler, target, watchOptions(options))
         ),
         Effect.flatMap((terminal): Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure> =>
           terminal._tag === "Completed" ? Effect.succeed(terminal.quote) : Effect.fail(terminal.error)
         ),
         Metrics.meterQuote,
-        Effect.withSpan("QuotePoller.getQuote", { captureStackTrace: false })
+        Effect.withSpan("QuotePoller.getQuote", undefined, { captureStackTrace: false })
       )
 
     const quoteAll: Service["quoteAll"] = (requests, { concurrency, ...options }) =>
@@ -334,7 +216,7 @@ export const make = (
         Stream.flatMap(([request, index]) =>
           quote(request, options).pipe(
             Stream.map((event): BatchEvent => ({ _tag: "Event", index, event })),
-            Stream.catchAll((error) => Stream.succeed<BatchEvent>({ _tag: "Rejected", index, error }))
+            Stream.catch((error) => Stream.succeed<BatchEvent>({ _tag: "Rejected", index, error }))
           ), { concurrency })
       )
 
@@ -372,4 +254,4 @@ export const layer = (
   QuotePoller,
   never,
   ExchangeClient.ExchangeClient | QuoteEvents.QuoteEvents | QuoteJournal.QuoteJournal
-> => Layer.scoped(QuotePoller, make(options))
+> => Layer.effect(QuotePoller, make(options))

@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { QuoteEvent } from "@gcx/core"
 import { Sandbox } from "@gcx/sandbox"
-import { Chunk, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -16,7 +16,7 @@ const count = 8
 
 /** Starts the child and resolves with the transactions it submitted, once all are, after killing it with SIGKILL. */
 const runAndKill = (server: Sandbox.Service, directory: string) =>
-  Effect.async<ReadonlyArray<{ transactionId: string; requestId: string }>, Error>((resume) => {
+  Effect.callback<ReadonlyArray<{ transactionId: string; requestId: string }>, Error>((resume) => {
     const proc = ChildProcess.spawn(
       process.execPath,
       ["--import", "tsx", child, server.baseUrl, server.stage, directory, String(count)],
@@ -67,7 +67,7 @@ describe("crash and resume", () => {
           ).pipe(
             Effect.provide(pollerLayer(server, { journal: QuoteJournal.layerFileSystem(directory) }))
           )
-          const terminals = Chunk.toReadonlyArray(events).filter(QuoteEvent.isTerminal)
+          const terminals = events.filter(QuoteEvent.isTerminal)
           expect(terminals.map((e) => e._tag)).toEqual(Array(count).fill("Completed"))
           expect(terminals.map((e) => e.transactionId).sort()).toEqual(submitted.map((s) => s.transactionId).sort())
 

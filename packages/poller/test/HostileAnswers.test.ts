@@ -4,7 +4,7 @@
  * quote with `UnexpectedResponse`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { BigDecimal, Effect, HashMap, Logger, Option } from "effect"
+import { BigDecimal, Effect, Logger, References } from "effect"
 import { QuotePoller } from "../src/index.js"
 import {
   card,
@@ -27,12 +27,11 @@ const statusText = (quoteText: string) => `{"percentComplete":100,"steps":[],"re
 
 /** Collects the log lines (message and annotations) of the effect it is provided to. */
 const capturingLogs = (lines: Array<{ readonly message: string; readonly field: unknown }>) =>
-  Logger.replace(
-    Logger.defaultLogger,
-    Logger.make(({ annotations, message }) => {
-      lines.push({ message: String(message), field: Option.getOrUndefined(HashMap.get(annotations, "field")) })
+  Logger.layer([
+    Logger.make(({ fiber, message }) => {
+      lines.push({ message: String(message), field: fiber.getRef(References.CurrentLogAnnotations).field })
     })
-  )
+  ])
 
 const brokenHints: ReadonlyArray<readonly [field: string, raw: string]> = [
   ["expectedCompletionTime", "\"NaN\""],

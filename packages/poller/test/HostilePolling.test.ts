@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { QuoteEvent } from "@gcx/core"
-import { Chunk, Duration, Effect, Stream } from "effect"
+import { Duration, Effect, Stream } from "effect"
 import { QuoteJournal, QuotePoller } from "../src/index.js"
 import {
   card,
@@ -31,9 +31,7 @@ const inTurn = (answers: ReadonlyArray<readonly [status: number, body: unknown, 
   }
 }
 
-const quoteEvents = Effect.flatMap(QuotePoller.QuotePoller, (poller) => Stream.runCollect(poller.quote(card))).pipe(
-  Effect.map(Chunk.toReadonlyArray)
-)
+const quoteEvents = Effect.flatMap(QuotePoller.QuotePoller, (poller) => Stream.runCollect(poller.quote(card)))
 
 const retries = (events: ReadonlyArray<QuoteEvent.QuoteEvent>) =>
   events.flatMap((event) => event._tag === "Retrying" ? [event] : [])

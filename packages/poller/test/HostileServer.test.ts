@@ -154,12 +154,12 @@ describe("answers are read up to a cap", () => {
       const get = (maxResponseBytes: number) =>
         ExchangeClient.ExchangeClient.pipe(
           Effect.flatMap(calls.getTransaction),
-          Effect.either,
+          Effect.result,
           Effect.provide(clientLayer(optionsFor(hostile.url, { maxResponseBytes })))
         )
       const exact = Buffer.byteLength(body)
-      expect((yield* get(exact))._tag).toBe("Right")
+      expect((yield* get(exact))._tag).toBe("Success")
       const over = yield* get(exact - 1)
-      expect(over._tag === "Left" && over.left).toMatchObject({ _tag: "UnexpectedResponse", reason: "TooLarge" })
+      expect(over._tag === "Failure" && over.failure).toMatchObject({ _tag: "UnexpectedResponse", reason: "TooLarge" })
     }).pipe(Effect.scoped))
 })

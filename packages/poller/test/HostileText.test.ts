@@ -16,7 +16,7 @@ import { ExchangeClient } from "@gcx/http"
 import * as Telemetry from "@gcx/http/Telemetry"
 import { Capture } from "@gcx/sandbox"
 import * as OtlpReceiver from "@gcx/sandbox/OtlpReceiver"
-import { Chunk, Effect, Exit, Stream } from "effect"
+import { Effect, Exit, Stream } from "effect"
 import { QuotePoller } from "../src/index.js"
 import {
   card,
@@ -67,7 +67,6 @@ const quoteThrough = (handler: Handler) =>
     const exit = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
       poller.quote(card).pipe(
         Stream.runCollect,
-        Effect.map(Chunk.toReadonlyArray),
         Effect.exit
       )).pipe(
         Effect.provide(pollerLayer(optionsFor(hostile.url), undefined, {

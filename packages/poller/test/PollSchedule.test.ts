@@ -1,27 +1,28 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Duration, Effect, Fiber, Option, Schedule, TestClock } from "effect"
+import { Clock, Duration, Effect, Fiber, Option, Schedule } from "effect"
+import { TestClock } from "effect/testing"
 import { PollSchedule } from "../src/index.js"
 
 const observation = (expectedCompletionTime?: number): PollSchedule.Observation => ({
   transactionId: "1JXX657P9VCKN74WVFNBH75GWR",
   polls: 0,
   percentComplete: Option.none(),
-  expectedCompletionTime: Option.fromNullable(expectedCompletionTime)
+  expectedCompletionTime: Option.fromNullishOr(expectedCompletionTime)
 })
 
 /** Drives a schedule with the given observation for `count` recurrences; returns each one's time since the start. */
 const pollTimes = (schedule: PollSchedule.PollSchedule, input: PollSchedule.Observation, count: number) =>
   Effect.gen(function*() {
-    const driver = yield* Schedule.driver(schedule)
+    const step = yield* Schedule.toStepWithSleep(schedule)
     const start = yield* Clock.currentTimeMillis
     const fiber = yield* Effect.gen(function*() {
       const times: Array<number> = []
       for (let i = 0; i < count; i++) {
-        yield* driver.next(input)
+        yield* step(input)
         times.push((yield* Clock.currentTimeMillis) - start)
       }
       return times
-    }).pipe(Effect.fork)
+    }).pipe(Effect.forkChild)
     yield* TestClock.adjust(Duration.minutes(10))
     return yield* Fiber.join(fiber)
   })

@@ -1,6 +1,6 @@
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Layer } from "effect"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -10,7 +10,7 @@ const entry = (n: number) =>
   new QuoteJournal.JournalEntry({
     transactionId: `TX${n}`,
     requestId: `req${n}`,
-    submittedAt: DateTime.unsafeMake(1_700_000_000_000 + n),
+    submittedAt: DateTime.makeUnsafe(1_700_000_000_000 + n),
     card: "****0001",
     productLineId: "1000"
   })
@@ -75,11 +75,12 @@ describe("QuoteJournal", () => {
         remove: memory.remove,
         clear: memory.clear,
         size: memory.size,
+        keys: memory.keys,
         // A write takes a moment, as on a real store: changes made meanwhile share the next write.
         set: (key, value) =>
           Effect.sync(() => writes++).pipe(
-            Effect.zipRight(Effect.sleep("1 millis")),
-            Effect.zipRight(memory.set(key, value))
+            Effect.andThen(Effect.sleep("1 millis")),
+            Effect.andThen(memory.set(key, value))
           )
       })
       const journal = yield* QuoteJournal.make.pipe(Effect.provideService(KeyValueStore.KeyValueStore, counting))

@@ -8,24 +8,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Errors, QuoteEvent, Transaction } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
-import {
-  Chunk,
-  Clock,
-  Context,
-  Duration,
-  Effect,
-  Exit,
-  Fiber,
-  Layer,
-  Option,
-  Ref,
-  Schema,
-  Scope,
-  Stream,
-  TestClock,
-  TestContext
-} from "effect"
+import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Option, Ref, Schema, Scope, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
+import * as Idle from "./idle.js"
 
 type Answer = Transaction.TransactionStatus | Errors.ServiceError | Errors.TokenError | "hang"
 
@@ -95,22 +81,34 @@ const pollerOver = (
 const run = (
   script: ReadonlyArray<Answer>,
   options: QuotePoller.TrackOptions,
-  advance: Duration.DurationInput = "10 minutes"
+  advance: Duration.Input = "10 minutes"
 ) =>
   Effect.gen(function*() {
     const calls = yield* Ref.make<Array<Call>>([])
+    const idle = yield* Idle.make
     const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
       Stream.runCollect(poller.track("TX", options))).pipe(
         Effect.provide(pollerOver(() =>
           script, calls)),
-        Effect.fork
+        Effect.forkChild,
+        idle.track
       )
-    yield* TestClock.adjust(advance)
-    const events = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+    yield* settleAndAdjust(idle, advance)
+    const events = yield* Fiber.join(fiber)
     return { events, calls: (yield* Ref.get(calls)).map((call) => call.at) }
   })
 
 const noJitter = { jitter: 0 } as const
+
+/**
+ * Lets what `idle` tracks run until every fiber of it waits, then adjusts the
+ * clock. Effect 4's `TestClock.adjust` waits one scheduler turn for fibers
+ * that no sleep woke (Effect 3's waited until every fiber was suspended): the
+ * poller's first steps (its layer, engine, first GET) take several turns, and
+ * would otherwise see the clock already moved (`Idle`).
+ */
+const settleAndAdjust = (idle: Idle.Idle, duration: Duration.Input) =>
+  idle.settled.pipe(Effect.andThen(TestClock.adjust(duration)))
 
 /**
  * A poller with one GET slot, taken from 0 ms by HANGS, whose GET never
@@ -118,7 +116,7 @@ const noJitter = { jitter: 0 } as const
  * tracked beside it.
  */
 const besideAHangingGet = (
-  hangsDeadline: Duration.DurationInput,
+  hangsDeadline: Duration.Input,
   other: QuotePoller.TrackOptions & { readonly transactionId: string }
 ) =>
   Effect.gen(function*() {
@@ -127,17 +125,18 @@ const besideAHangingGet = (
       maxConcurrentPolls: 1,
       schedule: noJitter
     })
+    const idle = yield* Idle.make
     const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
       Effect.all([
         Stream.runCollect(poller.track("HANGS", { deadline: hangsDeadline })),
         Stream.runCollect(poller.track(other.transactionId, other))
-      ], { concurrency: "unbounded" })).pipe(Effect.provide(layer), Effect.fork)
-    yield* TestClock.adjust("2 minutes")
+      ], { concurrency: "unbounded" })).pipe(Effect.provide(layer), Effect.forkChild, idle.track)
+    yield* settleAndAdjust(idle, "2 minutes")
     const [hangs, others] = yield* Fiber.join(fiber)
     return {
       calls: yield* Ref.get(calls),
-      hangs: Chunk.toReadonlyArray(hangs),
-      other: Chunk.toReadonlyArray(others)
+      hangs,
+      other: others
     }
   })
 
@@ -158,7 +157,7 @@ describe("QuotePoller timing (TestClock)", () => {
       // 0, then 250, 500, 1000, 2000, 4000 ms of backoff; the next (5 s) would pass the deadline:
       // the quote ends at the deadline, without a GET that would have no time to be answered.
       expect(calls).toEqual([0, 250, 750, 1750, 3750, 7750])
-      expect(events.at(-1)?.timestamp.epochMillis).toBe(10_000)
+      expect(events.at(-1)?.timestamp.epochMilliseconds).toBe(10_000)
       const last = events.at(-1)!
       expect(last._tag).toBe("Failed")
       const error = last._tag === "Failed" ? last.error : undefined
@@ -196,7 +195,10 @@ describe("QuotePoller timing (TestClock)", () => {
       const retrying = events[0]!
       expect(retrying._tag === "Retrying" && Duration.toMillis(retrying.delay)).toBe(5000)
       const last = events.at(-1)!
-      expect(last._tag === "Failed" && [last.error._tag, last.timestamp.epochMillis]).toEqual(["PollTimeout", 5000])
+      expect(last._tag === "Failed" && [last.error._tag, last.timestamp.epochMilliseconds]).toEqual([
+        "PollTimeout",
+        5000
+      ])
     }))
 
   it.effect("a card outcome is one Failed event with its user message", () =>
@@ -223,15 +225,17 @@ describe("QuotePoller timing (TestClock)", () => {
   it.effect("interrupting the stream stops polling at once", () =>
     Effect.gen(function*() {
       const calls = yield* Ref.make<Array<Call>>([])
+      const idle = yield* Idle.make
       const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
         Stream.runDrain(poller.track("TX", { schedule: noJitter }))).pipe(
           Effect.provide(pollerOver(() => [status(10)], calls)),
-          Effect.fork
+          Effect.forkChild,
+          idle.track
         )
-      yield* TestClock.adjust("1 second")
+      yield* settleAndAdjust(idle, "1 second")
       const before = (yield* Ref.get(calls)).length
       yield* Fiber.interrupt(fiber)
-      yield* TestClock.adjust("10 minutes")
+      yield* settleAndAdjust(idle, "10 minutes")
       expect(before).toBe(3) // at 0, 250 and 750 ms
       expect((yield* Ref.get(calls)).length).toBe(before)
     }))
@@ -242,7 +246,7 @@ describe("QuotePoller timing (TestClock)", () => {
       expect(calls).toEqual([0, 250])
       const last = events.at(-1)!
       expect(last._tag === "Failed" && last.error._tag).toBe("PollTimeout")
-      expect(last.timestamp.epochMillis).toBe(5000)
+      expect(last.timestamp.epochMilliseconds).toBe(5000)
     }))
 
   it.effect("a transient token failure mid-poll does not end the quote; refused credentials do", () =>
@@ -276,6 +280,7 @@ describe("QuotePoller timing (TestClock)", () => {
   it.effect("trackAll polls every transaction on its own hint, as one stream", () =>
     Effect.gen(function*() {
       const calls = yield* Ref.make<Array<Call>>([])
+      const idle = yield* Idle.make
       const fiber = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
         Stream.runCollect(
           poller.trackAll(
@@ -288,10 +293,11 @@ describe("QuotePoller timing (TestClock)", () => {
           )
         )).pipe(
           Effect.provide(pollerOver((id) => id === "B" ? [status(50), status(100, true)] : [status(100, true)], calls)),
-          Effect.fork
+          Effect.forkChild,
+          idle.track
         )
-      yield* TestClock.adjust("1 minute")
-      const events = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+      yield* settleAndAdjust(idle, "1 minute")
+      const events = yield* Fiber.join(fiber)
       expect(yield* Ref.get(calls)).toEqual([
         { transactionId: "B", at: 0 },
         { transactionId: "B", at: 250 },
@@ -319,13 +325,14 @@ describe("QuotePoller timing (TestClock)", () => {
     Effect.gen(function*() {
       const calls = yield* Ref.make<Array<Call>>([])
       const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(pollerOver(() => [status(10)], calls), scope)
+      const idle = yield* Idle.make
+      const context = yield* idle.track(Layer.buildWithScope(pollerOver(() => [status(10)], calls), scope))
       const poller = Context.get(context, QuotePoller.QuotePoller)
-      const fiber = yield* Effect.fork(Stream.runDrain(poller.track("TX", { schedule: noJitter })))
-      yield* TestClock.adjust("1 second")
+      const fiber = yield* idle.track(Effect.forkChild(Stream.runDrain(poller.track("TX", { schedule: noJitter }))))
+      yield* settleAndAdjust(idle, "1 second")
       yield* Scope.close(scope, Exit.void)
       const exit = yield* Fiber.await(fiber)
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(Exit.hasInterrupts(exit)).toBe(true)
     }))
 
   it.effect("deadlines hold while every GET slot is taken: a waiting quote times out without a GET", () =>
@@ -338,8 +345,8 @@ describe("QuotePoller timing (TestClock)", () => {
       })
       expect(calls).toEqual([{ transactionId: "HANGS", at: 0 }])
       expect(other.map((event) => event._tag === "Failed" && event.error._tag)).toEqual(["PollTimeout"])
-      expect(other[0]!.timestamp.epochMillis).toBe(1000)
-      expect(hangs.at(-1)?.timestamp.epochMillis).toBe(60_000)
+      expect(other[0]!.timestamp.epochMilliseconds).toBe(1000)
+      expect(hangs.at(-1)?.timestamp.epochMilliseconds).toBe(60_000)
     }))
 
   it.live("closing watches at any moment gives their GET slots back: the poller never stalls", () =>
@@ -352,15 +359,17 @@ describe("QuotePoller timing (TestClock)", () => {
         const layer = pollerOver(() => [status(100, true)], calls, { maxConcurrentPolls: 1 })
         const next = yield* Effect.gen(function*() {
           const poller = yield* QuotePoller.QuotePoller
-          const first = yield* Effect.fork(Stream.runDrain(poller.trackAll(["X", "Y"], { schedule: noJitter })))
-          while ((yield* Ref.get(calls)).length === 0) yield* Effect.yieldNow()
-          for (let i = 0; i < steps; i++) yield* Effect.yieldNow()
+          const first = yield* Effect.forkChild(Stream.runDrain(poller.trackAll(["X", "Y"], { schedule: noJitter })))
+          while ((yield* Ref.get(calls)).length === 0) yield* Effect.yieldNow
+          for (let i = 0; i < steps; i++) yield* Effect.yieldNow
           yield* Fiber.interrupt(first)
           return yield* Stream.runCollect(poller.track("B", { deadline: "1 second" })).pipe(
             Effect.timeout("5 seconds")
           )
         }).pipe(Effect.provide(layer))
-        expect(Chunk.last(next).pipe(Option.map((event) => event._tag))).toEqual(Option.some("Completed"))
+        expect(Option.fromNullishOr(next.at(-1)).pipe(Option.map((event) => event._tag))).toEqual(
+          Option.some("Completed")
+        )
       }
     }))
 
@@ -373,10 +382,12 @@ describe("QuotePoller timing (TestClock)", () => {
       )
       const poller = Context.get(context, QuotePoller.QuotePoller)
       const events = yield* Stream.runCollect(poller.track("TX", { schedule: PollSchedule.fixed("20 millis") })).pipe(
-        Effect.provide(TestContext.TestContext),
+        Effect.provide(TestClock.layer()),
         Effect.timeout("5 seconds")
       )
-      expect(Chunk.last(events).pipe(Option.map((event) => event._tag))).toEqual(Option.some("Completed"))
+      expect(Option.fromNullishOr(events.at(-1)).pipe(Option.map((event) => event._tag))).toEqual(
+        Option.some("Completed")
+      )
       // The GETs ran on the live clock, 20 ms apart.
       const times = (yield* Ref.get(calls)).map((call) => call.at)
       expect(times.length).toBe(3)

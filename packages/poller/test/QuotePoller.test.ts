@@ -2,16 +2,14 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Errors, QuoteEvent } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { Capture, Sandbox, TestData } from "@gcx/sandbox"
-import { BigDecimal, Chunk, Effect, Fiber, Option, Stream } from "effect"
+import { BigDecimal, Effect, Fiber, Option, Stream } from "effect"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
 import { card, sandbox, withPoller } from "./fixtures.js"
 
 const { Cards } = TestData
 
 const quoteEvents = (input: ReturnType<typeof card>, options?: QuotePoller.QuoteOptions) =>
-  Effect.flatMap(QuotePoller.QuotePoller, (poller) => Stream.runCollect(poller.quote(input, options))).pipe(
-    Effect.map(Chunk.toReadonlyArray)
-  )
+  Effect.flatMap(QuotePoller.QuotePoller, (poller) => Stream.runCollect(poller.quote(input, options)))
 
 const tags = (events: ReadonlyArray<QuoteEvent.QuoteEvent>) => events.map((event) => event._tag)
 const terminal = (events: ReadonlyArray<QuoteEvent.QuoteEvent>) => events.filter(QuoteEvent.isTerminal)
@@ -110,7 +108,7 @@ describe("QuotePoller over real HTTP", () => {
           card(Cards.merchantUnavailable),
           card("6006000000001234")
         ]
-        const events = Chunk.toReadonlyArray(yield* Stream.runCollect(poller.quoteAll(inputs, { concurrency: 3 })))
+        const events = yield* Stream.runCollect(poller.quoteAll(inputs, { concurrency: 3 }))
         const outcome = (index: number) => {
           const mine = events.filter((e) => e.index === index)
           const ends = mine.filter((e) => e._tag === "Rejected" || QuoteEvent.isTerminal(e.event))
@@ -138,14 +136,13 @@ describe("QuotePoller over real HTTP", () => {
           concurrency: "unbounded"
         })
         const poller = yield* QuotePoller.QuotePoller
-        const events = Chunk.toReadonlyArray(
-          yield* Stream.runCollect(
-            poller.trackAll(created.map((quote) => ({
-              transactionId: quote.transactionId,
-              expectedCompletionTime: quote.quote.expectedCompletionTime
-            })))
-          )
+        const events = yield* Stream.runCollect(
+          poller.trackAll(created.map((quote) => ({
+            transactionId: quote.transactionId,
+            expectedCompletionTime: quote.quote.expectedCompletionTime
+          })))
         )
+
         const outcomes = created.map((quote) => {
           const ends = terminal(events.filter((event) => event.transactionId === quote.transactionId))
           expect(ends.length).toBe(1)
@@ -193,15 +190,15 @@ describe("QuotePoller over real HTTP", () => {
           Stream.filter(QuoteEvent.isTerminal),
           Stream.take(2),
           Stream.runCollect,
-          Effect.fork
+          Effect.forkChild
         )
         const poller = yield* QuotePoller.QuotePoller
         const [a, b] = yield* Effect.all([poller.getQuote(card(Cards.success)), poller.getQuote(card(Cards.instant))], {
           concurrency: 2
         })
-        const terminals = Chunk.toReadonlyArray(yield* Fiber.join(seen))
+        const terminals = yield* Fiber.join(seen)
         expect(terminals.map((e) => e.transactionId).sort()).toEqual([a.transactionId, b.transactionId].sort())
-        const backlog = Chunk.toReadonlyArray(yield* stalled.pipe(Stream.take(4), Stream.runCollect))
+        const backlog = yield* stalled.pipe(Stream.take(4), Stream.runCollect)
         expect(backlog.at(-1)?._tag).toMatch(/Completed/)
       }).pipe(Effect.scoped, withPoller({ bus: { capacity: 4 } })))
 
@@ -212,11 +209,11 @@ describe("QuotePoller over real HTTP", () => {
         const inFlight = yield* poller.quote(card(Cards.success)).pipe(
           Stream.take(1),
           Stream.runCollect,
-          Effect.zipRight(journal.entries)
+          Effect.andThen(journal.entries)
         )
         expect(inFlight.length).toBe(1)
         expect(inFlight[0]!.card).toBe("****0001")
-        const resumed = Chunk.toReadonlyArray(yield* Stream.runCollect(poller.resumeAll()))
+        const resumed = yield* Stream.runCollect(poller.resumeAll())
         expect(resumed.at(-1)?._tag).toBe("Completed")
         expect(yield* journal.entries).toEqual([])
       }).pipe(withPoller()))
@@ -246,7 +243,7 @@ describe("QuotePoller over real HTTP", () => {
           Stream.take(2),
           Stream.runCollect
         )
-        const transactionId = Chunk.unsafeHead(seen).transactionId
+        const transactionId = seen[0]!.transactionId
         const atInterruption = yield* getsOf(transactionId)
         expect(atInterruption).toBeGreaterThanOrEqual(2)
         yield* Effect.sleep("500 millis")
@@ -259,9 +256,9 @@ describe("QuotePoller over real HTTP", () => {
         const bus = yield* QuoteEvents.QuoteEvents
         const progress = yield* bus.subscribe.pipe(
           Effect.map(Stream.filter((event) => event._tag === "Progress")),
-          Effect.flatMap((stream) => Effect.fork(Stream.runHead(Stream.drop(stream, 1))))
+          Effect.flatMap((stream) => Effect.forkChild(Stream.runHead(Stream.drop(stream, 1))))
         )
-        const fiber = yield* Effect.fork(
+        const fiber = yield* Effect.forkChild(
           poller.getQuote(card(Cards.slow), { schedule: PollSchedule.fixed("50 millis") })
         )
         const second = yield* Fiber.join(progress)

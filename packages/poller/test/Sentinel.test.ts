@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { QuoteEvent } from "@gcx/core"
 import { Capture, Sandbox, TestData } from "@gcx/sandbox"
-import { Chunk, Effect, Exit, Fiber, Layer, Stream } from "effect"
+import { Effect, Exit, Fiber, Layer, Stream } from "effect"
 import { QuoteEvents, QuotePoller } from "../src/index.js"
 import { pollerLayer } from "./fixtures.js"
 
@@ -31,7 +31,7 @@ describe("secret hygiene of the poller", () => {
         const all = yield* bus.subscribe
         const busFiber = yield* all.pipe(
           Stream.runForEach((event) => Effect.sync(() => outputs.push(JSON.stringify(QuoteEvent.encode(event))))),
-          Effect.fork
+          Effect.forkChild
         )
         for (const [i, cardNumber] of cards.entries()) {
           const exit = yield* poller.quote({ cardNumber, pinNumber: pins[i % 2]!, productLineId: "1000" }).pipe(
@@ -40,7 +40,7 @@ describe("secret hygiene of the poller", () => {
           )
           outputs.push(String(exit), JSON.stringify(exit))
           if (Exit.isSuccess(exit)) {
-            for (const event of Chunk.toReadonlyArray(exit.value)) {
+            for (const event of exit.value) {
               outputs.push(String(event), JSON.stringify(QuoteEvent.encode(event)))
             }
           }
@@ -56,7 +56,7 @@ describe("secret hygiene of the poller", () => {
       }).pipe(
         Effect.scoped,
         Effect.provide(
-          Layer.unwrapEffect(
+          Layer.unwrap(
             Effect.map(
               Sandbox.SandboxServer,
               (server) => pollerLayer(server, { client: Sandbox.clientOptions(server, partner) })

@@ -15,7 +15,7 @@ import { card, sandbox, withPoller } from "./fixtures.js"
 const { Cards } = TestData
 
 /** A local address where nothing listens: a port bound, then released. */
-const nothingListening = Effect.async<string>((resume) => {
+const nothingListening = Effect.callback<string>((resume) => {
   const server = Net.createServer()
   server.listen(0, "127.0.0.1", () => {
     const { port } = server.address() as Net.AddressInfo
@@ -24,7 +24,7 @@ const nothingListening = Effect.async<string>((resume) => {
 })
 
 const failedExports = (signal: Telemetry.Signal) =>
-  Metric.value(Metric.tagged(Telemetry.exportsFailed, "signal", signal)).pipe(Effect.map((state) => state.count))
+  Metric.value(Metric.withAttributes(Telemetry.exportsFailed, { signal })).pipe(Effect.map((state) => state.count))
 
 const collectors = [
   { name: "down (nothing listens)", endpoint: nothingListening },
@@ -48,7 +48,7 @@ describe("Telemetry: a collector that is down or slow", () => {
           const results = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) =>
             Effect.forEach(
               Array.from({ length: 6 }, () => card(Cards.success)),
-              (input) => Effect.either(poller.getQuote(input)),
+              (input) => Effect.result(poller.getQuote(input)),
               { concurrency: 6 }
             )).pipe(
               withPoller(),
@@ -60,13 +60,13 @@ describe("Telemetry: a collector that is down or slow", () => {
               })),
               Effect.provide(Capture.logs(capture))
             )
-          expect(results.every((result) => result._tag === "Right")).toBe(true)
+          expect(results.every((result) => result._tag === "Success")).toBe(true)
           // a timed-out export reports its failure once its request ends, which may come after the flush gave up
           const counts = Effect.all([failedExports("traces"), failedExports("metrics")])
           const counted = yield* counts.pipe(
             Effect.filterOrFail(([traces, metrics]) => traces > before.traces && metrics > before.metrics),
             Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 100 }),
-            Effect.orElse(() => counts)
+            Effect.catch(() => counts)
           )
           expect(counted[0]).toBeGreaterThan(before.traces)
           expect(counted[1]).toBeGreaterThan(before.metrics)

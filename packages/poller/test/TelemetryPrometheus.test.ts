@@ -1,6 +1,8 @@
 /**
  * The Prometheus scrape endpoint of `@gcx/http/Telemetry`, scraped over real
- * HTTP during and after a batch against a real sandbox. Metric values are
+ * HTTP during and after a batch against a real sandbox (durations carry their
+ * unit in the Prometheus name: `gcx_quote_duration_seconds`,
+ * `http_client_request_duration_seconds`). Metric values are
  * process-wide: this file runs alone in its process (vitest isolates files).
  */
 import { describe, expect, layer } from "@effect/vitest"
@@ -45,12 +47,12 @@ describe("Telemetry: Prometheus scrape", () => {
               yield* Deferred.succeed(firstOutcome, void 0)
             })
           ),
-          Effect.fork
+          Effect.forkChild
         )
         // during the batch: the slow card (30 s, 3 s here) is still in flight
         yield* Deferred.await(firstOutcome)
         const during = yield* scrape(Option.getOrThrow(url))
-        expect(yield* Fiber.poll(batch)).toEqual(Option.none())
+        expect(batch.pollUnsafe()).toBeUndefined()
         expect(sample(during, "gcx_quotes_submitted_total")).toBe(cards.length)
         expect(sample(during, "gcx_quotes_in_flight")).toBeGreaterThan(0)
         expect(during).toContain("gcx_quotes_outcomes_total{")
@@ -59,13 +61,13 @@ describe("Telemetry: Prometheus scrape", () => {
         expect(outcomes).toEqual({ Completed: 8, InvalidCard: 1, MerchantUnavailable: 1 })
         for (const [outcome, count] of Object.entries(outcomes)) {
           expect(sample(after, `gcx_quotes_outcomes_total{outcome="${outcome}"}`)).toBe(count)
-          expect(sample(after, `gcx_quote_duration_count{outcome="${outcome}"}`)).toBe(count)
+          expect(sample(after, `gcx_quote_duration_seconds_count{outcome="${outcome}"}`)).toBe(count)
         }
         expect(sample(after, "gcx_quotes_submitted_total")).toBe(cards.length)
         expect(sample(after, "gcx_quotes_in_flight")).toBe(0)
-        expect(sample(after, `gcx_quote_duration_bucket{outcome="Completed",le="+Inf"}`)).toBe(8)
-        expect(after).toMatch(/gcx_quote_duration_bucket\{outcome="Completed",le="0\.5"\} \d+/)
-        expect(after).toMatch(/http_client_request_duration_bucket\{gcx_operation="getTransaction",/)
+        expect(sample(after, `gcx_quote_duration_seconds_bucket{outcome="Completed",le="+Inf"}`)).toBe(8)
+        expect(after).toMatch(/gcx_quote_duration_seconds_bucket\{outcome="Completed",le="0\.5"\} \d+/)
+        expect(after).toMatch(/http_client_request_duration_seconds_bucket\{gcx_operation="getTransaction",/)
         expect(after).toContain("gcx_polls_total")
       }).pipe(
         withPoller(),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck } from "effect"
+import * as fc from "fast-check"
 import * as DueQueue from "../src/internal/dueQueue.js"
 
 describe("DueQueue", () => {
@@ -16,9 +16,9 @@ describe("DueQueue", () => {
   })
 
   it("agrees with a stable sort under any mix of pushes and pops", () =>
-    FastCheck.assert(
-      FastCheck.property(
-        FastCheck.array(FastCheck.option(FastCheck.integer({ min: 0, max: 20 }), { nil: undefined }), {
+    fc.assert(
+      fc.property(
+        fc.array(fc.option(fc.integer({ min: 0, max: 20 }), { nil: undefined }), {
           maxLength: 200
         }),
         (operations) => {

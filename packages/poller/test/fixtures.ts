@@ -1,11 +1,11 @@
 /**
  * The poller over a real client and a real sandbox on a free port.
  */
-import { FetchHttpClient } from "@effect/platform"
 import { ExchangeClient } from "@gcx/http"
 import type { ExchangeConfig } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { Effect, Layer } from "effect"
+import { FetchHttpClient } from "effect/http"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
 
 /** A quiet sandbox on a free port. */

@@ -4,13 +4,13 @@
  * bodies, odd hints, bad token lifetimes), record every request they get, and
  * the client and poller layers over either transport.
  */
-import { FetchHttpClient } from "@effect/platform"
-import type { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Routes } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import type { ExchangeConfig } from "@gcx/http"
 import { Effect, Layer } from "effect"
+import { FetchHttpClient } from "effect/http"
+import type { HttpClient } from "effect/http"
 import * as Http from "node:http"
 import type * as Net from "node:net"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "../src/index.js"
@@ -36,7 +36,7 @@ export interface Hostile {
 /** A node:http server on 127.0.0.1 and a free port, closed with the scope. */
 export const server = (handler: Handler) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly server: Http.Server; readonly hostile: Hostile }>((resume) => {
+    Effect.callback<{ readonly server: Http.Server; readonly hostile: Hostile }>((resume) => {
       const requests: Array<Received> = []
       const server = Http.createServer((request, response) => {
         const chunks: Array<Buffer> = []
@@ -58,7 +58,7 @@ export const server = (handler: Handler) =>
       })
     }),
     ({ server }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })

@@ -3,7 +3,7 @@ import { Transaction } from "@gcx/core"
 import { BigDecimal, DateTime, Schema } from "effect"
 import * as Tracking from "../src/internal/tracking.js"
 
-const at = DateTime.unsafeMake("2026-11-21T10:00:00.000Z")
+const at = DateTime.makeUnsafe("2026-11-21T10:00:00.000Z")
 const status = (wire: object) =>
   Schema.decodeUnknownSync(Transaction.TransactionStatus)({
     response: { transactionId: "TX", isCompleted: false },

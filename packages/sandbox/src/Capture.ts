@@ -7,12 +7,11 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Inspectable from "effect/Inspectable"
+import * as Formatter from "effect/Formatter"
 import * as Layer from "effect/Layer"
-import * as List from "effect/List"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
-import type * as Tracer from "effect/Tracer"
+import * as References from "effect/References"
+import * as Tracer from "effect/Tracer"
 
 /** What a run let out. */
 export interface Capture {
@@ -26,7 +25,7 @@ export const make = (): Capture => ({ lines: [], spans: [] })
 /** Any value as text, as a log or an exporter would render it. */
 export const show = (value: unknown): string => {
   try {
-    return Inspectable.format(value)
+    return Formatter.format(value)
   } catch {
     return String(value)
   }
@@ -35,19 +34,20 @@ export const show = (value: unknown): string => {
 /** An exit as a trace exporter sees it: "success" (values are never exported) or the rendered failure. */
 export const showExit = (exit: Exit.Exit<unknown, unknown>): string =>
   Exit.match(exit, {
-    onFailure: (cause) => Cause.pretty(cause, { renderErrorCause: true }),
+    onFailure: (cause) => Cause.pretty(cause),
     onSuccess: () => "success"
   })
 
 /** A span as text: name, attributes, events, links and its end. */
 export const showSpan = (span: Tracer.Span): string => {
+  // The native span keeps its events in `_events`.
   const native = span as Tracer.Span & {
-    readonly events?: ReadonlyArray<readonly [string, bigint, Record<string, unknown>]>
+    readonly _events?: ReadonlyArray<readonly [string, bigint, Record<string, unknown>]> | undefined
   }
   return [
     span.name,
     show(Object.fromEntries(span.attributes)),
-    show((native.events ?? []).map(([name, , attributes]) => [name, attributes])),
+    show((native._events ?? []).map(([name, , attributes]) => [name, attributes])),
     show(span.links.map((link) => link.attributes)),
     span.status._tag === "Ended" ? showExit(span.status.exit) : "running"
   ].join(" | ")
@@ -55,28 +55,27 @@ export const showSpan = (span: Tracer.Span): string => {
 
 /** A logger that records every log line, at every level. */
 export const logs = (capture: Capture): Layer.Layer<never> =>
-  Logger.replace(
-    Logger.defaultLogger,
-    Logger.make(({ annotations, cause, logLevel, message, spans }) => {
+  Logger.layer([
+    Logger.make(({ cause, fiber, logLevel, message }) => {
       capture.lines.push(
         [
-          logLevel.label,
+          logLevel,
           show(message),
-          show(Object.fromEntries(annotations)),
-          List.toArray(spans).map((span) => span.label).join(","),
-          Cause.isEmpty(cause) ? "" : Cause.pretty(cause, { renderErrorCause: true })
+          show(fiber.getRef(References.CurrentLogAnnotations)),
+          fiber.getRef(References.CurrentLogSpans).map(([label]) => label).join(","),
+          cause.reasons.length === 0 ? "" : Cause.pretty(cause)
         ].join(" | ")
       )
     })
-  ).pipe(Layer.merge(Logger.minimumLogLevel(LogLevel.All)))
+  ]).pipe(Layer.merge(Layer.succeed(References.MinimumLogLevel, "All")))
 
 /** A tracer that keeps every span (the native ones, so that they also record their events and exit). */
 export const spans = (capture: Capture): Layer.Layer<never> =>
-  Layer.unwrapEffect(Effect.map(Effect.tracer, (native) =>
-    Layer.setTracer({
+  Layer.unwrap(Effect.map(Effect.tracer, (native) =>
+    Layer.succeed(Tracer.Tracer, {
       ...native,
-      span: (...args) => {
-        const span = native.span(...args)
+      span(options) {
+        const span = native.span(options)
         capture.spans.push(span)
         return span
       }

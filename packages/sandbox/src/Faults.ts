@@ -4,18 +4,19 @@
  * added latency, a connection reset, a dropped answer or a malformed body.
  * Randomness comes from a seeded generator, so runs reproduce.
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 import type { Route } from "./Journal.js"
 
 /** The routes a rule can target; `any` is every service route (never the admin API, the docs or unknown paths). */
-export const FaultRoute = Schema.Literal("token", "heartbeat", "createQuote", "getTransaction", "any")
+export const FaultRoute = Schema.Literals(["token", "heartbeat", "createQuote", "getTransaction", "any"])
 
 /** The routes a rule can target. */
 export type FaultRoute = typeof FaultRoute.Type
@@ -31,7 +32,7 @@ export type FaultRoute = typeof FaultRoute.Type
  *   status and headers, but the body is cut in half;
  * - `stall`: 2 s of delay (real time, not scaled), then the normal answer.
  */
-export const FaultKind = Schema.Literal(
+export const FaultKind = Schema.Literals([
   "status503",
   "status500",
   "reset",
@@ -39,20 +40,20 @@ export const FaultKind = Schema.Literal(
   "latency",
   "malformed",
   "stall"
-)
+])
 
 /** What a rule injects. */
 export type FaultKind = typeof FaultKind.Type
 
-const Millis = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
+const Millis = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
 
 /** A delay in milliseconds: fixed, or drawn uniformly from `min` to `max` (inclusive). */
-export const Latency = Schema.Union(
+export const Latency = Schema.Union([
   Millis,
-  Schema.Struct({ min: Millis, max: Millis }).pipe(
-    Schema.filter((range) => range.min <= range.max || "min must not exceed max")
+  Schema.Struct({ min: Millis, max: Millis }).check(
+    Schema.makeFilter((range) => range.min <= range.max || "min must not exceed max")
   )
-)
+])
 
 /**
  * One fault rule. Which matching requests it hits: `sequence` when given (one
@@ -63,12 +64,12 @@ export const Latency = Schema.Union(
 export const FaultRule = Schema.Struct({
   route: FaultRoute,
   kind: FaultKind,
-  probability: Schema.optional(Schema.Number.pipe(Schema.between(0, 1))),
-  sequence: Schema.optional(Schema.Array(Schema.Boolean)),
-  times: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
-  retryAfterSeconds: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
-  latencyMillis: Schema.optional(Latency)
-}).annotations({ identifier: "FaultRule" })
+  probability: Schema.optionalKey(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 }))),
+  sequence: Schema.optionalKey(Schema.Array(Schema.Boolean)),
+  times: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  retryAfterSeconds: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  latencyMillis: Schema.optionalKey(Latency)
+}).annotate({ identifier: "FaultRule" })
 
 /** One fault rule. */
 export type FaultRule = typeof FaultRule.Type
@@ -96,13 +97,13 @@ const matches = (rule: FaultRule, route: Route): boolean =>
   rule.route === route || (rule.route === "any" && route !== "admin" && route !== "other")
 
 /** The fault injector of one sandbox. */
-export class FaultInjector extends Context.Tag("@gcx/sandbox/Faults/FaultInjector")<FaultInjector, {
+export class FaultInjector extends Context.Service<FaultInjector, {
   readonly rules: Effect.Effect<ReadonlyArray<FaultRule>>
   /** Replaces the rules, restarts their counters and reseeds the generator. */
   readonly set: (rules: ReadonlyArray<FaultRule>) => Effect.Effect<void>
   /** Decides the faults of the next request on a route, in arrival order. */
   readonly decide: (route: Route) => Effect.Effect<Decision>
-}>() {}
+}>()("@gcx/sandbox/Faults/FaultInjector") {}
 
 interface State {
   readonly rules: ReadonlyArray<FaultRule>
@@ -110,54 +111,58 @@ interface State {
   readonly random: Random.Random
 }
 
-const fires = (rule: FaultRule, seen: number, random: Random.Random): Effect.Effect<boolean> => {
-  if (rule.sequence !== undefined) return Effect.succeed(rule.sequence[seen] ?? false)
-  if (rule.times !== undefined) return Effect.succeed(seen < rule.times)
+/** A generator of its own, seeded: the same seed draws the same numbers. */
+const seeded = (seed: number | string): Effect.Effect<Random.Random> =>
+  Random.withSeed(Effect.service(Random.Random), seed)
+
+const fires = (rule: FaultRule, seen: number, random: Random.Random): boolean => {
+  if (rule.sequence !== undefined) return rule.sequence[seen] ?? false
+  if (rule.times !== undefined) return seen < rule.times
   const probability = rule.probability
-  if (probability !== undefined) return Effect.map(random.next, (draw) => draw < probability)
-  return Effect.succeed(true)
+  if (probability !== undefined) return random.nextDoubleUnsafe() < probability
+  return true
 }
 
-const delayOf = (rule: FaultRule, random: Random.Random): Effect.Effect<number> => {
-  if (rule.kind === "stall") return Effect.succeed(stallMillis)
-  if (rule.kind !== "latency" || rule.latencyMillis === undefined) return Effect.succeed(0)
+/** A whole number drawn uniformly from `min` to `max` (inclusive). */
+const intBetween = (random: Random.Random, min: number, max: number): number => {
+  const low = Math.ceil(min)
+  return Math.floor(random.nextDoubleUnsafe() * (Math.floor(max) - low + 1)) + low
+}
+
+const delayOf = (rule: FaultRule, random: Random.Random): number => {
+  if (rule.kind === "stall") return stallMillis
+  if (rule.kind !== "latency" || rule.latencyMillis === undefined) return 0
   const latency = rule.latencyMillis
-  return typeof latency === "number"
-    ? Effect.succeed(latency)
-    : random.nextIntBetween(Math.ceil(latency.min), Math.floor(latency.max) + 1)
+  return typeof latency === "number" ? latency : intBetween(random, latency.min, latency.max)
 }
 
 /** Builds a fault injector with its initial rules and seed. */
 export const make = (options: {
   readonly seed: number | string
   readonly rules: ReadonlyArray<FaultRule>
-}): Effect.Effect<FaultInjector["Type"]> =>
+}): Effect.Effect<FaultInjector["Service"]> =>
   Effect.gen(function*() {
-    const fresh = (rules: ReadonlyArray<FaultRule>): State => ({
-      rules,
-      seen: rules.map(() => 0),
-      random: Random.make(options.seed)
-    })
-    const state = yield* SynchronizedRef.make(fresh(options.rules))
+    const fresh = (rules: ReadonlyArray<FaultRule>): Effect.Effect<State> =>
+      Effect.map(seeded(options.seed), (random) => ({ rules, seen: rules.map(() => 0), random }))
+    const state = yield* SynchronizedRef.make(yield* fresh(options.rules))
     const decide = (route: Route) =>
-      SynchronizedRef.modifyEffect(state, (current) =>
-        Effect.gen(function*() {
-          const seen = [...current.seen]
-          const injected: Array<FaultKind> = []
-          let delayMillis = 0
-          let answer = Option.none<FaultRule>()
-          for (const [index, rule] of current.rules.entries()) {
-            if (!matches(rule, route)) continue
-            const fired = yield* fires(rule, seen[index]!, current.random)
-            seen[index] = seen[index]! + 1
-            if (!fired) continue
-            injected.push(rule.kind)
-            delayMillis += yield* delayOf(rule, current.random)
-            if (Option.isNone(answer) && answerKinds.has(rule.kind)) answer = Option.some(rule)
-          }
-          const decision: Decision = { delayMillis, answer, injected }
-          return [decision, { ...current, seen }] as const
-        }))
+      SynchronizedRef.modify(state, (current) => {
+        const seen = [...current.seen]
+        const injected: Array<FaultKind> = []
+        let delayMillis = 0
+        let answer = Option.none<FaultRule>()
+        for (const [index, rule] of current.rules.entries()) {
+          if (!matches(rule, route)) continue
+          const fired = fires(rule, seen[index]!, current.random)
+          seen[index] = seen[index]! + 1
+          if (!fired) continue
+          injected.push(rule.kind)
+          delayMillis += delayOf(rule, current.random)
+          if (Option.isNone(answer) && answerKinds.has(rule.kind)) answer = Option.some(rule)
+        }
+        const decision: Decision = { delayMillis, answer, injected }
+        return [decision, { ...current, seen }] as const
+      })
     // Whether rules are set, kept beside the state (both change in one step, under the lock): without rules,
     // requests need not read the state or queue for the lock.
     let active = options.rules.length > 0
@@ -165,15 +170,16 @@ export const make = (options: {
     return FaultInjector.of({
       rules: Effect.map(SynchronizedRef.get(state), (current) => current.rules),
       set: (rules) =>
-        SynchronizedRef.update(state, () => {
-          active = rules.length > 0
-          return fresh(rules)
-        }),
+        SynchronizedRef.updateEffect(state, () =>
+          Effect.map(fresh(rules), (next) => {
+            active = rules.length > 0
+            return next
+          })),
       decide: (route) => active ? decide(route) : untouched
     })
   })
 
-const decodeRule = Schema.decodeUnknownEither(FaultRule)
+const decodeRule = Schema.decodeUnknownExit(FaultRule)
 
 const parseOption = (rule: Record<string, unknown>, option: string): string | undefined => {
   const [name, value] = option.includes("=") ? option.split("=", 2) as [string, string] : ["p", option]
@@ -206,14 +212,19 @@ const parseOption = (rule: Record<string, unknown>, option: string): string | un
  * `retry-after=2`, `ms=250` or `ms=100-300`. Example:
  * `createQuote:status503:0.2:retry-after=1`.
  */
-export const parseRule = (text: string): Either.Either<FaultRule, string> => {
+export const parseRule = (text: string): Result.Result<FaultRule, string> => {
   const [route, kind, ...options] = text.split(":")
   const rule: Record<string, unknown> = { route, kind }
   for (const option of options) {
     const problem = parseOption(rule, option)
-    if (problem !== undefined) return Either.left(`--fault ${text}: ${problem}`)
+    if (problem !== undefined) return Result.fail(`--fault ${text}: ${problem}`)
   }
-  return decodeRule(rule).pipe(
-    Either.mapLeft((error) => `--fault ${text}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
+  const exit = decodeRule(rule)
+  if (exit._tag === "Success") return Result.succeed(exit.value)
+  const error = Cause.findErrorOption(exit.cause)
+  return Result.fail(
+    `--fault ${text}: ${Option.isSome(error) ? formatIssue(error.value.issue) : "the rule does not decode"}`
   )
 }
+
+const formatIssue = SchemaIssue.makeFormatterDefault()

@@ -4,16 +4,15 @@
  * transaction was read, and the latest requests in order. It holds no
  * secrets: no credentials, tokens, card numbers or PINs.
  */
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Wire } from "@gcx/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import { globalValue } from "effect/GlobalValue"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Schema from "effect/Schema"
 import { FaultKind } from "./Faults.js"
 
 /** The routes the journal counts. `other` is everything unknown, plus `/openapi.json` and `/docs`. */
-export const Route = Schema.Literal("token", "heartbeat", "createQuote", "getTransaction", "admin", "other")
+export const Route = Schema.Literals(["token", "heartbeat", "createQuote", "getTransaction", "admin", "other"])
 
 /** The routes the journal counts. */
 export type Route = typeof Route.Type
@@ -26,13 +25,13 @@ export const Entry = Schema.Struct({
   /** The path without its query string. */
   path: Schema.String,
   /** The status answered; absent when the connection was reset before any answer. */
-  status: Schema.optional(Schema.Int),
-  requestId: Schema.optional(Schema.String),
-  previousAttempts: Schema.optional(Schema.Int),
-  transactionId: Schema.optional(Schema.String),
+  status: Schema.optionalKey(Schema.Int),
+  requestId: Schema.optionalKey(Schema.String),
+  previousAttempts: Schema.optionalKey(Schema.Int),
+  transactionId: Schema.optionalKey(Schema.String),
   /** The fault kinds injected into this request. */
-  faults: Schema.optional(Schema.Array(FaultKind))
-}).annotations({ identifier: "JournalEntry" })
+  faults: Schema.optionalKey(Schema.Array(FaultKind))
+}).annotate({ identifier: "JournalEntry" })
 
 /** One request, as the journal keeps it. */
 export type Entry = typeof Entry.Type
@@ -54,12 +53,12 @@ export type RequestCounts = typeof RequestCounts.Type
 export const Journal = Schema.Struct({
   requests: RequestCounts,
   /** requestId -> the distinct transaction ids its POSTs answered with, in order (those the store still keeps). */
-  transactionsByRequestId: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) }),
+  transactionsByRequestId: Schema.Record(Schema.String, Schema.Array(Schema.String)),
   /** transactionId -> how many GETs read it (for the transactions the store still keeps). */
-  getsByTransactionId: Schema.Record({ key: Schema.String, value: Schema.Int }),
+  getsByTransactionId: Schema.Record(Schema.String, Schema.Int),
   /** The latest requests, oldest first (at most `maxEntries`). */
   entries: Schema.Array(Entry)
-}).annotations({ identifier: "Journal" })
+}).annotate({ identifier: "Journal" })
 
 /** A snapshot of the journal. */
 export type Journal = typeof Journal.Type
@@ -67,11 +66,16 @@ export type Journal = typeof Journal.Type
 /** How many entries the journal keeps; the counts cover every request. */
 export const maxEntries = 10_000
 
-/** The transaction each request created or read, by the request's underlying (node) request object. */
-const transactions = globalValue(
-  Symbol.for("@gcx/sandbox/Journal/transactions"),
-  () => new WeakMap<object, string>()
-)
+/**
+ * The transaction each request created or read, by the request's underlying
+ * (node) request object; one map per process, however many copies of this
+ * module are loaded.
+ */
+const transactions: WeakMap<object, string> = (() => {
+  const key = Symbol.for("@gcx/sandbox/Journal/transactions")
+  const holder = globalThis as { [key]?: WeakMap<object, string> }
+  return holder[key] ??= new WeakMap<object, string>()
+})()
 
 const sourceOf = (request: HttpServerRequest.HttpServerRequest): object => request.source as object
 
@@ -108,7 +112,7 @@ export interface Since {
 }
 
 /** The journal of one sandbox. */
-export class Recorder extends Context.Tag("@gcx/sandbox/Journal/Recorder")<Recorder, {
+export class Recorder extends Context.Service<Recorder, {
   readonly record: (entry: Entry) => Effect.Effect<void>
   readonly snapshot: Effect.Effect<Journal>
   /** The requests per route so far. */
@@ -128,7 +132,7 @@ export class Recorder extends Context.Tag("@gcx/sandbox/Journal/Recorder")<Recor
    */
   readonly unsafeForget: (transactionId: string) => void
   readonly reset: Effect.Effect<void>
-}>() {}
+}>()("@gcx/sandbox/Journal/Recorder") {}
 
 const emptyCounts = (): { -readonly [K in keyof RequestCounts]: number } => ({
   token: 0,
@@ -147,7 +151,7 @@ const emptyCounts = (): { -readonly [K in keyof RequestCounts]: number } => ({
  * The indexes hold only transactions the store keeps: `unsafeForget` drops an
  * evicted one. The entries are bounded by `maxEntries`.
  */
-export const makeRecorder: Effect.Effect<Recorder["Type"]> = Effect.sync(() => {
+export const makeRecorder: Effect.Effect<Recorder["Service"]> = Effect.sync(() => {
   let requests = emptyCounts()
   let transactionsByRequestId = new Map<string, Array<string>>()
   // The requestId each indexed transaction is listed under, so that forgetting it is two map operations.

@@ -4,7 +4,7 @@
  * reads from `Clock`.
  */
 import * as Data from "effect/Data"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { createHmac } from "node:crypto"
 import { safeEqual } from "./internal/credentials.js"
 
@@ -70,15 +70,15 @@ const decodeJson = (segment: string): unknown => {
  * in milliseconds / 1000); do not round it, or a token is judged up to a
  * second off.
  */
-export const verify = (token: string, key: Uint8Array, nowSeconds: number): Either.Either<Claims, JwtError> => {
+export const verify = (token: string, key: Uint8Array, nowSeconds: number): Result.Result<Claims, JwtError> => {
   const parts = token.split(".")
-  if (parts.length !== 3) return Either.left(new JwtError({ reason: "Malformed" }))
+  if (parts.length !== 3) return Result.fail(new JwtError({ reason: "Malformed" }))
   const [encodedHeader, encodedClaims, givenSignature] = parts as [string, string, string]
   const decodedHeader = decodeJson(encodedHeader) as { alg?: unknown } | undefined
   const claims = decodeJson(encodedClaims)
-  if (decodedHeader?.alg !== "HS256" || !isClaims(claims)) return Either.left(new JwtError({ reason: "Malformed" }))
+  if (decodedHeader?.alg !== "HS256" || !isClaims(claims)) return Result.fail(new JwtError({ reason: "Malformed" }))
   if (!safeEqual(givenSignature, signature(`${encodedHeader}.${encodedClaims}`, key))) {
-    return Either.left(new JwtError({ reason: "Signature" }))
+    return Result.fail(new JwtError({ reason: "Signature" }))
   }
-  return claims.exp > nowSeconds ? Either.right(claims) : Either.left(new JwtError({ reason: "Expired" }))
+  return claims.exp > nowSeconds ? Result.succeed(claims) : Result.fail(new JwtError({ reason: "Expired" }))
 }

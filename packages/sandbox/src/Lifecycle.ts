@@ -7,8 +7,8 @@
 import type { ErrorBody } from "@gcx/core"
 import { Card, Quote, Transaction as Status, Wire } from "@gcx/core"
 import * as DateTime from "effect/DateTime"
-import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { Transaction } from "./Store.js"
 
@@ -42,10 +42,10 @@ export const progressAt = (transaction: Transaction, now: number): Progress => {
   }
 }
 
-/** The views are built from values the sandbox checked already: their constructors skip validation. */
-const checked = true
+/** The views are built from values the sandbox checked already: their constructors skip the checks. */
+const checked = { disableChecks: true } as const
 
-const timestamp = (millis: number): DateTime.Utc => DateTime.unsafeMake(millis)
+const timestamp = (millis: number): DateTime.Utc => DateTime.makeUnsafe(millis)
 
 /**
  * The QuoteResponse at `now`. The card values are present only once the check
@@ -90,11 +90,11 @@ const echoedRequest = (transaction: Transaction): Quote.QuoteRequest =>
 export const statusAt = (
   transaction: Transaction,
   now: number
-): Either.Either<Status.TransactionStatus, ErrorBody.ErrorBody> => {
+): Result.Result<Status.TransactionStatus, ErrorBody.ErrorBody> => {
   const progress = progressAt(transaction, now)
   const { result } = transaction.plan
-  if (progress.isCompleted && result._tag === "Refused") return Either.left(result.error)
-  return Either.right(
+  if (progress.isCompleted && result._tag === "Refused") return Result.fail(result.error)
+  return Result.succeed(
     new Status.TransactionStatus({
       entityid: transaction.id,
       createrid: transaction.creatorId,
@@ -131,14 +131,14 @@ export const Summary = Schema.Struct({
   /** The card number masked to its last 4 digits. */
   cardNumber: Schema.String,
   scenario: Schema.String,
-  state: Schema.Literal("pending", "completed", "failed"),
+  state: Schema.Literals(["pending", "completed", "failed"]),
   percentComplete: Schema.Int,
   createdTimestamp: Wire.Timestamp,
-  completionTime: Schema.optional(Wire.Timestamp),
-  errorCode: Schema.optional(Schema.String),
-  actualCardValue: Schema.optional(Wire.Money),
-  exchangeCardValue: Schema.optional(Wire.Money)
-}).annotations({ identifier: "TransactionSummary" })
+  completionTime: Schema.optionalKey(Wire.Timestamp),
+  errorCode: Schema.optionalKey(Schema.String),
+  actualCardValue: Schema.optionalKey(Wire.Money),
+  exchangeCardValue: Schema.optionalKey(Wire.Money)
+}).annotate({ identifier: "TransactionSummary" })
 
 /** A transaction as the admin API lists it. */
 export type Summary = typeof Summary.Type

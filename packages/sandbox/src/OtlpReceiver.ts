@@ -142,11 +142,11 @@ export const make = (options: Options = {}): Effect.Effect<OtlpReceiver, never, 
       })
     })
     const port = yield* Effect.acquireRelease(
-      Effect.async<number>((resume) => {
+      Effect.callback<number>((resume) => {
         server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
       }),
       () =>
-        Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => {
           server.close(() => resume(Effect.void))
           server.closeAllConnections()
         })

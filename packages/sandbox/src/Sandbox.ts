@@ -7,21 +7,19 @@
  * its bound address, `allowedHosts`; others get 421), and its admin key is
  * drawn at random per start unless given, so that a web page cannot drive it.
  */
-import type * as HttpServer from "@effect/platform/HttpServer"
-import { HttpServer as HttpServerTag } from "@effect/platform/HttpServer"
-import type { ServeError } from "@effect/platform/HttpServerError"
-import { Routes } from "@gcx/core"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as HttpServer from "effect/http/HttpServer"
+import type { ServeError } from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
-import * as LogLevel from "effect/LogLevel"
+import type * as LogLevel from "effect/LogLevel"
+import * as NetAddress from "effect/net/NetAddress"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
-import { adminKeyHeader, adminPrefix } from "./Api.js"
 import * as Faults from "./Faults.js"
 import * as AdminKey from "./internal/adminKey.js"
 import { SandboxConfig } from "./internal/config.js"
@@ -64,7 +62,7 @@ export interface SandboxOptions {
   /** The fault rules in force from the start. */
   readonly faults?: ReadonlyArray<Faults.FaultRule> | undefined
   /** The level each request is logged at (method, route, status). Default `Debug`; `None` silences it. */
-  readonly logLevel?: LogLevel.Literal | undefined
+  readonly logLevel?: LogLevel.LogLevel | undefined
   /**
    * How many transactions (with their idempotency records) are kept. Past it,
    * the oldest finished one is evicted first (the oldest one when none has
@@ -107,7 +105,7 @@ export interface Service {
 }
 
 /** The running sandbox. */
-export class SandboxServer extends Context.Tag("@gcx/sandbox/SandboxServer")<SandboxServer, Service>() {}
+export class SandboxServer extends Context.Service<SandboxServer, Service>()("@gcx/sandbox/SandboxServer") {}
 
 /** Options that cannot work, found before anything listens; the message says what to change. */
 export class SandboxOptionsError extends Data.TaggedError("SandboxOptionsError")<{ readonly message: string }> {}
@@ -117,17 +115,22 @@ export const adminKeyVariable = AdminKey.variable
 
 /** `GCX_SANDBOX_ADMIN_KEY`, when set. */
 export const adminKeyConfig: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.option(
-  Config.redacted(adminKeyVariable)
+  Config.Redacted(adminKeyVariable)
 )
 
 const hostPort = (hostname: string, port: number): string => `${Hosts.bracketed(hostname)}:${port}`
 
 /** The URL clients use: a wildcard address is reached through loopback. */
-const urlOf = (address: HttpServer.Address): string => {
-  if (address._tag === "UnixAddress") return `http://unix:${address.path}`
-  const host = address.hostname === "0.0.0.0" ? "127.0.0.1" : address.hostname === "::" ? "::1" : address.hostname
+const urlOf = (address: NetAddress.SocketAddress): string => {
+  if (address._tag === "UnixPathAddress") return `http://unix:${address.path}`
+  const hostname = NetAddress.formatHost(address)
+  const host = hostname === "0.0.0.0" ? "127.0.0.1" : hostname === "::" ? "::1" : hostname
   return `http://${hostPort(host, address.port)}`
 }
+
+/** The address a server is bound to, `host:port` (or the socket's path). */
+const boundAddressOf = (address: NetAddress.SocketAddress): string =>
+  address._tag === "UnixPathAddress" ? address.path : hostPort(NetAddress.formatHost(address), address.port)
 
 /**
  * Starts a sandbox in the current scope; its servers stop when the scope
@@ -141,7 +144,7 @@ export const make = (
     const host = options.host ?? "127.0.0.1"
     const { adminKey, hosts } = yield* Effect.mapError(
       Effect.all({
-        hosts: Hosts.served(host, options.allowedHosts ?? []),
+        hosts: Effect.fromResult(Hosts.served(host, options.allowedHosts ?? [])),
         adminKey: AdminKey.resolve(host, options.adminKey)
       }),
       (message) => new SandboxOptionsError({ message })
@@ -154,7 +157,7 @@ export const make = (
       partners: options.partners ?? TestData.partners,
       productLines: options.productLines ?? TestData.productLines,
       maxDashboardStreams: options.maxDashboardStreams ?? Dashboard.defaultMaxStreams,
-      requestLogLevel: LogLevel.fromLiteral(options.logLevel ?? "Debug")
+      requestLogLevel: options.logLevel ?? "Debug"
     })
     const recorder = yield* Journal.makeRecorder
     // The journal's indexes keep only the transactions the store keeps.
@@ -179,12 +182,12 @@ export const make = (
         )
         // Runs before the server's own close, so that idle keep-alive sockets do not hold the shutdown.
         yield* Effect.addFinalizer(() => Effect.sync(() => server.closeAllConnections()))
-        return Context.get(built, HttpServerTag).address
+        return Context.get(built, HttpServer.HttpServer).address
       })
     const api = yield* listen(options.authPort === undefined ? "all" : "api", options.port ?? 0)
     const baseUrl = urlOf(api)
     const authUrl = options.authPort === undefined ? baseUrl : urlOf(yield* listen("auth", options.authPort))
-    const boundAddress = api._tag === "TcpAddress" ? hostPort(api.hostname, api.port) : api.path
+    const boundAddress = boundAddressOf(api)
     if (!Hosts.isLoopback(host)) {
       yield* Effect.logWarning(
         `the sandbox listens on ${boundAddress}, not a loopback address: other machines can reach it, ` +
@@ -207,89 +210,8 @@ export const make = (
     }
   })
 
-/**
- * What a client needs to talk to a running sandbox as one of its partners:
- * addresses, stage and credentials, shaped like `@gcx/http`'s
- * `ExchangeConfig.Options` (the sandbox does not depend on the client).
- */
-export const clientOptions = (
-  server: Pick<Service, "baseUrl" | "authUrl" | "stage">,
-  partner: TestData.Partner = TestData.partner
-) => ({
-  environment: "custom" as const,
-  baseUrl: server.baseUrl,
-  authUrl: server.authUrl,
-  stage: server.stage,
-  clientId: partner.clientId,
-  clientSecret: partner.clientSecret,
-  apiKey: partner.apiKey
-})
-
-const exportLines = (variables: Record<string, string>): ReadonlyArray<string> => {
-  const assignments = Object.entries(variables).map(([name, value]) => `${name}=${value}`)
-  return [`  export ${assignments.slice(0, 4).join(" ")}`, `  export ${assignments.slice(4).join(" ")}`]
-}
-
-/** The `GCX_*` variables that point gcx (`ExchangeClient.layerConfig`, the CLI) at a running sandbox as `partner`. */
-export const environment = (
-  server: Pick<Service, "baseUrl" | "authUrl" | "stage">,
-  partner: TestData.Partner = TestData.partner
-): Record<string, string> => {
-  const options = clientOptions(server, partner)
-  return {
-    GCX_ENV: options.environment,
-    GCX_BASE_URL: options.baseUrl,
-    GCX_AUTH_URL: options.authUrl,
-    GCX_STAGE: options.stage,
-    GCX_CLIENT_ID: options.clientId,
-    GCX_CLIENT_SECRET: options.clientSecret,
-    GCX_API_KEY: options.apiKey
-  }
-}
-
-/**
- * The dashboard's URL with the admin key in its fragment (`#key=…`), which a
- * browser never sends: the page keeps the key in the tab and drops it from the URL.
- */
-export const dashboardUrl = (server: Pick<Service, "baseUrl" | "adminKey">): string =>
-  `${server.baseUrl}${adminPrefix}/ui#key=${encodeURIComponent(server.adminKey)}`
-
-/**
- * What a running sandbox prints for people: its addresses (and the one it is
- * bound to, when clients reach it by another), the `Host` names it serves, the
- * admin key, the test partners, the `GCX_*` variables that point gcx at it, the
- * product lines and the scenario cards. Only public test credentials and the
- * admin key appear in it.
- */
-export const banner = (server: Service): string =>
-  [
-    "gcx sandbox is running",
-    `  API          ${server.baseUrl}`,
-    ...(new URL(server.baseUrl).host === server.boundAddress
-      ? []
-      : [`  Listening    ${server.boundAddress} (every interface: other machines can reach it)`]),
-    `  Quote        ${server.baseUrl}${Routes.quotePath(server.stage)} (also without /${server.stage})`,
-    `  Token        ${server.authUrl}${Routes.tokenPath}`,
-    `  OpenAPI      ${server.baseUrl}/openapi.json`,
-    `  Docs         ${server.baseUrl}/docs`,
-    `  Dashboard    ${dashboardUrl(server)}`,
-    `  Admin        ${server.baseUrl}${adminPrefix}/  (${adminKeyHeader}: ${server.adminKey})`,
-    `  Host names   ${server.hosts.join(", ")} (others get 421; add one with --allowed-host)`,
-    "Test partners (client_id / client_secret / x-api-key):",
-    ...TestData.partners.map((partner) =>
-      `  ${partner.clientId} / ${partner.clientSecret} / ${partner.apiKey}${
-        partner.agent === undefined ? "" : "  (human-based balance inquiries)"
-      }`
-    ),
-    "Point gcx at it (the first test partner):",
-    ...exportLines(environment(server)),
-    `Product lines: ${TestData.productLines.map((line) => line.id).join(", ")}`,
-    `Cards (any PIN; PIN ${TestData.rejectedPin} always gives exchange.invalid.card):`,
-    ...Object.entries(TestData.Cards).map(([name, number]) => `  ${number}  ${name}`),
-    "  any other         success, balance derived from the number",
-    "Press Ctrl+C to stop."
-  ].join("\n")
+export { banner, clientOptions, dashboardUrl, environment } from "./internal/banner.js"
 
 /** A layer that starts a sandbox and stops it when the layer's scope closes. Each use gets its own server and state. */
 export const layer = (options: SandboxOptions = {}): Layer.Layer<SandboxServer, ServeError | SandboxOptionsError> =>
-  Layer.scoped(SandboxServer, make(options))
+  Layer.effect(SandboxServer, make(options))

@@ -33,7 +33,7 @@ export interface Scenario {
   readonly outcome: Outcome
 }
 
-const balance = (amount: string): Outcome => ({ _tag: "Balance", balance: BigDecimal.unsafeFromString(amount) })
+const balance = (amount: string): Outcome => ({ _tag: "Balance", balance: BigDecimal.fromStringUnsafe(amount) })
 const refused = (refusal: Refusal): Outcome => ({ _tag: "Refused", refusal })
 
 const invalidCard: Refusal = {

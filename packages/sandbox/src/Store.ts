@@ -36,7 +36,7 @@ export type Creation =
   | { readonly _tag: "Duplicate" }
 
 /** The state of one sandbox. */
-export class Store extends Context.Tag("@gcx/sandbox/Store")<Store, {
+export class Store extends Context.Service<Store, {
   /** Stores the transaction unless its partner already used its requestId (see `Creation`). */
   readonly create: (transaction: Transaction) => Effect.Effect<Creation>
   readonly get: (transactionId: string) => Effect.Effect<Option.Option<Transaction>>
@@ -54,7 +54,7 @@ export class Store extends Context.Tag("@gcx/sandbox/Store")<Store, {
   readonly setEnabled: (clientId: string, enabled: boolean) => Effect.Effect<void>
   /** Forgets every transaction and requestId and enables every partner. */
   readonly reset: Effect.Effect<void>
-}>() {}
+}>()("@gcx/sandbox/Store") {}
 
 interface Attempt {
   readonly transactionId: string
@@ -89,7 +89,7 @@ export const make = (
     /** Called, synchronously, with each transaction evicted (e.g. to drop it from the journal's indexes). */
     readonly onEvict?: ((transaction: Transaction) => void) | undefined
   } = {}
-): Effect.Effect<Store["Type"]> =>
+): Effect.Effect<Store["Service"]> =>
   Effect.sync(() => {
     const maxTransactions = Math.max(1, options.maxTransactions ?? defaultMaxTransactions)
     const transactions = new Map<string, Transaction>()
@@ -130,7 +130,7 @@ export const make = (
     }
     return Store.of({
       create: (transaction) => Effect.sync(() => create(transaction)),
-      get: (transactionId) => Effect.sync(() => Option.fromNullable(transactions.get(transactionId))),
+      get: (transactionId) => Effect.sync(() => Option.fromNullishOr(transactions.get(transactionId))),
       all: Effect.sync(() => Array.from(transactions.values())),
       latest: (count) =>
         Effect.sync(() => {

@@ -55,9 +55,9 @@ export interface ProductLine {
 const productLine = (id: string, name: string, rate: string, min: string, max: string): ProductLine => ({
   id,
   name,
-  rate: BigDecimal.unsafeFromString(rate),
-  min: BigDecimal.unsafeFromString(min),
-  max: BigDecimal.unsafeFromString(max)
+  rate: BigDecimal.fromStringUnsafe(rate),
+  min: BigDecimal.fromStringUnsafe(min),
+  max: BigDecimal.fromStringUnsafe(max)
 })
 
 /** The product lines the sandbox accepts. */

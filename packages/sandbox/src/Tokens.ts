@@ -8,8 +8,8 @@ import { Ids } from "@gcx/core"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import { randomBytes } from "node:crypto"
 import * as Jwt from "./Jwt.js"
 import type { Partner } from "./TestData.js"
@@ -21,14 +21,14 @@ export interface Issued {
 }
 
 /** The token issuer of one sandbox. */
-export class Tokens extends Context.Tag("@gcx/sandbox/Tokens")<Tokens, {
+export class Tokens extends Context.Service<Tokens, {
   readonly issue: (partner: Partner, scope: string) => Effect.Effect<Issued>
   readonly verify: (token: string) => Effect.Effect<Jwt.Claims, Jwt.JwtError>
   readonly lifetimeSeconds: Effect.Effect<number>
   readonly setLifetimeSeconds: (seconds: number) => Effect.Effect<void>
   /** Restores the configured lifetime. */
   readonly reset: Effect.Effect<void>
-}>() {}
+}>()("@gcx/sandbox/Tokens") {}
 
 /** The scope a token carries when the request names none (Cognito style). */
 export const defaultScope = (stage: string): string => `gcx-sandbox/exchange/${stage}/full-access`
@@ -55,7 +55,7 @@ export const claimTimes = (
 const maxVerified = 10_000
 
 /** Builds a token issuer with a fresh random signing key. */
-export const make = (options: { readonly lifetimeSeconds: number }): Effect.Effect<Tokens["Type"]> =>
+export const make = (options: { readonly lifetimeSeconds: number }): Effect.Effect<Tokens["Service"]> =>
   Effect.gen(function*() {
     const key = randomBytes(32)
     const lifetime = yield* Ref.make(options.lifetimeSeconds)
@@ -84,13 +84,15 @@ export const make = (options: { readonly lifetimeSeconds: number }): Effect.Effe
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const known = verified.get(token)
           if (known !== undefined) {
-            return known.exp > now / 1000 ? Either.right(known) : Either.left(new Jwt.JwtError({ reason: "Expired" }))
+            return known.exp > now / 1000
+              ? Effect.succeed(known)
+              : Effect.fail(new Jwt.JwtError({ reason: "Expired" }))
           }
-          return Either.map(Jwt.verify(token, key, now / 1000), (claims) => {
+          return Effect.fromResult(Result.map(Jwt.verify(token, key, now / 1000), (claims) => {
             if (verified.size >= maxVerified) verified.clear()
             verified.set(token, claims)
             return claims
-          })
+          }))
         }),
       lifetimeSeconds: Ref.get(lifetime),
       setLifetimeSeconds: (seconds) => Ref.set(lifetime, seconds),

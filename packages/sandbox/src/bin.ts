@@ -11,11 +11,14 @@
  * options.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import type { ServeError } from "@effect/platform/HttpServerError"
+import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import type { ServeError } from "effect/http/HttpServerError"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Runtime from "effect/Runtime"
 import * as Args from "./internal/args.js"
 import * as Sandbox from "./Sandbox.js"
 
@@ -39,13 +42,13 @@ const describeServeError = (error: ServeError): string => {
   return `error: the sandbox cannot listen${where}: ${reason}`
 }
 
-const main = Either.match(Args.parse(process.argv.slice(2)), {
-  onLeft: (problem) =>
-    Effect.zipRight(
+const main = Result.match(Args.parse(process.argv.slice(2)), {
+  onFailure: (problem) =>
+    Effect.andThen(
       Console.error(`${problem}\n\n${Args.usage}`),
       exitWithUsageCode
     ),
-  onRight: (options) =>
+  onSuccess: (options) =>
     options === "help"
       ? Console.log(Args.usage)
       : Effect.gen(function*() {
@@ -58,10 +61,17 @@ const main = Either.match(Args.parse(process.argv.slice(2)), {
       }).pipe(
         Effect.scoped,
         Effect.catchTags({
-          ServeError: (error) => Effect.zipRight(Console.error(describeServeError(error)), exitWithUsageCode),
-          SandboxOptionsError: (error) => Effect.zipRight(Console.error(`error: ${error.message}`), exitWithUsageCode)
+          ServeError: (error) => Effect.andThen(Console.error(describeServeError(error)), exitWithUsageCode),
+          SandboxOptionsError: (error) => Effect.andThen(Console.error(`error: ${error.message}`), exitWithUsageCode)
         })
       )
 })
 
-NodeRuntime.runMain(main)
+/**
+ * A stop by SIGINT or SIGTERM (an interruption, and nothing else) is the
+ * normal end of a server: exit code 0, where Effect's default is 130.
+ */
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+
+NodeRuntime.runMain(main, { teardown })

@@ -37,7 +37,7 @@ interface Running {
  */
 const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.acquireRelease(
-    Effect.async<Running, Error>((resume) => {
+    Effect.callback<Running, Error>((resume) => {
       const child = ChildProcess.spawn(
         process.execPath,
         ["--import", "tsx", "packages/sandbox/src/bin.ts", ...args],
@@ -63,7 +63,9 @@ const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
       void ended.then(({ code, signal }) =>
         resume(Effect.fail(new Error(`pnpm sandbox exited (${code ?? signal}) before its banner: ${output.stderr}`)))
       )
-    }).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new Error("no banner in 60 s") })),
+    }).pipe(
+      Effect.timeoutOrElse({ duration: "60 seconds", orElse: () => Effect.fail(new Error("no banner in 60 s")) })
+    ),
     ({ child }) =>
       Effect.sync(() => {
         if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
@@ -71,7 +73,7 @@ const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   )
 
 /** Sends `signal` and waits (up to `within`) for the process to end; `None` if it did not. */
-const stop = (running: Running, signal: NodeJS.Signals, within: Duration.DurationInput) =>
+const stop = (running: Running, signal: NodeJS.Signals, within: Duration.Input) =>
   Effect.gen(function*() {
     const sentAt = Date.now()
     running.child.kill(signal)
@@ -96,7 +98,7 @@ const adminKeyOf = (banner: string): string => {
 
 /** Runs `pnpm sandbox <args>` to its end (killed if the fiber is interrupted) and gives its code and output. */
 const runToExit = (args: ReadonlyArray<string>) =>
-  Effect.async<Ended>((resume) => {
+  Effect.callback<Ended>((resume) => {
     const child = ChildProcess.spawn(
       process.execPath,
       ["--import", "tsx", "packages/sandbox/src/bin.ts", ...args],

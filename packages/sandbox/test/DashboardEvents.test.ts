@@ -9,8 +9,9 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ErrorBody, Routes } from "@gcx/core"
 import { Sandbox, Store, TestData } from "@gcx/sandbox"
-import { BigDecimal, Effect, TestClock } from "effect"
+import { BigDecimal, Effect } from "effect"
 import type { Scope } from "effect"
+import { TestClock } from "effect/testing"
 import { admin, call, exchangeHeaders, postQuote, quoteBody, tokenFor } from "./helpers.js"
 
 /** One server-sent event, with the bytes it took on the wire. */
@@ -121,7 +122,7 @@ const createQuotes = (server: Sandbox.Service, count: number, card: string = Tes
       Array.from({ length: count }),
       () =>
         postQuote(server, exchangeHeaders(token), quoteBody(card)).pipe(
-          Effect.filterOrDieMessage((reply) => reply.status === 201, "POST quote failed"),
+          Effect.filterOrElse((reply) => reply.status === 201, () => Effect.die(new Error("POST quote failed"))),
           Effect.map((reply) => reply.body.transactionId as string)
         ),
       { concurrency: 8 }
@@ -129,7 +130,7 @@ const createQuotes = (server: Sandbox.Service, count: number, card: string = Tes
   })
 
 layer(Sandbox.layer({ timeScale: 0.01, logLevel: "None" }), { excludeTestServices: true })("stream cap", (it) => {
-  it.scoped("16 streams are served; the 17th answers 503 with Retry-After; closing one lets a new one in", () =>
+  it.effect("16 streams are served; the 17th answers 503 with Retry-After; closing one lets a new one in", () =>
     Effect.gen(function*() {
       const server = yield* Sandbox.SandboxServer
       const open = yield* Effect.forEach(Array.from({ length: 16 }), () => openSnapshot(server), { concurrency: 4 })
@@ -146,7 +147,7 @@ layer(Sandbox.layer({ timeScale: 0.01, logLevel: "None" }), { excludeTestService
       expect((yield* openEvents(server)).status).toBe(503)
     }))
 
-  it.scoped("/openapi.json answers promptly while the cap's worth of streams are open and more are refused", () =>
+  it.effect("/openapi.json answers promptly while the cap's worth of streams are open and more are refused", () =>
     Effect.gen(function*() {
       const server = yield* Sandbox.SandboxServer
       yield* createQuotes(server, 200)
@@ -163,7 +164,7 @@ layer(Sandbox.layer({ timeScale: 0.01, logLevel: "None" }), { excludeTestService
 layer(Sandbox.layer({ maxDashboardStreams: 2, logLevel: "None" }), { excludeTestServices: true })(
   "maxDashboardStreams",
   (it) => {
-    it.scoped("sets the cap", () =>
+    it.effect("sets the cap", () =>
       Effect.gen(function*() {
         const server = yield* Sandbox.SandboxServer
         yield* openSnapshot(server)
@@ -183,7 +184,7 @@ const tickUntilEvent = (events: Events, ticks: number) =>
       const event = yield* events.next(100)
       if (event !== undefined) return { event, ticks: tick }
     }
-    return yield* Effect.dieMessage(`no event within ${ticks} ticks`)
+    return yield* Effect.die(new Error(`no event within ${ticks} ticks`))
   })
 
 /** Moves the test clock on tick by tick until a delta that satisfies `done` comes (at most 20 ticks). */
@@ -196,12 +197,12 @@ const tickUntilDelta = (events: Events, done: (data: any) => boolean) =>
       expect(event.event).toBe("delta")
       if (done(event.data)) return { event, seen }
     }
-    return yield* Effect.dieMessage("the delta never came")
+    return yield* Effect.die(new Error("the delta never came"))
   })
 
 // The sandbox runs on the test clock: each stream's tick comes when the test moves the clock.
 layer(Sandbox.layer({ logLevel: "None" }))("deltas", (it) => {
-  it.scoped(
+  it.effect(
     "an idle tick costs the same with 100 or 5,000 stored transactions: nothing, then a tiny keep-alive",
     () =>
       Effect.gen(function*() {
@@ -229,7 +230,7 @@ layer(Sandbox.layer({ logLevel: "None" }))("deltas", (it) => {
     { timeout: 120_000 }
   )
 
-  it.scoped("a change shows up in the next delta, and only the change", () =>
+  it.effect("a change shows up in the next delta, and only the change", () =>
     Effect.gen(function*() {
       const server = yield* Sandbox.SandboxServer
       yield* server.reset
@@ -293,8 +294,8 @@ const stored = (id: string, createdAt: number): Store.Transaction => ({
     durationMillis: id.startsWith("slow") ? 60_000 : 0,
     result: {
       _tag: "Quoted",
-      actualCardValue: BigDecimal.unsafeFromString("1"),
-      exchangeCardValue: BigDecimal.unsafeFromString("1")
+      actualCardValue: BigDecimal.fromStringUnsafe("1"),
+      exchangeCardValue: BigDecimal.fromStringUnsafe("1")
     }
   }
 })

@@ -62,7 +62,7 @@ layer(Sandbox.layer({ timeScale: 0.01 }), { excludeTestServices: true })("exchan
         const token = yield* tokenFor(server)
         // fetch lowercases header names; node:http sends them as written.
         const statusWith = (name: string) =>
-          Effect.async<number>((resume) => {
+          Effect.callback<number>((resume) => {
             const request = Http.request(`${server.baseUrl}${Routes.heartbeatPath}`, {
               headers: { Authorization: `Bearer ${token}`, "X-API-KEY": TestData.partner.apiKey, [name]: "r-1" }
             }, (response) => {
@@ -243,7 +243,9 @@ layer(Sandbox.layer({ timeScale: 0.01 }), { excludeTestServices: true })("exchan
         const { headers, transactionId } = yield* startQuote(server, TestData.Cards.slow)
         const seen: Array<any> = []
         yield* pollUntil(
-          getTransaction(server, headers, transactionId).pipe(Effect.tap((reply) => seen.push(reply.body))),
+          getTransaction(server, headers, transactionId).pipe(
+            Effect.tap((reply) => Effect.sync(() => seen.push(reply.body)))
+          ),
           completed
         )
         const percents = seen.map((body) => body.percentComplete)

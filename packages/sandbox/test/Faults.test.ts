@@ -1,7 +1,7 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ErrorBody, Routes } from "@gcx/core"
 import { Faults, Sandbox, TestData } from "@gcx/sandbox"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import {
   admin,
   call,
@@ -253,20 +253,20 @@ describe("faults from the layer's options", () => {
 describe("Faults.parseRule", () => {
   it("parses the command-line form", () => {
     expect(Faults.parseRule("createQuote:status503:0.2:retry-after=1")).toEqual(
-      Either.right({ route: "createQuote", kind: "status503", probability: 0.2, retryAfterSeconds: 1 })
+      Result.succeed({ route: "createQuote", kind: "status503", probability: 0.2, retryAfterSeconds: 1 })
     )
     expect(Faults.parseRule("any:latency:ms=100-300")).toEqual(
-      Either.right({ route: "any", kind: "latency", latencyMillis: { min: 100, max: 300 } })
+      Result.succeed({ route: "any", kind: "latency", latencyMillis: { min: 100, max: 300 } })
     )
     expect(Faults.parseRule("heartbeat:reset:seq=1,0,1")).toEqual(
-      Either.right({ route: "heartbeat", kind: "reset", sequence: [true, false, true] })
+      Result.succeed({ route: "heartbeat", kind: "reset", sequence: [true, false, true] })
     )
-    expect(Faults.parseRule("token:stall:times=2")).toEqual(Either.right({ route: "token", kind: "stall", times: 2 }))
+    expect(Faults.parseRule("token:stall:times=2")).toEqual(Result.succeed({ route: "token", kind: "stall", times: 2 }))
   })
 
   it("refuses unknown routes, kinds, options and out-of-range values", () => {
     for (const text of ["nowhere:reset", "token:explode", "token:reset:colour=red", "token:status503:p=2"]) {
-      expect(Either.isLeft(Faults.parseRule(text))).toBe(true)
+      expect(Result.isFailure(Faults.parseRule(text))).toBe(true)
     }
   })
 

@@ -151,7 +151,7 @@ layer(
       const url = new URL(server.baseUrl)
       // written on a socket: node:http would add its own Host
       const send = (head: string) =>
-        Effect.async<string, Error>((resume) => {
+        Effect.callback<string, Error>((resume) => {
           const socket = Net.connect(Number(url.port), url.hostname)
           const chunks: Array<Buffer> = []
           socket.on("connect", () => socket.end(`${head}\r\n\r\n`))
@@ -219,11 +219,11 @@ describe("the admin key", () => {
     Effect.gen(function*() {
       const logs: Array<string> = []
       const capture = Logger.make(({ logLevel, message }) => {
-        logs.push(`${logLevel.label} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+        logs.push(`${logLevel.toUpperCase()} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
       })
       const adminKey = "explicit-admin-key-5c1d"
       const server = yield* Sandbox.make({ host: "0.0.0.0", adminKey, logLevel: "None" }).pipe(
-        Effect.provide(Logger.replace(Logger.defaultLogger, capture))
+        Effect.provide(Logger.layer([capture]))
       )
       const port = portOf(server.baseUrl)
       expect(server.baseUrl).toBe(`http://127.0.0.1:${port}`)
@@ -253,6 +253,9 @@ describe("the admin key", () => {
       expect(String(key)).not.toContain("secret-value")
       expect(Option.map(key, Redacted.value)).toEqual(Option.some("secret-value"))
     }).pipe(
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map([[Sandbox.adminKeyVariable, "secret-value"]])))
+      Effect.provideService(
+        ConfigProvider.ConfigProvider,
+        ConfigProvider.fromEnv({ env: { [Sandbox.adminKeyVariable]: "secret-value" } })
+      )
     ))
 })

@@ -2,11 +2,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { ErrorBody } from "@gcx/core"
 import type { Store } from "@gcx/sandbox"
 import { Jwt, Lifecycle, Scenarios, TestData, Tokens } from "@gcx/sandbox"
-import { BigDecimal, Effect, Either, FastCheck as fc, TestClock } from "effect"
+import { BigDecimal, Effect, Result } from "effect"
+import { TestClock } from "effect/testing"
+import * as fc from "fast-check"
 import * as Args from "../src/internal/args.js"
 
 const line = (id: string) => TestData.productLines.find((candidate) => candidate.id === id)!
-const decimal = BigDecimal.unsafeFromString
+const decimal = BigDecimal.fromStringUnsafe
 const format = (amount: BigDecimal.BigDecimal) => BigDecimal.format(amount)
 
 describe("Scenarios", () => {
@@ -29,7 +31,7 @@ describe("Scenarios", () => {
           expect(BigDecimal.equals(balance, Scenarios.derivedBalance(card, productLine))).toBe(true)
           expect(BigDecimal.normalize(balance).scale).toBeLessThanOrEqual(2)
           expect(BigDecimal.between(balance, { minimum: productLine.min, maximum: productLine.max })).toBe(true)
-          expect(BigDecimal.lessThanOrEqualTo(balance, BigDecimal.sum(productLine.min, decimal("500")))).toBe(true)
+          expect(BigDecimal.isLessThanOrEqualTo(balance, BigDecimal.sum(productLine.min, decimal("500")))).toBe(true)
         }
       )
     )
@@ -147,8 +149,8 @@ describe("Lifecycle", () => {
       ...transaction(1_000),
       plan: { scenario: "invalid", durationMillis: 1_000, result: { _tag: "Refused", error } }
     }
-    expect(Either.isRight(Lifecycle.statusAt(tx, 1_000_999))).toBe(true)
-    expect(Lifecycle.statusAt(tx, 1_001_000)).toEqual(Either.left(error))
+    expect(Result.isSuccess(Lifecycle.statusAt(tx, 1_000_999))).toBe(true)
+    expect(Lifecycle.statusAt(tx, 1_001_000)).toEqual(Result.fail(error))
     expect(Lifecycle.quoteAt(tx, 1_005_000).isCompleted).toBe(false)
     expect(Lifecycle.summaryAt(tx, 1_005_000)).toMatchObject({ state: "failed", errorCode: error.ErrorCode })
   })
@@ -169,9 +171,9 @@ describe("Jwt", () => {
 
   it("verifies what it signs until exp", () => {
     const token = Jwt.sign(claims, key)
-    expect(Jwt.verify(token, key, 150)).toEqual(Either.right(claims))
-    expect(Jwt.verify(token, key, 199.999)).toEqual(Either.right(claims))
-    expect(Jwt.verify(token, key, 200)).toEqual(Either.left(new Jwt.JwtError({ reason: "Expired" })))
+    expect(Jwt.verify(token, key, 150)).toEqual(Result.succeed(claims))
+    expect(Jwt.verify(token, key, 199.999)).toEqual(Result.succeed(claims))
+    expect(Jwt.verify(token, key, 200)).toEqual(Result.fail(new Jwt.JwtError({ reason: "Expired" })))
   })
 
   it("refuses another key, a tampered payload, another algorithm and garbage", () => {
@@ -182,7 +184,10 @@ describe("Jwt", () => {
     }.${signature}`
     const none = `${Buffer.from(JSON.stringify({ alg: "none" })).toString("base64url")}.${token.split(".")[1]}.`
     const reason = (candidate: string, withKey = key) =>
-      Either.match(Jwt.verify(candidate, withKey, 150), { onLeft: (error) => error.reason, onRight: () => "valid" })
+      Result.match(Jwt.verify(candidate, withKey, 150), {
+        onFailure: (error) => error.reason,
+        onSuccess: () => "valid"
+      })
     expect(reason(token, new Uint8Array(32))).toBe("Signature")
     expect(reason(tampered)).toBe("Signature")
     expect(reason(none)).toBe("Malformed")
@@ -203,15 +208,15 @@ describe("Tokens", () => {
         const issued = yield* tokens.issue(TestData.partner, "s")
         expect(issued.expiresIn).toBe(1)
         const validAt = (millis: number) =>
-          TestClock.setTime(millis).pipe(Effect.zipRight(Effect.either(tokens.verify(issued.accessToken))))
+          TestClock.setTime(millis).pipe(Effect.andThen(Effect.result(tokens.verify(issued.accessToken))))
         for (const later of [0, 1, 500, 999]) {
-          expect(Either.isRight(yield* validAt(issuedAt + later)), `issued at +${offset}, checked ${later} ms later`)
+          expect(Result.isSuccess(yield* validAt(issuedAt + later)), `issued at +${offset}, checked ${later} ms later`)
             .toBe(true)
         }
         // it expires on the first whole second at or after the promised lifetime
         const expiresAt = Math.ceil((issuedAt + 1000) / 1000) * 1000
-        expect(Either.isRight(yield* validAt(expiresAt - 1))).toBe(true)
-        expect(yield* validAt(expiresAt)).toEqual(Either.left(new Jwt.JwtError({ reason: "Expired" })))
+        expect(Result.isSuccess(yield* validAt(expiresAt - 1))).toBe(true)
+        expect(yield* validAt(expiresAt)).toEqual(Result.fail(new Jwt.JwtError({ reason: "Expired" })))
         expect(expiresAt - issuedAt).toBeGreaterThanOrEqual(1000)
         expect(expiresAt - issuedAt).toBeLessThan(2000)
       }
@@ -232,17 +237,19 @@ describe("Tokens", () => {
       const tokens = yield* Tokens.make({ lifetimeSeconds: 0 })
       yield* TestClock.setTime(second + 500)
       const issued = yield* tokens.issue(TestData.partner, "s")
-      expect(yield* Effect.either(tokens.verify(issued.accessToken))).toEqual(
-        Either.left(new Jwt.JwtError({ reason: "Expired" }))
+      expect(yield* Effect.result(tokens.verify(issued.accessToken))).toEqual(
+        Result.fail(new Jwt.JwtError({ reason: "Expired" }))
       )
     }))
 })
 
 describe("pnpm sandbox arguments", () => {
   it("defaults to port 4010 and request logs at Info", () => {
-    expect(Args.parse([])).toEqual(Either.right(expect.objectContaining({ port: 4010, logLevel: "Info", faults: [] })))
-    expect(Args.parse(["--help"])).toEqual(Either.right("help"))
-    expect(Args.parse(["--", "--port", "0"])).toEqual(Either.right(expect.objectContaining({ port: 0 })))
+    expect(Args.parse([])).toEqual(
+      Result.succeed(expect.objectContaining({ port: 4010, logLevel: "Info", faults: [] }))
+    )
+    expect(Args.parse(["--help"])).toEqual(Result.succeed("help"))
+    expect(Args.parse(["--", "--port", "0"])).toEqual(Result.succeed(expect.objectContaining({ port: 0 })))
   })
 
   it("reads every flag", () => {
@@ -277,7 +284,7 @@ describe("pnpm sandbox arguments", () => {
       "4",
       "--quiet"
     ])
-    expect(parsed).toEqual(Either.right({
+    expect(parsed).toEqual(Result.succeed({
       port: 0,
       host: "0.0.0.0",
       allowedHosts: ["gcx.test", "sandbox.lan"],
@@ -307,7 +314,7 @@ describe("pnpm sandbox arguments", () => {
         "-1"
       ]]
     ) {
-      expect(Either.isLeft(Args.parse(argv))).toBe(true)
+      expect(Result.isFailure(Args.parse(argv))).toBe(true)
     }
   })
 })

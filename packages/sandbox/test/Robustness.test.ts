@@ -1,7 +1,7 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ErrorBody, Routes } from "@gcx/core"
 import { Api, Sandbox, TestData } from "@gcx/sandbox"
-import { Effect, Logger, LogLevel, Tracer } from "effect"
+import { Effect, Logger, References, Tracer } from "effect"
 import {
   admin,
   basic,
@@ -232,8 +232,12 @@ describe("embedding", () => {
   it.live("logs carry method, route and status, and nothing secret or card-related", () =>
     Effect.gen(function*() {
       const lines: Array<string> = []
-      const capture = Logger.make(({ annotations, cause, message }) => {
-        lines.push(JSON.stringify({ message, annotations: Object.fromEntries(annotations), cause: String(cause) }))
+      const capture = Logger.make(({ cause, fiber, message }) => {
+        lines.push(JSON.stringify({
+          message,
+          annotations: fiber.getRef(References.CurrentLogAnnotations),
+          cause: String(cause)
+        }))
       })
       const secretPin = "73519"
       const secretCard = "4111222233334444"
@@ -252,7 +256,7 @@ describe("embedding", () => {
         yield* postQuote(server, exchangeHeaders(token), `{"card":{"cardNumber":"${secretCard}"`)
         yield* getTransaction(server, headers, created.body.transactionId)
         yield* server.setFaults([{ route: "createQuote", kind: "dropAnswer", times: 1 }])
-        yield* Effect.either(postQuote(server, exchangeHeaders(token), quoteBody(secretCard, { pin: secretPin })))
+        yield* Effect.result(postQuote(server, exchangeHeaders(token), quoteBody(secretCard, { pin: secretPin })))
         yield* call(`${server.baseUrl}${Routes.heartbeatPath}`, {
           headers: { ...headers, authorization: `Bearer ${token}x` }
         })
@@ -280,8 +284,8 @@ describe("embedding", () => {
         expect(text).toContain("\"method\":\"POST\"")
       }).pipe(
         Effect.provide(Sandbox.layer({ timeScale: 0.01, logLevel: "Info" })),
-        Effect.provide(Logger.replace(Logger.defaultLogger, capture)),
-        Logger.withMinimumLogLevel(LogLevel.All)
+        Effect.provide(Logger.layer([capture])),
+        Effect.provideService(References.MinimumLogLevel, "All")
       )
     }))
 })
@@ -293,8 +297,8 @@ describe("tracing", () => {
       const native = yield* Effect.tracer
       const capturing = Tracer.make({
         ...native,
-        span: (...args) => {
-          const span = native.span(...args)
+        span(options) {
+          const span = native.span(options)
           spans.push(span)
           return span
         }
@@ -374,8 +378,8 @@ describe("quiet sandbox", () => {
         expect(created.status).toBe(201)
       }).pipe(
         Effect.provide(Sandbox.layer({ timeScale: 0.01, logLevel: "None" })),
-        Effect.provide(Logger.replace(Logger.defaultLogger, capture)),
-        Logger.withMinimumLogLevel(LogLevel.All)
+        Effect.provide(Logger.layer([capture])),
+        Effect.provideService(References.MinimumLogLevel, "All")
       )
       expect(lines).toEqual([])
     }))

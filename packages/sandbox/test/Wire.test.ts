@@ -28,7 +28,7 @@ const raw = (
   headers: Record<string, string>,
   body = ""
 ): Effect.Effect<string, Error> =>
-  Effect.async<string, Error>((resume) => {
+  Effect.callback<string, Error>((resume) => {
     const url = new URL(baseUrl)
     const socket = Net.connect(Number(url.port), url.hostname)
     const chunks: Array<Buffer> = []

@@ -47,7 +47,7 @@ export const rawRequest = (
   headers: Record<string, string>,
   body?: string
 ): Effect.Effect<Reply, Error> =>
-  Effect.async<Reply, Error>((resume) => {
+  Effect.callback<Reply, Error>((resume) => {
     const request = Http.request(`${baseUrl}/`, { method, path, headers, agent: false }, (response) => {
       let text = ""
       response.setEncoding("utf8").on("data", (chunk: string) => {
@@ -67,11 +67,11 @@ export const rawRequest = (
 /** A port of 127.0.0.1 that a plain TCP server holds for the life of the scope. */
 export const takenPort: Effect.Effect<number, never, Scope.Scope> = Effect.map(
   Effect.acquireRelease(
-    Effect.async<Net.Server>((resume) => {
+    Effect.callback<Net.Server>((resume) => {
       const server = Net.createServer()
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
     }),
-    (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+    (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
   ),
   (server) => (server.address() as Net.AddressInfo).port
 )
@@ -105,7 +105,7 @@ export const tokenFor = (
   partner: TestData.Partner = TestData.partner
 ): Effect.Effect<string, unknown> =>
   tokenRequest(server, credentialsForm(partner)).pipe(
-    Effect.filterOrDieMessage((reply) => reply.status === 200, "token request failed"),
+    Effect.filterOrElse((reply) => reply.status === 200, () => Effect.die(new Error("token request failed"))),
     Effect.map((reply) => reply.body.access_token as string)
   )
 
@@ -174,7 +174,7 @@ export const pollUntil = (
       if (done(reply)) return reply
       yield* Effect.sleep("5 millis")
     }
-    return yield* Effect.dieMessage("pollUntil: the answer never came")
+    return yield* Effect.die(new Error("pollUntil: the answer never came"))
   })
 
 /** Calls the admin API with the server's admin key. */

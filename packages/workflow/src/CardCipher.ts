@@ -1,28 +1,35 @@
 /**
  * Card data at rest: the card number and PIN of a durable quote are sealed
- * with AES-256-GCM (`node:crypto`) before the workflow engine persists its
- * payload, and opened only inside the submit activity. There is no plaintext
- * fallback: no key, no layer.
+ * with AES-256-GCM (`effect/crypto`'s `Aead`) before the workflow engine
+ * persists its payload, and opened only inside the submit activity. There is
+ * no plaintext fallback: no key, no layer.
  *
- * Keys: `GCX_DATA_KEY` (32 bytes in base64, read with `Config.redacted`)
+ * Keys: `GCX_DATA_KEY` (32 bytes in base64, read with `Config.Redacted`)
  * seals every card; `GCX_DATA_KEY_PREVIOUS` (optional) only opens, for the
  * cards sealed before a rotation. A key of one repeated byte (all-zero
  * included) is refused. Each sealed card records the id of the key that
  * sealed it (`keyId`: 8 hex digits of a SHA-256 over a fixed label and the
  * key, never the key), and is opened with the key of that id. A card sealed
  * before key ids (`v1`) is tried with the current key, then the previous.
+ *
+ * The key id is computed synchronously with `node:crypto` when a key is
+ * parsed (`effect/crypto`'s `Digest` is an effect): `parseKey` and `keyId`
+ * stay plain functions.
  */
 import * as Card from "@gcx/core/Card"
 import { CardDecryptionError } from "@gcx/core/Errors"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
+import * as Aead from "effect/crypto/Aead"
+import * as SecureRandom from "effect/crypto/SecureRandom"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Base64 from "effect/encoding/Base64"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as Crypto from "node:crypto"
 
 export {
@@ -67,109 +74,158 @@ export interface Service {
 }
 
 /** The cipher service. */
-export class CardCipher extends Context.Tag("@gcx/workflow/CardCipher")<CardCipher, Service>() {}
+export class CardCipher extends Context.Service<CardCipher, Service>()("@gcx/workflow/CardCipher") {}
+
+/** A parsed data key: its bytes, never shown, and its id (see `keyId`). */
+export interface DataKey {
+  readonly id: string
+  readonly bytes: Redacted.Redacted<Uint8Array>
+}
 
 /** A fresh random data key, in base64: a value for `GCX_DATA_KEY`. */
-export const generateKey = (): string => Crypto.randomBytes(keyBytes).toString("base64")
+export const generateKey = (): string => Base64.encode(SecureRandom.randomBytesUnsafe(keyBytes))
+
+const keyIdOf = (bytes: Uint8Array): Uint8Array =>
+  Crypto.createHash("sha256").update("gcx data key id\0").update(bytes).digest().subarray(0, keyIdBytes)
+
+const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex")
 
 /** Decodes a base64 data key; the reason it is refused never contains the key. */
-export const parseKey = (base64: string): Either.Either<Crypto.KeyObject, string> => {
+export const parseKey = (base64: string): Result.Result<DataKey, string> => {
   const trimmed = base64.trim()
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed)) return Either.left("must be base64")
-  const bytes = Buffer.from(trimmed, "base64")
-  if (bytes.length !== keyBytes) return Either.left(`must be ${keyBytes} bytes in base64, not ${bytes.length}`)
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed)) return Result.fail("must be base64")
+  // Buffer's decoder, not effect/encoding's: it takes base64 without its padding, as before
+  const bytes = new Uint8Array(Buffer.from(trimmed, "base64"))
+  if (bytes.length !== keyBytes) return Result.fail(`must be ${keyBytes} bytes in base64, not ${bytes.length}`)
   if (bytes.every((byte) => byte === bytes[0])) {
-    return Either.left("must not be one byte repeated (make a key with: openssl rand -base64 32)")
+    return Result.fail("must not be one byte repeated (make a key with: openssl rand -base64 32)")
   }
-  return Either.right(Crypto.createSecretKey(bytes))
+  return Result.succeed({ id: hex(keyIdOf(bytes)), bytes: Redacted.make(bytes, { label: "DataKey" }) })
 }
-
-const keyIdOf = (key: Crypto.KeyObject): Buffer =>
-  Crypto.createHash("sha256").update("gcx data key id\0").update(key.export()).digest().subarray(0, keyIdBytes)
 
 /** The id of a data key: 8 hex digits of a SHA-256 over a fixed label and the key. It tells keys apart, and reveals nothing of them. */
-export const keyId = (key: Crypto.KeyObject): string => keyIdOf(key).toString("hex")
+export const keyId = (key: DataKey): string => key.id
 
-const encode = (card: Card.Card): Buffer =>
-  Buffer.from(JSON.stringify([Redacted.value(card.cardNumber), Redacted.value(card.pinNumber)]), "utf8")
+const utf8 = new TextEncoder()
 
-/** The fields of a card opened with `key`, or none when the tag does not authenticate. */
-const decrypt = (key: Crypto.KeyObject, body: Buffer, requestId: string): Option.Option<unknown> => {
-  try {
-    const decipher = Crypto.createDecipheriv("aes-256-gcm", key, body.subarray(0, ivBytes))
-    decipher.setAAD(Buffer.from(requestId, "utf8"))
-    decipher.setAuthTag(body.subarray(ivBytes, ivBytes + tagBytes))
-    const plain = Buffer.concat([decipher.update(body.subarray(ivBytes + tagBytes)), decipher.final()])
-    return Option.some(JSON.parse(plain.toString("utf8")))
-  } catch {
-    return Option.none()
+const encode = (card: Card.Card): Uint8Array =>
+  utf8.encode(JSON.stringify([Redacted.value(card.cardNumber), Redacted.value(card.pinNumber)]))
+
+const concat = (...parts: ReadonlyArray<Uint8Array>): Uint8Array => {
+  const out = new Uint8Array(parts.reduce((length, part) => length + part.length, 0))
+  let offset = 0
+  for (const part of parts) {
+    out.set(part, offset)
+    offset += part.length
   }
+  return out
 }
+
+/** AES-256-GCM and its IVs, on WebCrypto. */
+const cryptoLayer = Aead.layerWebCrypto.pipe(Layer.provideMerge(SecureRandom.layerWebCrypto))
+
+/** A key as `Aead` takes it, with its id as bytes. */
+interface Candidate {
+  readonly id: Uint8Array
+  readonly key: Aead.Key
+}
+
+const candidateOf = (key: DataKey): Effect.Effect<Candidate> =>
+  Aead.key(Aead.aes256Gcm, Redacted.value(key.bytes)).pipe(
+    Effect.map((aeadKey) => ({ id: Buffer.from(key.id, "hex"), key: aeadKey })),
+    // parseKey checked the length: the only way this fails
+    Effect.orDie
+  )
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
+  a.length === b.length && a.every((byte, index) => byte === b[index])
 
 /**
  * Builds the cipher: `key` seals and opens, `previous` (the key before a
  * rotation) only opens. See `parseKey`.
  */
-export const make = (key: Crypto.KeyObject, previous?: Crypto.KeyObject): Service => {
-  const keys = previous === undefined ? [key] : [key, previous]
-  const ids = keys.map(keyIdOf)
-  const header = Buffer.concat([Buffer.of(versions.keyId), ids[0]!])
+export const make = (key: DataKey, previous?: DataKey): Effect.Effect<Service> =>
+  Effect.gen(function*() {
+    const aead = yield* Aead.Aead
+    const random = yield* SecureRandom.SecureRandom
+    const candidates = yield* Effect.forEach(previous === undefined ? [key] : [key, previous], candidateOf)
+    const current = candidates[0]!
+    const header = concat(Uint8Array.of(versions.keyId), current.id)
 
-  const seal = (card: Card.Card, requestId: string): SealedCard => {
-    const iv = Crypto.randomBytes(ivBytes)
-    const cipher = Crypto.createCipheriv("aes-256-gcm", key, iv)
-    cipher.setAAD(Buffer.from(requestId, "utf8"))
-    const ciphertext = Buffer.concat([cipher.update(encode(card)), cipher.final()])
-    const sealed = Buffer.concat([header, iv, cipher.getAuthTag(), ciphertext]).toString("base64")
-    return new SealedCard({ masked: card.masked, productLineId: card.productLineId, sealed }, true)
-  }
+    const seal = Effect.fnUntraced(function*(card: Card.Card, requestId: string) {
+      const iv = yield* random.randomBytes(ivBytes)
+      // Aead gives `ciphertext‖tag`; the persisted layout puts the tag first
+      const out = yield* Effect.orDie(
+        aead.encrypt(current.key, encode(card), { nonce: iv, aad: utf8.encode(requestId) })
+      )
+      const tagAt = out.length - tagBytes
+      const sealed = Base64.encode(concat(header, iv, out.subarray(tagAt), out.subarray(0, tagAt)))
+      return new SealedCard({ masked: card.masked, productLineId: card.productLineId, sealed }, { disableChecks: true })
+    })
 
-  const open = (sealed: SealedCard, requestId: string): Either.Either<Card.Card, CardDecryptionError> => {
-    const refuse = (reason: string, keyId?: string) =>
-      Either.left(new CardDecryptionError({ requestId, reason, ...(keyId === undefined ? {} : { keyId }) }))
-    const bytes = Buffer.from(sealed.sealed, "base64")
-    const version = bytes[0]
-    const start = version === versions.keyId ? 1 + keyIdBytes : 1
-    if ((version !== versions.keyId && version !== versions.noKeyId) || bytes.length <= start + ivBytes + tagBytes) {
-      return refuse("not a sealed card")
-    }
-    const id = version === versions.keyId ? bytes.subarray(1, start) : undefined
-    const candidates = id === undefined ? keys : keys.filter((_, index) => ids[index]!.equals(id))
-    if (candidates.length === 0) return refuse("sealed with another key", id!.toString("hex"))
-    const body = bytes.subarray(start)
-    const fields = candidates.reduce<Option.Option<unknown>>(
-      (opened, candidate) => Option.orElse(opened, () => decrypt(candidate, body, requestId)),
-      Option.none()
-    )
-    if (Option.isNone(fields)) return refuse("authentication failed")
-    if (!Array.isArray(fields.value) || fields.value.length !== 2) return refuse("not a sealed card")
-    return Card.validateEither({
-      cardNumber: fields.value[0],
-      pinNumber: fields.value[1],
-      productLineId: sealed.productLineId
-    }).pipe(Either.mapLeft(() => new CardDecryptionError({ requestId, reason: "the opened card is not valid" })))
-  }
+    /** The fields of a card opened with `candidate`, or none when the tag does not authenticate. */
+    const decrypt = (candidate: Candidate, body: Uint8Array, requestId: string) =>
+      aead.decrypt(
+        candidate.key,
+        concat(body.subarray(ivBytes + tagBytes), body.subarray(ivBytes, ivBytes + tagBytes)),
+        { nonce: body.subarray(0, ivBytes), aad: utf8.encode(requestId) }
+      ).pipe(
+        Effect.flatMap((plain) => Effect.try(() => JSON.parse(new TextDecoder().decode(plain)) as unknown)),
+        Effect.option
+      )
 
-  return {
-    seal: (card, requestId) => Effect.sync(() => seal(card, requestId)),
-    open: (sealed, requestId) => Effect.suspend(() => open(sealed, requestId))
-  }
-}
+    const open = Effect.fnUntraced(function*(sealed: SealedCard, requestId: string) {
+      const refuse = (reason: string, keyId?: string) =>
+        Effect.fail(new CardDecryptionError({ requestId, reason, ...(keyId === undefined ? {} : { keyId }) }))
+      const bytes = new Uint8Array(Buffer.from(sealed.sealed, "base64"))
+      const version = bytes[0]
+      const start = version === versions.keyId ? 1 + keyIdBytes : 1
+      if ((version !== versions.keyId && version !== versions.noKeyId) || bytes.length <= start + ivBytes + tagBytes) {
+        return yield* refuse("not a sealed card")
+      }
+      const id = version === versions.keyId ? bytes.subarray(1, start) : undefined
+      const matching = id === undefined ? candidates : candidates.filter((candidate) => sameBytes(candidate.id, id))
+      if (matching.length === 0) return yield* refuse("sealed with another key", hex(id!))
+      const body = bytes.subarray(start)
+      let fields: Option.Option<unknown> = Option.none()
+      for (const candidate of matching) {
+        fields = yield* decrypt(candidate, body, requestId)
+        if (Option.isSome(fields)) break
+      }
+      if (Option.isNone(fields)) return yield* refuse("authentication failed")
+      if (!Array.isArray(fields.value) || fields.value.length !== 2) return yield* refuse("not a sealed card")
+      const card = Card.validateResult({
+        cardNumber: fields.value[0],
+        pinNumber: fields.value[1],
+        productLineId: sealed.productLineId
+      })
+      return Result.isSuccess(card) ? card.success : yield* refuse("the opened card is not valid")
+    })
+
+    return CardCipher.of({ seal, open })
+  }).pipe(Effect.provide(cryptoLayer))
+
+/** A `ConfigError` saying that the variable `name` is refused, and why (never its value). */
+const refused = (name: string, message: string): Config.ConfigError =>
+  new Config.ConfigError(
+    new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message })))
+  )
 
 /** The data key of the variable `name` (32 bytes in base64); missing or refused, a `ConfigError` naming it. */
-const keyOf = (name: string): Config.Config<Crypto.KeyObject> =>
-  Config.redacted(name).pipe(
-    Config.mapOrFail((key) =>
-      parseKey(Redacted.value(key)).pipe(
-        Either.mapLeft((reason) => ConfigError.InvalidData([name], `${name} ${reason}`))
-      )
+const keyOf = (name: string): Config.Config<DataKey> =>
+  Config.Redacted(name).pipe(
+    Config.mapEffect((key) =>
+      Result.match(parseKey(Redacted.value(key)), {
+        onFailure: (reason) => Effect.fail(refused(name, `${name} ${reason}`)),
+        onSuccess: Effect.succeed
+      })
     )
   )
 
 /** The data keys of a cipher: the one that seals, and the previous one, which only opens. */
 export interface Keys {
-  readonly current: Crypto.KeyObject
-  readonly previous: Option.Option<Crypto.KeyObject>
+  readonly current: DataKey
+  readonly previous: Option.Option<DataKey>
 }
 
 /**
@@ -183,8 +239,8 @@ export const keysConfig: Config.Config<Keys> = Config.all({
 })
 
 /** A key given in base64, parsed; a malformed one is a defect (use `layerConfig` for configuration). */
-const parseOrThrow = (key: string | Redacted.Redacted<string>): Crypto.KeyObject =>
-  Either.getOrThrowWith(
+const parseOrThrow = (key: string | Redacted.Redacted<string>): DataKey =>
+  Result.getOrThrowWith(
     parseKey(Redacted.isRedacted(key) ? Redacted.value(key) : key),
     (reason) => new Error(`CardCipher: the data key ${reason}`)
   )
@@ -197,16 +253,20 @@ export const layer = (
   key: string | Redacted.Redacted<string>,
   previous?: string | Redacted.Redacted<string>
 ): Layer.Layer<CardCipher> =>
-  Layer.sync(
+  Layer.effect(
     CardCipher,
-    () => make(parseOrThrow(key), previous === undefined ? undefined : parseOrThrow(previous))
+    Effect.flatMap(
+      Effect.sync(() => [parseOrThrow(key), previous === undefined ? undefined : parseOrThrow(previous)] as const),
+      ([current, previous]) => make(current, previous)
+    )
   )
 
 /**
  * The cipher over `GCX_DATA_KEY` and `GCX_DATA_KEY_PREVIOUS` (`keysConfig`);
  * a key missing or refused fails with a `ConfigError` naming its variable.
  */
-export const layerConfig = (config: Config.Config<Keys> = keysConfig): Layer.Layer<
-  CardCipher,
-  ConfigError.ConfigError
-> => Layer.effect(CardCipher, Effect.map(config, (keys) => make(keys.current, Option.getOrUndefined(keys.previous))))
+export const layerConfig = (config: Config.Config<Keys> = keysConfig): Layer.Layer<CardCipher, Config.ConfigError> =>
+  Layer.effect(
+    CardCipher,
+    Effect.flatMap(config, (keys) => make(keys.current, Option.getOrUndefined(keys.previous)))
+  )

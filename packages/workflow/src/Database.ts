@@ -1,16 +1,18 @@
 /**
- * The PostgreSQL connection of a deployment: `@effect/sql-pg`'s client, checked at startup. A URL
- * that is malformed or names a server that cannot be reached fails building the layer with
- * `DatabaseUnreachable`, whose message names the server (never the password) and the cause.
+ * The PostgreSQL connection of a deployment: `@effect/sql-pg`'s client, checked at startup (its
+ * pool connects lazily: a first `SELECT 1` proves the server is there). A URL that is malformed or
+ * names a server that cannot be reached fails building the layer with `DatabaseUnreachable`, whose
+ * message names the server (never the password) and the cause.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
+import * as SqlClient from "effect/sql/SqlClient"
 
 /** The database named by the URL could not be reached (or the URL is not a PostgreSQL URL). */
 export class DatabaseUnreachable extends Schema.TaggedError<DatabaseUnreachable>()("DatabaseUnreachable", {
@@ -52,7 +54,7 @@ const reasonOf = (error: unknown, password: string): string => {
 /** Settings of the connection pool. */
 export interface Options {
   /** How long connecting may take before `DatabaseUnreachable`. Default 5 s. */
-  readonly connectTimeout?: Duration.DurationInput | undefined
+  readonly connectTimeout?: Duration.Input | undefined
   /** Pool size. Default 10. */
   readonly maxConnections?: number | undefined
   /** `application_name` shown in `pg_stat_activity`. Default `gcx`. */
@@ -67,9 +69,9 @@ export const layer = (
   const value = Redacted.value(url) as string
   const target = describeTarget(value)
   if (target === undefined) {
-    return Layer.fail(
+    return Layer.effectContext(Effect.fail(
       new DatabaseUnreachable({ target: "(malformed URL)", reason: "expected postgres://user@host:port/database" })
-    )
+    ))
   }
   const password = (() => {
     try {
@@ -78,14 +80,19 @@ export const layer = (
       return ""
     }
   })()
-  return PgClient.layer({
+  const client = PgClient.layer({
     url,
     connectTimeout: options.connectTimeout ?? Duration.seconds(5),
     maxConnections: options.maxConnections ?? 10,
     applicationName: options.applicationName ?? "gcx"
-  }).pipe(
-    Layer.catchAll((error) =>
-      Layer.fail(new DatabaseUnreachable({ target, reason: reasonOf(error.cause ?? error, password) }))
+  })
+  return Layer.effectContext(
+    Effect.gen(function*() {
+      const context = yield* Layer.build(client)
+      yield* Context.get(context, SqlClient.SqlClient)`SELECT 1`
+      return context
+    }).pipe(
+      Effect.mapError((error) => new DatabaseUnreachable({ target, reason: reasonOf(error, password) }))
     )
   )
 }
@@ -104,11 +111,11 @@ export const schemaLockKey = 0x67637821
 export const withSchemaLock = <A, E, R>(
   layer: Layer.Layer<A, E, R>
 ): Layer.Layer<A, E, R | SqlClient.SqlClient> =>
-  Layer.scopedContext(Effect.gen(function*() {
+  Layer.effectContext(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const connectionScope = yield* Scope.make()
     return yield* Effect.gen(function*() {
-      const connection = yield* Scope.extend(sql.reserve, connectionScope).pipe(Effect.orDie)
+      const connection = yield* Scope.provide(sql.reserve, connectionScope).pipe(Effect.orDie)
       const onLock = (statement: string) => connection.execute(statement, [schemaLockKey], undefined)
       yield* Effect.orDie(onLock("SELECT pg_advisory_lock($1)"))
       // an unlock fails only when the connection does, and PostgreSQL drops a lost session's locks

@@ -8,15 +8,6 @@
  * quotes: `layerRunner(deployment)` for a node that runs quotes,
  * `layerClient(deployment)` for one that only submits and awaits.
  */
-import * as ClusterSchema from "@effect/cluster/ClusterSchema"
-import { EntityAddress } from "@effect/cluster/EntityAddress"
-import { EntityId } from "@effect/cluster/EntityId"
-import { EntityType } from "@effect/cluster/EntityType"
-import * as MessageStorage from "@effect/cluster/MessageStorage"
-import * as Sharding from "@effect/cluster/Sharding"
-import type * as SqlClient from "@effect/sql/SqlClient"
-import type * as SqlError from "@effect/sql/SqlError"
-import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as Card from "@gcx/core/Card"
 import * as Errors from "@gcx/core/Errors"
 import * as Ids from "@gcx/core/Ids"
@@ -25,12 +16,22 @@ import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import * as QuoteJournal from "@gcx/poller/QuoteJournal"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
+import * as ClusterSchema from "effect/cluster/ClusterSchema"
+import * as EntityAddress from "effect/cluster/EntityAddress"
+import * as EntityId from "effect/cluster/EntityId"
+import * as EntityType from "effect/cluster/EntityType"
+import * as MessageStorage from "effect/cluster/MessageStorage"
+import * as Sharding from "effect/cluster/Sharding"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import type * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
+import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import * as CardCipher from "./CardCipher.js"
 import * as QuoteWorkflow from "./QuoteWorkflow.js"
 
@@ -86,12 +87,12 @@ export interface Service {
 }
 
 /** The durable quotes service. */
-export class DurableQuotes extends Context.Tag("@gcx/workflow/DurableQuotes")<DurableQuotes, Service>() {}
+export class DurableQuotes extends Context.Service<DurableQuotes, Service>()("@gcx/workflow/DurableQuotes") {}
 
 /** Settings of the API. */
 export interface Options {
   /** How often `result` reads the stored outcome at most (it starts at 10 ms and backs off to this). Default 500 ms. */
-  readonly resultPollInterval?: Duration.DurationInput | undefined
+  readonly resultPollInterval?: Duration.Input | undefined
 }
 
 const isRequestId = Schema.is(Ids.RequestId)
@@ -103,9 +104,10 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Engin
     const storage = yield* MessageStorage.MessageStorage
     const sharding = yield* Sharding.Sharding
     const context = yield* Effect.context<WorkflowEngine>()
-    const resultSchedule = Schedule.exponential("10 millis", 2).pipe(
-      Schedule.union(Schedule.spaced(options.resultPollInterval ?? "500 millis"))
-    )
+    const resultSchedule = Schedule.min([
+      Schedule.exponential("10 millis", 2),
+      Schedule.spaced(options.resultPollInterval ?? "500 millis")
+    ])
 
     /** The payload of a quote: validated input, sealed card. Fails before any I/O. */
     const payload = (request: QuotePoller.QuoteInput, submitOptions: SubmitOptions = {}) =>
@@ -135,29 +137,29 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Engin
       const entityId = EntityId.make(executionId)
       const group = Context.get(QuoteWorkflow.QuoteWorkflow.annotations, ClusterSchema.ShardGroup)(entityId)
       return storage.requestIdForPrimaryKey({
-        address: new EntityAddress({
+        address: EntityAddress.make({
           entityType: EntityType.make(`Workflow/${QuoteWorkflow.name}`),
           entityId,
           shardId: sharding.getShardId(entityId, group)
         }),
         tag: "run",
         id: ""
-      }).pipe(Effect.map((found) => found._tag === "Some"), Effect.orDie)
+      }).pipe(Effect.map(Option.isSome), Effect.orDie)
     }
 
     /** Reads the stored outcome until there is one, backing off from 10 ms to `resultPollInterval`. */
     const awaitOutcome = (requestId: string, executionId: string) =>
       Effect.gen(function*() {
-        const driver = yield* Schedule.driver(resultSchedule)
+        const sleep = yield* Schedule.toStepWithSleep(resultSchedule)
         let recorded = false
         while (true) {
           const result = yield* QuoteWorkflow.QuoteWorkflow.poll(executionId)
-          if (result?._tag === "Complete") return yield* result.exit
+          if (Option.isSome(result) && result.value._tag === "Complete") return yield* result.value.exit
           // Once recorded, a quote stays recorded: the storage is asked once.
           if (!recorded && !(recorded = yield* isRecorded(executionId))) {
             return yield* new QuoteNotFound({ requestId })
           }
-          yield* Effect.orDie(driver.next(undefined))
+          yield* Effect.orDie(sleep(undefined))
         }
       })
 

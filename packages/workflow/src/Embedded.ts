@@ -8,27 +8,28 @@
  * and holds an exclusive lock on it. The files are the user's alone: folder
  * 0700, database, `-wal` and `-shm` 0600, whatever the umask.
  */
-import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
-import type * as MessageStorage from "@effect/cluster/MessageStorage"
-import type * as Sharding from "@effect/cluster/Sharding"
-import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
-import * as SingleRunner from "@effect/cluster/SingleRunner"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlError from "@effect/sql/SqlError"
-import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
+import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import type * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import type * as QuotePoller from "@gcx/poller/QuotePoller"
 import * as Cause from "effect/Cause"
-import type * as ConfigError from "effect/ConfigError"
+import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
+import type * as MessageStorage from "effect/cluster/MessageStorage"
+import type * as Sharding from "effect/cluster/Sharding"
+import type * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as SingleRunner from "effect/cluster/SingleRunner"
+import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlError from "effect/sql/SqlError"
+import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import type * as CardCipher from "./CardCipher.js"
 import * as DurableQuotes from "./DurableQuotes.js"
 import * as PrivateFiles from "./internal/privateFiles.js"
+import * as SqliteClient from "./internal/sqlite/SqliteClient.js"
 
 /** Where the embedded database lives unless told. */
 export const defaultFilename = ".gcx/gcx.db"
@@ -53,7 +54,7 @@ export interface Options {
   /** The SQLite file; its directory is created when missing. Default `.gcx/gcx.db`. */
   readonly filename?: string | undefined
   /** Overrides of the sharding settings (see `shardingDefaults`). */
-  readonly sharding?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
+  readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
   /** SQLite's `synchronous` (see `Synchronous`). Default `NORMAL`. */
   readonly synchronous?: Synchronous | undefined
 }
@@ -74,7 +75,7 @@ export interface Options {
  * - a stopping process waits at most 3 s (not 15 s) for its quotes in flight:
  *   what it stops is resumed from the file by the next start.
  */
-export const shardingDefaults: Partial<ShardingConfig.ShardingConfig["Type"]> = {
+export const shardingDefaults: Partial<ShardingConfig.ShardingConfig["Service"]> = {
   shardsPerGroup: 1,
   entityMessagePollInterval: Duration.seconds(1),
   entityMaxIdleTime: Duration.seconds(5),
@@ -83,21 +84,6 @@ export const shardingDefaults: Partial<ShardingConfig.ShardingConfig["Type"]> = 
 
 /** The cluster's message table (`SqlMessageStorage`, prefix `cluster`). */
 const messagesTable = "cluster_messages"
-
-/**
- * Takes the database for this process alone (`locking_mode = EXCLUSIVE`,
- * held until the connection closes or the process dies), so that a second
- * process on the same file fails, after SQLite's busy timeout (5 s), instead
- * of running the same quotes; then sets `synchronous`.
- */
-const lockExclusively = (synchronous: Synchronous) => (context: Context.Context<SqlClient.SqlClient>) => {
-  const sql = Context.get(context, SqlClient.SqlClient)
-  return sql`PRAGMA locking_mode = EXCLUSIVE`.pipe(
-    Effect.zipRight(sql`BEGIN EXCLUSIVE`),
-    Effect.zipRight(sql`COMMIT`),
-    Effect.zipRight(sql.unsafe(`PRAGMA synchronous = ${synchronous}`))
-  )
-}
 
 /**
  * Moves the stored messages of a file written with more shards (the
@@ -119,20 +105,34 @@ const moveToOneShard = (context: Context.Context<SqlClient.SqlClient>): Effect.E
 
 const oneShard = "default:1"
 
+/** The message of a failure to open the database, without the cause's wrapping. */
+const reasonOf = (failure: unknown): string =>
+  SqlError.isSqlError(failure)
+    ? failure.reason.message ?? failure.reason._tag
+    : failure instanceof Error
+    ? failure.message
+    : String(failure)
+
 /** A database that cannot be opened (the driver throws), or is locked, as a `SqlError` that says which and why. */
-const openError = (filename: string) => (cause: Cause.Cause<unknown>) => {
-  const squashed = Cause.squash(cause)
-  const reason = squashed instanceof SqlError.SqlError && squashed.cause instanceof Error
-    ? squashed.cause.message
-    : squashed instanceof Error
-    ? squashed.message
-    : String(squashed)
-  return Layer.fail(
+const openError = (filename: string) => (cause: Cause.Cause<unknown>): Effect.Effect<never, SqlError.SqlError> => {
+  const failure = Cause.squash(cause)
+  const reason = reasonOf(failure)
+  const locked = (SqlError.isSqlError(failure) && failure.reason._tag === "LockTimeoutError") ||
+    /locked|busy/i.test(reason)
+  const operation = "open"
+  return Effect.fail(
     new SqlError.SqlError({
-      cause: squashed,
-      message: /locked|busy/i.test(reason)
-        ? `the embedded database ${filename} is in use by another process (one process per database file)`
-        : `the embedded database ${filename} could not be opened: ${reason}`
+      reason: locked
+        ? new SqlError.LockTimeoutError({
+          cause: failure,
+          operation,
+          message: `the embedded database ${filename} is in use by another process (one process per database file)`
+        })
+        : new SqlError.ConnectionError({
+          cause: failure,
+          operation,
+          message: `the embedded database ${filename} could not be opened: ${reason}`
+        })
     })
   )
 }
@@ -149,13 +149,16 @@ export interface SqliteOptions {
  * SQLite in `filename` (WAL mode), private to the user whatever the umask
  * (its folder created 0700, the database, `-wal` and `-shm` 0600; looser ones
  * left by an earlier gcx are tightened, with one warning), locked for this
- * process alone, `synchronous` set, and its stored messages on one shard.
+ * process alone (`locking_mode = EXCLUSIVE`, held until the connection closes
+ * or the process dies: a second process on the same file fails, after
+ * SQLite's busy timeout of 5 s, instead of running the same quotes),
+ * `synchronous` set, and its stored messages on one shard.
  */
 export const layerSqlite = (
   filename: string = defaultFilename,
   options: SqliteOptions = {}
 ): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
-  Layer.unwrapEffect(
+  Layer.effectContext(
     Effect.gen(function*() {
       const tightened = yield* Effect.sync(() => PrivateFiles.prepare(filename))
       if (tightened.length > 0) {
@@ -164,24 +167,23 @@ export const layerSqlite = (
             `(folder 0700, files 0600)`
         )
       }
-      return SqliteClient.layer({ filename })
-    })
-  ).pipe(
-    Layer.tap(lockExclusively(options.synchronous ?? "NORMAL")),
-    Layer.tap((context): Effect.Effect<void, SqlError.SqlError> =>
-      options.oneShard === false ? Effect.void : moveToOneShard(context)
-    ),
-    Layer.catchAllCause(openError(filename))
+      const context = yield* Layer.build(
+        SqliteClient.layer({ filename, synchronous: options.synchronous ?? "NORMAL", lockingMode: "EXCLUSIVE" })
+      )
+      if (options.oneShard !== false) yield* moveToOneShard(context)
+      return context
+    }).pipe(Effect.catchCause(openError(filename)))
   )
 
 /** The deployment: the workflow engine of a single runner over SQLite in a file. */
 export const layer = (options: Options = {}): Layer.Layer<
   WorkflowEngine | Sharding.Sharding | MessageStorage.MessageStorage | SqlClient.SqlClient,
-  ConfigError.ConfigError | SqlError.SqlError
+  Config.ConfigError | SqlError.SqlError
 > => {
   const sharding = { ...shardingDefaults, ...options.sharding }
   return ClusterWorkflowEngine.layer.pipe(
     Layer.provideMerge(SingleRunner.layer({ runnerStorage: "memory", shardingConfig: sharding })),
+    Layer.provide(NodeCrypto.layerDigest),
     Layer.provideMerge(
       layerSqlite(options.filename, { synchronous: options.synchronous, oneShard: sharding.shardsPerGroup === 1 })
     )
@@ -198,6 +200,6 @@ export const layerQuotes = (options: Options & DurableQuotes.RunnerOptions = {})
   | QuoteEvents.QuoteEvents
   | WorkflowEngine
   | SqlClient.SqlClient,
-  ConfigError.ConfigError | SqlError.SqlError,
+  Config.ConfigError | SqlError.SqlError,
   ExchangeClient.ExchangeClient | CardCipher.CardCipher
 > => DurableQuotes.layerRunner(layer(options), options)

@@ -1,7 +1,7 @@
 /**
  * Terminal outcomes across nodes: every runner announces the end of each workflow it runs (keyed
- * by a `requestId` payload field) with PostgreSQL's `NOTIFY` (`pg_notify`), and any node follows
- * them with `LISTEN` (`PgClient.listen` of `@effect/sql-pg`). The announcement
+ * by a `requestId` payload field) with PostgreSQL's `NOTIFY` (`PgClient.notify` of `@effect/sql-pg`,
+ * which sends `pg_notify`), and any node follows them with `LISTEN` (`PgClient.listen`). The announcement
  * comes from the engine itself (`layerPublisher` decorates the `WorkflowEngine` a deployment
  * provides), so it needs nothing from the workflow.
  *
@@ -11,8 +11,6 @@
  * durable answer is `result(requestId)`.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
-import type * as SqlError from "@effect/sql/SqlError"
-import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -20,7 +18,9 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type * as SqlError from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
+import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 
 /** The PostgreSQL channel of the announcements. */
 export const channel = "gcx_quote_outcomes"
@@ -47,14 +47,15 @@ export class Failed extends Schema.TaggedClass<Failed>()("Failed", {
 }) {}
 
 /** A terminal outcome as announced. */
-export const Outcome = Schema.Union(Completed, Failed)
+export const Outcome = Schema.Union([Completed, Failed])
 
 /** A terminal outcome as announced. */
 export type Outcome = typeof Outcome.Type
 
-const OutcomeJson = Schema.parseJson(Outcome)
-const encodeOutcome = Schema.encode(OutcomeJson)
-const decodeOutcome = Schema.decodeUnknownOption(OutcomeJson)
+const OutcomeJson = Schema.fromJsonString(Outcome)
+const encodeOutcome = Schema.encodeEffect(OutcomeJson)
+/** A `Filter` for `Stream.filterMap`: the outcome of a message, or why it is not one. */
+const decodeOutcome = Schema.decodeUnknownResult(OutcomeJson)
 
 const field = (value: unknown, name: string): string | undefined => {
   const found = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[name] : undefined
@@ -64,9 +65,9 @@ const field = (value: unknown, name: string): string | undefined => {
 /** The outcome of a finished run, if the workflow has a requestId and ended in success or a typed error. */
 const outcomeOf = (
   workflow: {
-    readonly name: string
-    readonly successSchema: Schema.Schema.Any
-    readonly errorSchema: Schema.Schema.All
+    readonly _tag: string
+    readonly successSchema: Schema.Top
+    readonly errorSchema: Schema.Top
   },
   payload: unknown,
   exit: Exit.Exit<unknown, unknown>
@@ -74,13 +75,13 @@ const outcomeOf = (
   const requestId = field(payload, "requestId")
   if (requestId === undefined) return Effect.succeedNone
   if (Exit.isSuccess(exit)) {
-    return Schema.encodeUnknown(workflow.successSchema as Schema.Schema<unknown, unknown>)(exit.value).pipe(
+    return Schema.encodeUnknownEffect(workflow.successSchema as Schema.Codec<unknown>)(exit.value).pipe(
       Effect.map((value) =>
         Option.some(
           new Completed({
             requestId,
             transactionId: field(exit.value, "transactionId") ?? "",
-            workflow: workflow.name,
+            workflow: workflow._tag,
             value
           })
         )
@@ -88,15 +89,15 @@ const outcomeOf = (
       Effect.orElseSucceed(() => Option.none())
     )
   }
-  const failure = Cause.failureOption(exit.cause)
+  const failure = Cause.findErrorOption(exit.cause)
   if (Option.isNone(failure)) return Effect.succeedNone // interrupted (suspended) or a defect: no outcome yet
-  return Schema.encodeUnknown(workflow.errorSchema as Schema.Schema<unknown, unknown>)(failure.value).pipe(
+  return Schema.encodeUnknownEffect(workflow.errorSchema as Schema.Codec<unknown>)(failure.value).pipe(
     Effect.map((error) => {
       const transactionId = field(failure.value, "transactionId")
       return Option.some(
         new Failed({
           requestId,
-          workflow: workflow.name,
+          workflow: workflow._tag,
           errorTag: field(failure.value, "_tag") ?? "Unknown",
           error,
           ...(transactionId === undefined ? {} : { transactionId })
@@ -107,16 +108,12 @@ const outcomeOf = (
   )
 }
 
-/**
- * Announces one outcome; a failure to announce is logged and never fails the workflow.
- * `pg_notify()` rather than `PgClient.notify`: the latter sends `NOTIFY channel, $1`, which
- * PostgreSQL refuses (NOTIFY takes no bind parameters); the function is the same NOTIFY.
- */
+/** Announces one outcome; a failure to announce is logged and never fails the workflow. */
 const announce = (pg: PgClient.PgClient, outcome: Outcome) =>
   encodeOutcome(outcome).pipe(
-    Effect.flatMap((payload) => pg`SELECT pg_notify(${channel}, ${payload})`),
+    Effect.flatMap((payload) => pg.notify(channel, payload)),
     Effect.timeout("5 seconds"),
-    Effect.catchAllCause((cause) =>
+    Effect.catchCause((cause) =>
       Effect.logWarning("could not announce a quote outcome", cause).pipe(
         Effect.annotateLogs({ requestId: outcome.requestId })
       )
@@ -124,7 +121,7 @@ const announce = (pg: PgClient.PgClient, outcome: Outcome) =>
   )
 
 /** Decorates an engine: every workflow it registers announces its terminal outcome on `channel`. */
-export const decorate = (engine: WorkflowEngine.WorkflowEngine["Type"], pg: PgClient.PgClient) =>
+export const decorate = (engine: WorkflowEngine.WorkflowEngine["Service"], pg: PgClient.PgClient) =>
   WorkflowEngine.WorkflowEngine.of({
     ...engine,
     register: (workflow, execute) =>
@@ -149,16 +146,22 @@ export const layerPublisher: Layer.Layer<
 )
 
 /** Follows the terminal outcomes announced by every runner. */
-export class Outcomes extends Context.Tag("@gcx/workflow/Outcomes")<Outcomes, {
-  /** Every outcome announced from now on, by any runner (at least once; malformed messages are skipped). */
+export class Outcomes extends Context.Service<Outcomes, {
+  /**
+   * Every outcome announced from now on, by any runner (at least once; malformed messages are
+   * skipped). The stream starts once PostgreSQL has confirmed its `LISTEN`.
+   */
   readonly subscribe: Stream.Stream<Outcome, SqlError.SqlError>
-}>() {}
+}>()("@gcx/workflow/Outcomes") {}
 
 /** `Outcomes` over `LISTEN` on the deployment's PostgreSQL. */
 export const layer: Layer.Layer<Outcomes, never, PgClient.PgClient> = Layer.effect(
   Outcomes,
-  Effect.map(PgClient.PgClient, (pg) =>
+  PgClient.PgClient.useSync((pg) =>
     Outcomes.of({
-      subscribe: pg.listen(channel).pipe(Stream.filterMap(decodeOutcome))
-    }))
+      subscribe: Stream.unwrap(Effect.map(pg.listen(channel), Stream.fromQueue)).pipe(
+        Stream.filterMap((notification) => decodeOutcome(notification.payload))
+      )
+    })
+  )
 )

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL deployments: cluster runners (socket runners of `@effect/cluster`, messages and
+ * The PostgreSQL deployments: cluster runners (socket runners of `effect/cluster`, messages and
  * shard locks in PostgreSQL) and client-only nodes (submit and await, run no workflow). Each is a
  * layer providing the `WorkflowEngine` and the `SqlClient`, so the quote workflow and the API plug
  * in on top, as on the embedded deployment.
@@ -12,25 +12,26 @@
  * Every node provides `Outcomes` (the terminal outcomes of all runners, over LISTEN); a runner's
  * engine announces the outcomes of the workflows it runs (NOTIFY).
  */
-import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
-import type * as MessageStorage from "@effect/cluster/MessageStorage"
-import { RunnerAddress } from "@effect/cluster/RunnerAddress"
-import type * as Sharding from "@effect/cluster/Sharding"
-import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
-import type * as SocketServer from "@effect/platform/SocketServer"
 import type * as PgClient from "@effect/sql-pg/PgClient"
-import type * as SqlClient from "@effect/sql/SqlClient"
-import type * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
+import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
+import type * as MessageStorage from "effect/cluster/MessageStorage"
+import { RunnerAddress } from "effect/cluster/RunnerAddress"
+import type * as Sharding from "effect/cluster/Sharding"
+import type * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import type * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaTransformation from "effect/SchemaTransformation"
+import type * as SocketServer from "effect/socket/SocketServer"
+import type * as SqlClient from "effect/sql/SqlClient"
+import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import * as Database from "./Database.js"
 import * as Outcomes from "./Outcomes.js"
 
@@ -55,7 +56,7 @@ import * as Outcomes from "./Outcomes.js"
  * From a SIGKILL to the next poll of a quote the dead runner held: at most 6 s (expiry) + 1 s
  * (assignment refresh) + 1 s (shard acquisition and storage read) + the replay.
  */
-export const shardingConfig: Partial<ShardingConfig.ShardingConfig["Type"]> = {
+export const shardingConfig: Partial<ShardingConfig.ShardingConfig["Service"]> = {
   shardLockRefreshInterval: Duration.seconds(2),
   shardLockExpiration: Duration.seconds(6),
   refreshAssignmentsInterval: Duration.seconds(1),
@@ -83,7 +84,7 @@ export interface RunnerOptions {
   /** The address to listen on; defaults to `runnerAddress`. */
   readonly listenAddress?: RunnerAddress | undefined
   /** Overrides of `shardingConfig`. */
-  readonly sharding?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
+  readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
 }
 
 /** Settings of a client-only node. */
@@ -91,46 +92,53 @@ export interface ClientOptions {
   /** The PostgreSQL URL (`GCX_DATABASE_URL`). */
   readonly databaseUrl: Redacted.Redacted
   /** Overrides of `shardingConfig`. */
-  readonly sharding?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
+  readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
 }
 
 /** `host:port` as a runner address: a non-empty host and a port in 1..65535. */
-export const RunnerAddressFromString: Schema.Schema<RunnerAddress, string> = Schema.transformOrFail(
-  Schema.String,
-  Schema.typeSchema(RunnerAddress),
-  {
-    strict: true,
-    decode: (input, _, ast) => {
-      const match = /^(.+):(\d{1,5})$/.exec(input.trim())
-      const port = match === null ? NaN : Number(match[2])
-      return match !== null && port >= 1 && port <= 65535
-        ? Either.right(new RunnerAddress({ host: match[1]!.replace(/^\[(.*)\]$/, "$1"), port }))
-        : Either.left(new ParseResult.Type(ast, input, `expected host:port, got "${input}"`))
-    },
-    encode: (address) => Either.right(`${address.host}:${address.port}`)
-  }
+export const RunnerAddressFromString: Schema.Codec<RunnerAddress, string> = Schema.String.pipe(
+  Schema.decodeTo(
+    Schema.toType(RunnerAddress),
+    SchemaTransformation.transformEffect({
+      decode: (input) => {
+        const match = /^(.+):(\d{1,5})$/.exec(input.trim())
+        const port = match === null ? NaN : Number(match[2])
+        return match !== null && port >= 1 && port <= 65535
+          ? Effect.succeed(new RunnerAddress({ host: match[1]!.replace(/^\[(.*)\]$/, "$1"), port }))
+          : Effect.fail(new SchemaIssue.InvalidValue({ message: `expected host:port, got "${input}"` }))
+      },
+      encode: (address) => Effect.succeed(`${address.host}:${address.port}`)
+    })
+  )
 )
 
 /** Parses `host:port`. */
-export const parseRunnerAddress = Schema.decodeEither(RunnerAddressFromString)
+export const parseRunnerAddress = Schema.decodeResult(RunnerAddressFromString)
+
+/** A `ConfigError` saying that the variable `name` is refused, and why. */
+const refused = (name: string, message: string): Config.ConfigError =>
+  new Config.ConfigError(
+    new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message })))
+  )
 
 /** A runner address read from config as `host:port`. */
 export const runnerAddressConfig = (name: string): Config.Config<RunnerAddress> =>
-  Config.string(name).pipe(
-    Config.mapOrFail((value) =>
-      parseRunnerAddress(value).pipe(
-        Either.mapLeft(() => ConfigError.InvalidData([name], `expected host:port, got "${value}"`))
-      )
+  Config.String(name).pipe(
+    Config.mapEffect((value) =>
+      Result.match(parseRunnerAddress(value), {
+        onFailure: () => Effect.fail(refused(name, `expected host:port, got "${value}"`)),
+        onSuccess: Effect.succeed
+      })
     )
   )
 
 /** `GCX_DATABASE_URL`, redacted. */
-export const databaseUrlConfig: Config.Config<Redacted.Redacted> = Config.redacted("GCX_DATABASE_URL")
+export const databaseUrlConfig: Config.Config<Redacted.Redacted> = Config.Redacted("GCX_DATABASE_URL")
 
 /** A runner: serves its shards' workflows on `runnerAddress` and stores everything in PostgreSQL. */
 export const layer = (
   options: RunnerOptions
-): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | ConfigError.ConfigError> =>
+): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError> =>
   Layer.merge(Outcomes.layerPublisher.pipe(Layer.provide(ClusterWorkflowEngine.layer)), Outcomes.layer).pipe(
     Layer.provideMerge(Database.withSchemaLock(NodeClusterSocket.layer({
       storage: "sql",
@@ -138,7 +146,7 @@ export const layer = (
         ...shardingConfig,
         ...options.sharding,
         runnerAddress: Option.some(options.runnerAddress),
-        runnerListenAddress: Option.fromNullable(options.listenAddress)
+        runnerListenAddress: Option.fromNullishOr(options.listenAddress)
       }
     }))),
     Layer.provideMerge(Database.layer(options.databaseUrl))
@@ -147,8 +155,8 @@ export const layer = (
 /** A runner from `GCX_DATABASE_URL` and `GCX_RUNNER_ADDRESS` (and `GCX_RUNNER_LISTEN`, optional). */
 export const layerConfig = (
   overrides?: Partial<Omit<RunnerOptions, "databaseUrl" | "runnerAddress">>
-): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | ConfigError.ConfigError> =>
-  Layer.unwrapEffect(
+): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError> =>
+  Layer.unwrap(
     Config.all({
       databaseUrl: databaseUrlConfig,
       runnerAddress: runnerAddressConfig("GCX_RUNNER_ADDRESS"),
@@ -168,7 +176,7 @@ export const layerConfig = (
 /** A client-only node: submits workflows and reads their results, runs none. */
 export const layerClient = (
   options: ClientOptions
-): Layer.Layer<Services, Database.DatabaseUnreachable | ConfigError.ConfigError> =>
+): Layer.Layer<Services, Database.DatabaseUnreachable | Config.ConfigError> =>
   Layer.merge(ClusterWorkflowEngine.layer, Outcomes.layer).pipe(
     Layer.provideMerge(Database.withSchemaLock(NodeClusterSocket.layer({
       storage: "sql",
@@ -181,7 +189,7 @@ export const layerClient = (
 /** A client-only node from `GCX_DATABASE_URL`. */
 export const layerClientConfig = (
   overrides?: Partial<Omit<ClientOptions, "databaseUrl">>
-): Layer.Layer<Services, Database.DatabaseUnreachable | ConfigError.ConfigError> =>
-  Layer.unwrapEffect(
+): Layer.Layer<Services, Database.DatabaseUnreachable | Config.ConfigError> =>
+  Layer.unwrap(
     Config.map(databaseUrlConfig, (databaseUrl) => layerClient({ databaseUrl, sharding: overrides?.sharding }))
   )

@@ -10,12 +10,12 @@
  * One row per requestId in `gcx_submit_attempts`, in the database of the
  * deployment (SQLite embedded, PostgreSQL across runners).
  */
-import * as SqlClient from "@effect/sql/SqlClient"
-import type * as SqlError from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
+import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
 
 /** The counter service. */
 export interface Service {
@@ -28,7 +28,7 @@ export interface Service {
 }
 
 /** The counter service. */
-export class SubmitAttempts extends Context.Tag("@gcx/workflow/SubmitAttempts")<SubmitAttempts, Service>() {}
+export class SubmitAttempts extends Context.Service<SubmitAttempts, Service>()("@gcx/workflow/SubmitAttempts") {}
 
 /** The table of the counter. */
 export const table = "gcx_submit_attempts"

@@ -1,4 +1,4 @@
-/** Durable gcx quotes on @effect/workflow and @effect/cluster: SQLite embedded, PostgreSQL across runners. */
+/** Durable gcx quotes on effect/workflow and effect/cluster: SQLite embedded, PostgreSQL across runners. */
 
 /** AES-256-GCM sealing of the card in persisted payloads, with the key of `GCX_DATA_KEY`. */
 export * as CardCipher from "./CardCipher.js"

@@ -1,6 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Card } from "@gcx/core"
-import { ConfigError, ConfigProvider, Effect, Either, Layer, Redacted } from "effect"
+import { Config, ConfigProvider, Effect, Layer, Redacted, Result } from "effect"
 import * as Crypto from "node:crypto"
 import { CardCipher } from "../src/index.js"
 
@@ -14,7 +14,7 @@ const withKey = (key: string) => Effect.provide(CardCipher.layer(key))
 const fromEnv = (env: Record<string, string>) =>
   Layer.launch(CardCipher.layerConfig()).pipe(
     Effect.timeout("1 millis"),
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })),
     Effect.flip
   )
 
@@ -85,7 +85,7 @@ describe("CardCipher", () => {
   it.effect("GCX_DATA_KEY missing or malformed: a ConfigError that names it; never a plaintext fallback", () =>
     Effect.gen(function*() {
       const missing = yield* fromEnv({})
-      assert(ConfigError.isConfigError(missing))
+      assert(missing instanceof Config.ConfigError)
       expect(String(missing)).toContain("GCX_DATA_KEY")
       const short = yield* fromEnv({ GCX_DATA_KEY: Buffer.alloc(16).toString("base64") })
       expect(String(short)).toContain("GCX_DATA_KEY must be 32 bytes in base64, not 16")
@@ -100,7 +100,7 @@ describe("CardCipher", () => {
       for (const byte of [0x00, 0x41, 0xff]) {
         const repeated = Buffer.alloc(32, byte).toString("base64")
         const current = yield* fromEnv({ GCX_DATA_KEY: repeated })
-        assert(ConfigError.isConfigError(current))
+        assert(current instanceof Config.ConfigError)
         expect(String(current)).toContain("GCX_DATA_KEY must not be one byte repeated")
         const previous = yield* fromEnv({ GCX_DATA_KEY: good, GCX_DATA_KEY_PREVIOUS: repeated })
         expect(String(previous)).toContain("GCX_DATA_KEY_PREVIOUS must not be one byte repeated")
@@ -118,7 +118,7 @@ describe("CardCipher", () => {
       const sealedNew = yield* sealWith("request-6", current, old)
       expect(yield* openWith(sealedNew, "request-6", current)).toBe(pinNumber)
       const unknown = yield* Effect.flip(openWith(sealedNew, "request-6", old))
-      const currentId = Either.getOrThrow(Either.map(CardCipher.parseKey(current), CardCipher.keyId))
+      const currentId = Result.getOrThrow(Result.map(CardCipher.parseKey(current), CardCipher.keyId))
       expect(currentId).toMatch(/^[0-9a-f]{8}$/)
       expect(unknown.keyId).toBe(currentId)
       expect(unknown.message).toContain(`sealed with the data key ${currentId}`)
@@ -138,9 +138,9 @@ describe("CardCipher", () => {
     }))
 
   it("parseKey accepts 32 bytes of base64 only", () => {
-    expect(Either.isRight(CardCipher.parseKey(CardCipher.generateKey()))).toBe(true)
+    expect(Result.isSuccess(CardCipher.parseKey(CardCipher.generateKey()))).toBe(true)
     expect(CardCipher.parseKey(Buffer.alloc(33).toString("base64"))).toEqual(
-      Either.left("must be 32 bytes in base64, not 33")
+      Result.fail("must be 32 bytes in base64, not 33")
     )
   })
 })

@@ -23,7 +23,7 @@ interface Modes {
 
 /** Runs the child on `filename` (killed after 30 s): the modes it saw, and its stderr. */
 const open = (filename: string) =>
-  Effect.async<{ readonly modes: Modes; readonly stderr: string }, Error>((resume) => {
+  Effect.callback<{ readonly modes: Modes; readonly stderr: string }, Error>((resume) => {
     const proc = ChildProcess.spawn(process.execPath, ["--import", "tsx", child, filename], {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"]

@@ -1,10 +1,10 @@
-import { SqlClient } from "@effect/sql"
 import { assert, describe, expect, it, layer } from "@effect/vitest"
 import { Card, Errors } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents } from "@gcx/poller"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { BigDecimal, Chunk, Effect, Equal, Exit, Fiber, Layer, Queue, Stream } from "effect"
+import { BigDecimal, Effect, Equal, Exit, Fiber, Layer, Queue, Result, Stream } from "effect"
+import { SqlClient } from "effect/sql"
 import * as Path from "node:path"
 import { CardCipher, DurableQuotes, Embedded, QuoteWorkflow, SubmitAttempts } from "../src/index.js"
 import { card, quotesLayer, sandbox, tempDatabase, tempDirectory, withQuotes } from "./fixtures.js"
@@ -93,11 +93,11 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
         const quotes = yield* DurableQuotes.DurableQuotes
         const events = yield* bus.subscribe.pipe(
           Effect.flatMap((stream) =>
-            stream.pipe(Stream.takeUntil((event) => event._tag === "Completed"), Stream.runCollect, Effect.fork)
+            stream.pipe(Stream.takeUntil((event) => event._tag === "Completed"), Stream.runCollect, Effect.forkChild)
           )
         )
         const quote = yield* quotes.execute(card(TestData.Cards.success))
-        const tags = Chunk.toReadonlyArray(yield* Fiber.join(events)).map((event) => event._tag)
+        const tags = (yield* Fiber.join(events)).map((event) => event._tag)
         expect(tags[0]).toBe("Submitted")
         expect(tags.at(-1)).toBe("Completed")
         expect(quote.transactionId).toBeTypeOf("string")
@@ -136,7 +136,7 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
         const refused = yield* Effect.flip(
           quotes.execute(card(TestData.Cards.invalid), { requestId: "durable-outcome-2" })
         )
-        const outcomesTold = Chunk.toReadonlyArray(yield* Queue.takeAll(told))
+        const outcomesTold = yield* Queue.takeAll(told)
         expect(outcomesTold.map(({ requestId, transactionId }) => [requestId, transactionId])).toEqual([
           ["durable-outcome-1", quote.transactionId],
           ["durable-outcome-2", (yield* server.journal).transactionsByRequestId["durable-outcome-2"]![0]]
@@ -145,16 +145,16 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
         // encoded, so the quote told and the one returned (decoded from the stored reply) differ structurally.
         expect(Equal.equals(outcomesTold[0]!.exit, Exit.succeed(quote))).toBe(true)
         expect(Equal.equals(outcomesTold[1]!.exit, Exit.fail(refused))).toBe(true)
-      }).pipe(Effect.provide(quotesLayer(server, filename).pipe(Layer.provide(outcomes))))
+      }).pipe(Effect.provide(quotesLayer(server, filename).pipe(Layer.provide(outcomes)), { local: true }))
     }).pipe(Effect.scoped))
 
   it.effect("a card that cannot be decrypted fails that quote with a typed error, and the runner carries on", () =>
     withQuotes()(Effect.gen(function*() {
       const quotes = yield* DurableQuotes.DurableQuotes
-      const other = CardCipher.make(
+      const other = yield* CardCipher.make(
         CardCipher.parseKey(CardCipher.generateKey()).pipe((key) => {
-          assert(key._tag === "Right")
-          return key.right
+          assert(Result.isSuccess(key))
+          return key.success
         })
       )
       const requestId = "durable-wrong-key-1"

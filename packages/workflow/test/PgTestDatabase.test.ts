@@ -1,6 +1,6 @@
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as TestPg from "./utils/postgres.js"
 
 layer(Layer.provideMerge(TestPg.layerClient, TestPg.layer({ ownServer: true })), { excludeTestServices: true })(
@@ -19,7 +19,7 @@ layer(Layer.provideMerge(TestPg.layerClient, TestPg.layer({ ownServer: true })),
           expect(row!.db).toBe("gcx")
           expect(row!.version).toMatch(/^PostgreSQL 1\d/)
           yield* db.stop
-          expect(yield* Effect.either(sql`SELECT 1`)).toMatchObject({ _tag: "Left" })
+          expect(yield* Effect.result(sql`SELECT 1`)).toMatchObject({ _tag: "Failure" })
           yield* db.start
           const [again] = yield* sql<{ one: number }>`SELECT 1 AS one`.pipe(
             Effect.retry({ times: 20 })

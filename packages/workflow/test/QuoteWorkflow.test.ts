@@ -31,7 +31,7 @@ describe("QuoteWorkflow.remainingHint", () => {
 describe("QuoteWorkflow.executionId", () => {
   const card = new CardCipher.SealedCard({ masked: "****1234", productLineId: "pl-1", sealed: "AQ==" })
 
-  it.effect("is the execution id @effect/workflow derives from the requestId (rows written by either are found by both)", () =>
+  it.effect("is the execution id effect/workflow derives from the requestId (rows written by either are found by both)", () =>
     Effect.gen(function*() {
       for (
         const requestId of [

@@ -1,6 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { randomBytes, randomInt } from "node:crypto"
 import * as Net from "node:net"
 import { CardCipher, DurableQuotes } from "../src/index.js"
@@ -10,7 +10,7 @@ import { type ChildInput, runAndKill } from "./fixtures/restart.js"
 const count = 30
 
 /** A loopback port with nothing listening on it: every connection to it is refused. */
-const closedPort = Effect.async<number>((resume) => {
+const closedPort = Effect.callback<number>((resume) => {
   const server = Net.createServer().listen(0, "127.0.0.1", () => {
     const { port } = server.address() as Net.AddressInfo
     server.close(() => resume(Effect.succeed(port)))
@@ -64,7 +64,11 @@ layer(sandbox({ partners: [partner], timeScale: 0.5 }), { excludeTestServices: t
             })
           )
           console.log(
-            `restart: ${count} quotes, killed after ${killTime} with ${killed.completed.length} completed; the restarted runner completed them all in ${resumeTime}`
+            `restart: ${count} quotes, killed after ${
+              Duration.format(killTime)
+            } with ${killed.completed.length} completed; the restarted runner completed them all in ${
+              Duration.format(resumeTime)
+            }`
           )
           const journal = yield* server.journal
           for (const [index, { requestId }] of quotes.entries()) {

@@ -1,10 +1,10 @@
-import * as RunnerAddress from "@effect/cluster/RunnerAddress"
-import { FetchHttpClient } from "@effect/platform"
-import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { ConfigProvider, Context, Effect, Either, Exit, Layer, Redacted, Stream } from "effect"
+import { ConfigProvider, Context, Effect, Exit, Fiber, Layer, Redacted, Result, Stream } from "effect"
+import * as RunnerAddress from "effect/cluster/RunnerAddress"
+import { FetchHttpClient } from "effect/http"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Database from "../src/Database.js"
 import { CardCipher, DurableQuotes } from "../src/index.js"
 import * as Outcomes from "../src/Outcomes.js"
@@ -69,7 +69,7 @@ describe("Runner: bad input", () => {
       const build = (env: Record<string, string>) =>
         Layer.build(Runner.layerConfig()).pipe(
           Effect.scoped,
-          Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+          Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })),
           Effect.flip
         )
       const badAddress = yield* build({ GCX_DATABASE_URL: "postgres://127.0.0.1:1/x", GCX_RUNNER_ADDRESS: "runner-1" })
@@ -77,8 +77,8 @@ describe("Runner: bad input", () => {
       expect(String(badAddress)).toContain("expected host:port")
       const noUrl = yield* build({ GCX_RUNNER_ADDRESS: "127.0.0.1:4000" })
       expect(String(noUrl)).toContain("GCX_DATABASE_URL")
-      expect(Either.getOrThrow(Runner.parseRunnerAddress("[::1]:34431"))).toMatchObject({ host: "::1", port: 34431 })
-      expect(Either.isLeft(Runner.parseRunnerAddress("127.0.0.1:70000"))).toBe(true)
+      expect(Result.getOrThrow(Runner.parseRunnerAddress("[::1]:34431"))).toMatchObject({ host: "::1", port: 34431 })
+      expect(Result.isFailure(Runner.parseRunnerAddress("127.0.0.1:70000"))).toBe(true)
     }))
 })
 
@@ -138,7 +138,7 @@ describe("Runner: one runner and a client-only node on PostgreSQL", () => {
           const seen = yield* Context.get(client, Outcomes.Outcomes).subscribe.pipe(
             Stream.take(3),
             Stream.runCollect,
-            Effect.fork
+            Effect.forkChild
           )
           // LISTEN is issued when the stream starts, with no signal back: give it a moment
           yield* Effect.sleep("1 second")
@@ -150,14 +150,14 @@ describe("Runner: one runner and a client-only node on PostgreSQL", () => {
           const exits = yield* Effect.forEach(
             requests,
             ({ card, requestId }) =>
-              api.submit(card, { requestId }).pipe(Effect.zipRight(Effect.exit(api.result(requestId)))),
+              api.submit(card, { requestId }).pipe(Effect.andThen(Effect.exit(api.result(requestId)))),
             { concurrency: "unbounded" }
           )
           expect(exits.map((exit) => exit._tag)).toEqual(["Success", "Success", "Failure"])
           // A requestId no node submitted: the client-only node finds no quote in PostgreSQL, and says so at once.
           const unknown = yield* Effect.flip(api.result("runner-test-never-submitted"))
           expect(unknown).toMatchObject({ _tag: "QuoteNotFound", requestId: "runner-test-never-submitted" })
-          const outcomes = [...(yield* seen.await.pipe(Effect.flatten, Effect.timeout("20 seconds")))]
+          const outcomes = [...(yield* Fiber.join(seen).pipe(Effect.timeout("20 seconds")))]
           const byRequest = new Map(outcomes.map((outcome) => [outcome.requestId, outcome]))
           expect(byRequest.size).toBe(3)
           for (const [index, { requestId }] of requests.entries()) {

@@ -2,12 +2,12 @@
  * Durable quotes embedded on SQLite in a temporary file, over a real client
  * and a real sandbox on a free port.
  */
-import { FetchHttpClient } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import type { ExchangeConfig } from "@gcx/http"
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { Effect, Layer } from "effect"
+import { FetchHttpClient } from "effect/http"
+import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -66,7 +66,8 @@ export const withQuotes = (options: Parameters<typeof quotesLayer>[2] = {}) =>
 ) =>
   Effect.gen(function*() {
     const server = yield* Sandbox.SandboxServer
-    return yield* Effect.provide(effect, quotesLayer(server, yield* tempDatabase, options))
+    // local: a fresh deployment per test (layers are memoized across provides)
+    return yield* Effect.provide(effect, quotesLayer(server, yield* tempDatabase, options), { local: true })
   }).pipe(Effect.scoped)
 
 /** Card input for a scenario card. */
@@ -84,13 +85,19 @@ export const dumpTables = Effect.gen(function*() {
     tables,
     ({ name }) =>
       Effect.map(
-        sql.unsafe(`SELECT * FROM "${name}"`),
+        // snowflake ids exceed 2^53: node:sqlite reads them only as bigints
+        sql.unsafe(`SELECT * FROM "${name}"`).pipe(Effect.provideService(SqlClient.SafeIntegers, true)),
         (rows) =>
           `${name}\n${
             rows.map((row) =>
               JSON.stringify(
                 row,
-                (_, value) => value instanceof Uint8Array ? Buffer.from(value).toString("utf8") : value
+                (_, value) =>
+                  value instanceof Uint8Array
+                    ? Buffer.from(value).toString("utf8")
+                    : typeof value === "bigint"
+                    ? value.toString()
+                    : value
               )
             ).join("\n")
           }`

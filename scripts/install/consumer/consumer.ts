@@ -33,9 +33,9 @@ const answerFor = (cardNumber: string): Effect.Effect<string, Errors.QuoteFailur
 const program = Effect.gen(function*() {
   const bus = yield* QuoteEvents.QuoteEvents
   const events = yield* bus.subscribe
-  yield* events.pipe(Stream.filter(QuoteEvent.isTerminal), Stream.take(1), Stream.runDrain, Effect.fork)
+  yield* events.pipe(Stream.filter(QuoteEvent.isTerminal), Stream.take(1), Stream.runDrain, Effect.forkChild)
   const answer = yield* answerFor(TestData.Cards.success).pipe(
-    Effect.catchAll((error) => Effect.succeed(`failed: ${error._tag} (${Errors.groupOf(error)})`))
+    Effect.catch((error) => Effect.succeed(`failed: ${error._tag} (${Errors.groupOf(error)})`))
   )
   yield* Console.log(answer)
 })

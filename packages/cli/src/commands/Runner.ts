@@ -6,37 +6,35 @@
  * `GCX_DATA_KEY_PREVIOUS` for the cards sealed before a key rotation. It serves other nodes, so it
  * never falls back to the embedded sandbox: the connection settings are required (or `--embedded`).
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
-import * as Effect from "effect/Effect"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as ConnectionFlags from "../ConnectionFlags.js"
 import * as Help from "../Help.js"
+import * as Lazy from "../Lazy.js"
 
-/** The `runner` command. */
-export const command = Command.make(
-  "runner",
-  {
-    listen: Options.text("listen").pipe(
-      Options.withDescription("host:port to listen on for the other nodes (default: GCX_RUNNER_ADDRESS)"),
-      Options.optional
-    ),
-    connection: ConnectionFlags.options
-  },
-  (options) =>
-    // loaded on demand: the other commands never load the cluster's socket and PostgreSQL modules
-    Effect.flatMap(Effect.promise(() => import("../RunnerNode.js")), (node) => node.run(options))
-).pipe(
-  Command.withDescription(
-    Help.describe(
-      "Run durable quotes as a cluster runner on PostgreSQL (GCX_DATABASE_URL). It serves other nodes: the " +
-        "connection settings are required, and the embedded sandbox is used only with --embedded",
-      [
-        ["GCX_DATABASE_URL", "PostgreSQL URL shared by the runners (required; secret)"],
-        ["GCX_DATA_KEY", "key that seals and opens the cards, 32 bytes in base64 (required; secret)"],
-        ["GCX_DATA_KEY_PREVIOUS", "the key before a rotation: opens the cards it sealed, never seals (secret)"],
-        ["GCX_RUNNER_ADDRESS", "host:port the other nodes reach this runner at (default: --listen)"],
-        ...Help.connectionVariables.filter(([name]) => name !== "GCX_SANDBOX_TIME_SCALE")
-      ]
-    )
+/** The flags of `gcx runner`. */
+export const options = {
+  listen: Flag.String("listen").pipe(
+    Flag.withDescription("host:port to listen on for the other nodes (default: GCX_RUNNER_ADDRESS)"),
+    Flag.optional
+  ),
+  connection: ConnectionFlags.options
+}
+
+/** The parsed flags of `gcx runner`. */
+export type Flags = Command.Command.Config.Infer<typeof options>
+
+/** The `runner` command: its handler is loaded on demand, so that the other commands never load the cluster's socket and PostgreSQL modules. */
+export const command = Command.make("runner", options, Lazy.handler(() => import("../RunnerNode.js"))).pipe(
+  Help.describe(
+    "Run durable quotes as a cluster runner on PostgreSQL (GCX_DATABASE_URL). It serves other nodes: the " +
+      "connection settings are required, and the embedded sandbox is used only with --embedded",
+    [
+      ["GCX_DATABASE_URL", "PostgreSQL URL shared by the runners (required; secret)"],
+      ["GCX_DATA_KEY", "key that seals and opens the cards, 32 bytes in base64 (required; secret)"],
+      ["GCX_DATA_KEY_PREVIOUS", "the key before a rotation: opens the cards it sealed, never seals (secret)"],
+      ["GCX_RUNNER_ADDRESS", "host:port the other nodes reach this runner at (default: --listen)"],
+      ...Help.connectionVariables.filter(([name]) => name !== "GCX_SANDBOX_TIME_SCALE")
+    ]
   )
 )

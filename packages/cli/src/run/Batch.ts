@@ -14,24 +14,24 @@
  * usage (2), then service failure (5), then merchant (4), then card (3);
  * 0 when every card completed. Its flags are in `commands/Batch`.
  */
-import type * as PlatformError from "@effect/platform/Error"
-import * as FileSystem from "@effect/platform/FileSystem"
-import type * as Terminal from "@effect/platform/Terminal"
 import * as Errors from "@gcx/core/Errors"
 import type * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as Redaction from "@gcx/core/Redaction"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
-import type * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import type * as PlatformError from "effect/PlatformError"
+import type * as Stdio from "effect/Stdio"
 import * as Stream from "effect/Stream"
+import type * as Terminal from "effect/Terminal"
 import * as BatchDisplay from "../BatchDisplay.js"
 import * as BatchFile from "../BatchFile.js"
 import * as BatchKey from "../BatchKey.js"
 import * as BatchResults from "../BatchResults.js"
-import type * as BatchCommand from "../commands/Batch.js"
 import * as Connection from "../Connection.js"
 import * as Durable from "../Durable.js"
 import * as ExitCode from "../ExitCode.js"
@@ -182,14 +182,14 @@ export const run = (
   input: Input
 ): Effect.Effect<
   Summary,
-  PlatformError.PlatformError | ExitCode.CliError | BatchKey.BatchKeyError | ConfigError.ConfigError,
-  QuotePoller.QuotePoller | FileSystem.FileSystem | Terminal.Terminal
+  PlatformError.PlatformError | ExitCode.CliError | BatchKey.BatchKeyError | Config.ConfigError,
+  QuotePoller.QuotePoller | FileSystem.FileSystem | Terminal.Terminal | Stdio.Stdio
 > =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const poller = yield* QuotePoller.QuotePoller
-    const rows = yield* BatchFile.parse(yield* fs.readFileString(input.file))
-    const target = yield* Effect.transposeMapOption(input.out, (out) => BatchResults.target(input.file, out))
+    const rows = yield* Effect.fromResult(BatchFile.parse(yield* fs.readFileString(input.file)))
+    const target = yield* Effect.transposeOption(Option.map(input.out, (out) => BatchResults.target(input.file, out)))
     const loaded = Option.flatMap(target, (target) => target.loaded)
     const key = yield* Option.match(target, {
       onNone: () => BatchKey.ephemeral,
@@ -205,7 +205,7 @@ export const run = (
     const earlier = Option.match(loaded, { onNone: () => [], onSome: ({ results }) => results })
     const finished = new Set(earlier.filter(BatchResults.isFinal).map((result) => result.key))
     const pending = unique.filter((card) => !finished.has(card.key))
-    const writer = yield* Effect.transposeMapOption(
+    const writer = yield* Effect.transposeOption(Option.map(
       target,
       (target) =>
         BatchResults.writer(
@@ -213,7 +213,7 @@ export const run = (
           new BatchResults.Header({ format: "gcx-batch-results", version: 2, keyId: BatchKey.id(key) }),
           earlier
         )
-    )
+    ))
     const skipped = unique.length - pending.length
     yield* say(
       `batch: ${rows.length} card(s) from ${Text.safe(input.file)}` +
@@ -237,7 +237,7 @@ export const run = (
     const summary = yield* Effect.scoped(Effect.gen(function*() {
       const display = mode === "json" ? undefined : yield* BatchDisplay.make(mode, pending.length)
       const record = ({ error, result }: Outcome) =>
-        Effect.zipRight(
+        Effect.andThen(
           Option.match(writer, { onNone: () => Effect.void, onSome: (writer) => writer.record(result) }),
           display === undefined
             ? Console.log(BatchResults.encode(result))
@@ -248,20 +248,28 @@ export const run = (
       return yield* poller.quoteAll(pending.map((card) => card.row.card), { ...track, concurrency: input.concurrency })
         .pipe(
           Stream.mapEffect((item) => outcomeOf(pending, item)),
-          Stream.filterMap((outcome) => outcome),
+          Stream.filter(Option.isSome),
+          Stream.map((outcome) => outcome.value),
           Stream.tap(record),
-          Stream.runFold(initial, count)
+          Stream.runFold(() => initial, count)
         )
     }))
     yield* say(`summary\n${summaryTable(summary)}`)
     return summary
   })
 
+/** What `gcx batch` is given: its argument and flags (`commands/Batch`). */
+export interface Flags extends Input {
+  readonly metricsPort: Option.Option<number>
+  readonly durable: boolean
+  readonly connection: Connection.Flags
+}
+
 /**
  * The `batch` command's handler: the batch of the flags, on the connection (or `--durable`) they
  * give, with `--metrics-port`; it fails with the batch's exit code unless every card completed.
  */
-export const handler = ({ connection, durable, metricsPort, ...input }: BatchCommand.Flags) =>
+export const handler = ({ connection, durable, metricsPort, ...input }: Flags) =>
   run(input).pipe(
     Effect.flatMap((summary) =>
       summary.code === ExitCode.ExitCode.Completed

@@ -11,7 +11,6 @@ import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as HeartbeatCommand from "../commands/Heartbeat.js"
 import * as Connection from "../Connection.js"
 import * as Reachability from "../Reachability.js"
 import * as Text from "../Text.js"
@@ -55,6 +54,12 @@ export const run = (
     ))
   })
 
+/** What `gcx heartbeat` is given: its flags (`commands/Heartbeat`). */
+export interface Flags {
+  readonly json: boolean
+  readonly connection: Connection.Flags
+}
+
 /** The `heartbeat` command's handler: the heartbeat on the connection the flags give. */
-export const handler = ({ connection, json }: HeartbeatCommand.Flags) =>
+export const handler = ({ connection, json }: Flags) =>
   run({ json }).pipe(Reachability.explain, Effect.provide(Connection.layer(connection)))

@@ -5,7 +5,6 @@
  * quote's values, or fails with the quote's error. Its flags are in
  * `commands/Quote`.
  */
-import type * as Terminal from "@effect/platform/Terminal"
 import type * as Card from "@gcx/core/Card"
 import * as Errors from "@gcx/core/Errors"
 import type * as Quote from "@gcx/core/Quote"
@@ -13,8 +12,10 @@ import type * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import type * as Stdio from "effect/Stdio"
 import * as Stream from "effect/Stream"
-import type * as QuoteCommand from "../commands/Quote.js"
+import type * as Terminal from "effect/Terminal"
 import * as Connection from "../Connection.js"
 import * as Durable from "../Durable.js"
 import * as Polling from "../Polling.js"
@@ -39,7 +40,7 @@ export const outcome = (
 export const follow = <E, R>(
   events: (mode: Render.Mode) => Stream.Stream<QuoteEvent.QuoteEvent, E, R>,
   json: boolean
-): Effect.Effect<Quote.CompletedQuote, E | Errors.QuoteFailure, R | Terminal.Terminal> =>
+): Effect.Effect<Quote.CompletedQuote, E | Errors.QuoteFailure, R | Terminal.Terminal | Stdio.Stdio> =>
   Effect.scoped(Effect.gen(function*() {
     const mode = yield* Render.mode(json)
     const show = yield* Render.quote(mode)
@@ -50,14 +51,28 @@ export const follow = <E, R>(
 export const run = (
   card: Card.CardInput,
   options: Polling.Flags & { readonly json: boolean }
-): Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure, QuotePoller.QuotePoller | Terminal.Terminal> =>
+): Effect.Effect<
+  Quote.CompletedQuote,
+  Errors.QuoteFailure,
+  QuotePoller.QuotePoller | Terminal.Terminal | Stdio.Stdio
+> =>
   Effect.flatMap(
     QuotePoller.QuotePoller,
     (poller) => follow((mode) => poller.quote(card, Polling.trackOptions(options, mode)), options.json)
   )
 
+/** What `gcx quote` is given: its flags (`commands/Quote`). */
+export interface Flags extends Polling.Flags {
+  readonly card: Redacted.Redacted<string>
+  readonly pin: Redacted.Redacted<string>
+  readonly product: string
+  readonly json: boolean
+  readonly durable: boolean
+  readonly connection: Connection.Flags
+}
+
 /** The `quote` command's handler: the quote of the flags, on the connection (or `--durable`) they give. */
-export const handler = ({ card, connection, durable, pin, product, ...options }: QuoteCommand.Flags) =>
+export const handler = ({ card, connection, durable, pin, product, ...options }: Flags) =>
   run({ cardNumber: card, pinNumber: pin, productLineId: product }, options).pipe(
     Reachability.explain,
     Effect.provide(durable ? Durable.pollerLayer(connection) : Connection.pollerLayer(connection))

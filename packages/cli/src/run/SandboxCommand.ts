@@ -4,21 +4,34 @@
  * the `GCX_*` variables that point gcx at it, and the scenario cards.
  * Its flags, those of `pnpm sandbox`, are in `commands/SandboxCommand`.
  */
-import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Faults from "@gcx/sandbox/Faults"
 import * as Sandbox from "@gcx/sandbox/Sandbox"
-import type * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import type { ServeError } from "effect/http/HttpServerError"
 import * as Option from "effect/Option"
-import type * as SandboxCommand from "../commands/SandboxCommand.js"
+import * as Result from "effect/Result"
 import { CliError, ExitCode } from "../ExitCode.js"
 
+/** What `gcx sandbox` is given: its flags (`commands/SandboxCommand`). */
+export interface Flags {
+  readonly port: number
+  readonly host: Option.Option<string>
+  readonly allowedHost: ReadonlyArray<string>
+  readonly stage: Option.Option<string>
+  readonly timeScale: Option.Option<number>
+  readonly tokenLifetime: Option.Option<number>
+  readonly seed: Option.Option<string>
+  readonly fault: ReadonlyArray<string>
+  readonly latency: Option.Option<string>
+  readonly quiet: boolean
+}
+
 /** The sandbox options for the flags, or what is wrong with a fault rule. */
-export const sandboxOptions = (flags: SandboxCommand.Flags): Either.Either<Sandbox.SandboxOptions, CliError> =>
-  Either.map(
-    Either.all(
+export const sandboxOptions = (flags: Flags): Result.Result<Sandbox.SandboxOptions, CliError> =>
+  Result.map(
+    Result.all(
       [...flags.fault, ...Option.toArray(Option.map(flags.latency, (ms) => `any:latency:ms=${ms}`))].map(
         Faults.parseRule
       )
@@ -34,7 +47,7 @@ export const sandboxOptions = (flags: SandboxCommand.Flags): Either.Either<Sandb
       faults,
       logLevel: flags.quiet ? "None" : "Info"
     })
-  ).pipe(Either.mapLeft((message) => new CliError({ code: ExitCode.Usage, message })))
+  ).pipe(Result.mapError((message) => new CliError({ code: ExitCode.Usage, message })))
 
 /** Runs a sandbox until interrupted, and prints its banner. */
 export const run = (
@@ -47,10 +60,10 @@ export const run = (
 
 /** The `sandbox` command's handler: a sandbox with the flags' options and `GCX_SANDBOX_ADMIN_KEY`, until interrupted. */
 export const handler = (
-  flags: SandboxCommand.Flags
-): Effect.Effect<never, CliError | ConfigError.ConfigError | ServeError | Sandbox.SandboxOptionsError> =>
+  flags: Flags
+): Effect.Effect<never, CliError | Config.ConfigError | ServeError | Sandbox.SandboxOptionsError> =>
   Effect.gen(function*() {
-    const options = yield* sandboxOptions(flags)
+    const options = yield* Effect.fromResult(sandboxOptions(flags))
     const adminKey = yield* Sandbox.adminKeyConfig
     return yield* run({ ...options, adminKey: Option.getOrUndefined(adminKey) })
   })

@@ -10,10 +10,10 @@
  *   stops at the first chunk past the cap, which cancels the body (the
  *   connection is closed).
  */
-import type * as Headers from "@effect/platform/Headers"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
+import type * as Headers from "effect/http/Headers"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Stream from "effect/Stream"
 
 /** The body, or `TooLarge` when it is larger than the cap (what was read is dropped). */
@@ -51,7 +51,7 @@ export const read = (
   response: HttpClientResponse.HttpClientResponse,
   headers: Headers.Headers,
   maxBytes: number
-): Effect.Effect<Body, HttpClientError.ResponseError> => {
+): Effect.Effect<Body, HttpClientError.HttpClientError> => {
   const declared = declaredLength(headers)
   if (declared !== undefined) {
     // Over the cap: left unread, so nothing of it is buffered beyond the socket's.

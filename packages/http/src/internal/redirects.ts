@@ -7,24 +7,27 @@
  * Each request runs with, in its context:
  * - `FetchHttpClient.Fetch`: the caller's fetch (else `globalThis.fetch`) called
  *   with `redirect: "manual"`, so that `FetchHttpClient` hands back the 3xx;
- * - `NodeHttpClient.UndiciRequestOptions` (by its key, so that gcx does not
- *   depend on @effect/platform-node): the caller's options with
- *   `maxRedirections: 0`, which a dispatcher composed with undici's redirect
- *   interceptor honours (a plain undici dispatcher never follows).
+ * - `NodeHttpClient.UndiciOptions` (by its key, so that gcx does not depend
+ *   on @effect/platform-node): the caller's options with `maxRedirections: 0`,
+ *   which a dispatcher composed with undici's redirect interceptor honours (a
+ *   plain undici dispatcher never follows; undici 8 accepts 0 and refuses any
+ *   other value).
  *
  * Both are set over the request's own context, which wins over what a transport
  * layer was built with: provide a custom `Fetch` or undici options in the
  * calling fiber's context, not on the `HttpClient` layer.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpClient from "effect/http/HttpClient"
 
-/** The key of `NodeHttpClient.UndiciRequestOptions` in @effect/platform-node. */
-const UndiciRequestOptions = Context.GenericTag<never, Readonly<Record<string, unknown>>>(
-  "@effect/platform-node/NodeHttpClient/undiciOptions"
-)
+type UndiciOptions = Readonly<Record<string, unknown>>
+
+/** `NodeHttpClient.UndiciOptions` of @effect/platform-node 4: a `Context.Reference` is found by its key. */
+const UndiciOptions = Context.Reference<UndiciOptions>("@effect/platform-node/NodeHttpClient/UndiciOptions", {
+  defaultValue: () => ({})
+})
 
 const manual = (fetch: typeof globalThis.fetch): typeof globalThis.fetch => (input, init) =>
   fetch(input, { ...init, redirect: "manual" })
@@ -32,8 +35,6 @@ const manual = (fetch: typeof globalThis.fetch): typeof globalThis.fetch => (inp
 // Read at call time, so that a fetch installed later (a test's stub) is the one used.
 const globalFetchManual: typeof globalThis.fetch = (input, init) =>
   globalThis.fetch(input, { ...init, redirect: "manual" })
-
-type UndiciOptions = Readonly<Record<string, unknown>>
 
 const noRedirections: UndiciOptions = { maxRedirections: 0 }
 
@@ -69,20 +70,18 @@ const refusingUndici = (options: UndiciOptions | undefined): UndiciOptions => {
 
 /** The context with the redirect-refusing fetch and undici options: one copy of it, or none when it has them. */
 const withoutRedirects = (context: Context.Context<never>): Context.Context<never> => {
-  const fetch = context.unsafeMap.get(FetchHttpClient.Fetch.key) as typeof globalThis.fetch | undefined
-  const undici = context.unsafeMap.get(UndiciRequestOptions.key) as UndiciOptions | undefined
+  const fetch = Context.getOrUndefined(context, FetchHttpClient.Fetch)
+  const undici = Context.getOrUndefined(context, UndiciOptions)
   const wantedFetch = manualFetch(fetch)
   const wantedUndici = refusingUndici(undici)
   if (wantedFetch === fetch && wantedUndici === undici) return context
-  const map = new Map(context.unsafeMap)
-  map.set(FetchHttpClient.Fetch.key, wantedFetch)
-  map.set(UndiciRequestOptions.key, wantedUndici)
-  return Context.unsafeMake(map)
+  // One context on top of the request's (Context.add keeps the parent): no copy of its services.
+  return context.pipe(Context.add(FetchHttpClient.Fetch, wantedFetch), Context.add(UndiciOptions, wantedUndici))
 }
 
 /** The client with every request sent so that the transport does not follow redirects (see the module notes). */
 export const refuseRedirects = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
-  HttpClient.transformResponse(client, Effect.mapInputContext(withoutRedirects))
+  HttpClient.transformResponse(client, Effect.updateContext(withoutRedirects))
 
 /** Whether a status is a redirect (3xx), which gcx never follows. */
 export const isRedirect = (status: number): boolean => status >= 300 && status < 400

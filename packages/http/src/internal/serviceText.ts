@@ -7,10 +7,11 @@
  *   echoed card number, or 15,000 characters).
  * - Step tags: as `Redaction.serviceText` keeps them (masked, cut to 1,024).
  */
-import type * as Headers from "@effect/platform/Headers"
 import * as Redaction from "@gcx/core/Redaction"
 import * as Transaction from "@gcx/core/Transaction"
 import * as Effect from "effect/Effect"
+import type * as Headers from "effect/http/Headers"
+import * as Result from "effect/Result"
 
 /** Reads the trace id of an answer's headers, for one client. */
 export type TraceIds = (headers: Headers.Headers) => Effect.Effect<string | undefined>
@@ -33,13 +34,13 @@ export const traceIds = (source: string): TraceIds => {
     const value = headers["svc-trace-id"]
     if (value === undefined) return none
     const checked = Redaction.checkTraceId(value)
-    if (checked._tag === "Right") return Effect.succeed(checked.right)
+    if (Result.isSuccess(checked)) return Effect.succeed(checked.success)
     if (told) return none
     told = true
     return Effect.as(
       Effect.logWarning(
         `${source} sent an SVC-TRACE-ID that does not look like a trace id; it is dropped, and later ones without this warning`
-      ).pipe(Effect.annotateLogs({ reason: checked.left, why: why[checked.left] })),
+      ).pipe(Effect.annotateLogs({ reason: checked.failure, why: why[checked.failure] })),
       undefined
     )
   }
@@ -56,6 +57,8 @@ export const keepStepTags = (status: Transaction.TransactionStatus): Transaction
       steps: status.steps.map((step) =>
         isKept(step)
           ? step
-          : new Transaction.Step({ ...step, descriptionTag: Redaction.serviceText(step.descriptionTag) }, true)
+          : new Transaction.Step({ ...step, descriptionTag: Redaction.serviceText(step.descriptionTag) }, {
+            disableChecks: true
+          })
       )
-    }, true)
+    }, { disableChecks: true })

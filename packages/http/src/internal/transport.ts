@@ -5,21 +5,20 @@
  * `UnexpectedResponse`. Never leaks the request (its headers and body) into an
  * error.
  */
-import * as Headers from "@effect/platform/Headers"
-import type * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Errors from "@gcx/core/Errors"
 import { serviceText } from "@gcx/core/Redaction"
 import * as TolerantReader from "@gcx/core/TolerantReader"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as DefaultServices from "effect/DefaultServices"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Headers from "effect/http/Headers"
+import type * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as Body from "./body.js"
 import { isRedirect } from "./redirects.js"
@@ -61,17 +60,17 @@ const withNames = (
 }
 
 /**
- * Runs an effect with `wanted` among `Headers.currentRedactedNames`. When they are already there, the
- * effect runs as it is: a `locally` per request costs more than the check.
+ * Runs an effect with `wanted` among `Headers.CurrentRedactedNames`. When they are already there, the
+ * effect runs as it is: providing the reference per request costs more than the check.
  */
 export const redacting = (wanted: ReadonlyArray<string>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.withFiberRuntime<A, E, R>((fiber) => {
-    const names = fiber.getFiberRef(Headers.currentRedactedNames)
+  Effect.withFiber<A, E, R>((fiber) => {
+    const names = fiber.getRef(Headers.CurrentRedactedNames)
     const redacted = withNames(names, wanted)
-    return redacted === names ? effect : Effect.locally(effect, Headers.currentRedactedNames, redacted)
+    return redacted === names ? effect : Effect.provideService(effect, Headers.CurrentRedactedNames, redacted)
   })
 
-/** Runs an effect with `authorization` and `x-api-key` among `Headers.currentRedactedNames` (the default). */
+/** Runs an effect with `authorization` and `x-api-key` among `Headers.CurrentRedactedNames` (the default). */
 export const redactingSecrets: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = redacting(
   secretHeaderNames
 )
@@ -148,24 +147,24 @@ const fromHttpClientError = (
   context: RequestContext,
   error: HttpClientError.HttpClientError
 ): Errors.TransportError => {
-  // A failure while reading the body means the answer was cut off: the request
-  // was received, and may have been processed.
-  const { code, reason } = reasonOf(error.cause, error._tag === "ResponseError" ? "Reset" : "Other")
+  // A failure while reading the body (a reason with a response) means the answer
+  // was cut off: the request was received, and may have been processed.
+  const { code, reason } = reasonOf(error.reason.cause, "response" in error.reason ? "Reset" : "Other")
   return transportError(request, context, reason, code)
 }
 
-const liveClock = Context.get(DefaultServices.liveServices, Clock.Clock)
+/** The live clock: the default of the `Clock` reference (a test replaces it with `TestClock`). */
+const liveClock = Context.get(Context.empty(), Clock.Clock)
 
 /** The longest delay `setTimeout` keeps (about 24.8 days). */
 const maxTimerMillis = 2 ** 31 - 1
 
 /**
- * `Effect.timeoutFail`, for one request. With the live `Clock` it forks one
- * fiber (the effect's) and times it with `setTimeout`, where
- * `Effect.timeoutFail` races two fibers and joins their FiberRefs, which costs
- * more CPU than the rest of a request. With any other clock (`TestClock`) it
- * is `Effect.timeoutFail`. On timeout the effect is interrupted (the request
- * aborted) before the failure. The effect's FiberRef changes are not kept.
+ * `Effect.timeoutOrElse` failing with `onTimeout()`, for one request. With the
+ * live `Clock` it forks one fiber (the effect's) and times it with
+ * `setTimeout`, where `Effect.timeoutOrElse` races the effect with a sleeping
+ * fiber. With any other clock (`TestClock`) it is `Effect.timeoutOrElse`. On
+ * timeout the effect is interrupted (the request aborted) before the failure.
  */
 export const timeoutFail = <A, E, R, E2>(
   effect: Effect.Effect<A, E, R>,
@@ -175,23 +174,28 @@ export const timeoutFail = <A, E, R, E2>(
   Effect.clockWith((clock) => {
     const millis = Duration.toMillis(timeout)
     if (clock !== liveClock || !(millis <= maxTimerMillis)) {
-      return Effect.timeoutFail(effect, { duration: timeout, onTimeout })
+      return Effect.timeoutOrElse(effect, { duration: timeout, orElse: () => Effect.fail(onTimeout()) })
     }
     return Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(Effect.fork(restore(effect)), (fiber) =>
-        restore(Effect.async<A, E | E2>((resume) => {
-          const observer = (exit: Exit.Exit<A, E>) => {
-            clearTimeout(timer)
-            resume(exit)
+      Effect.flatMap(Effect.forkChild(restore(effect), { startImmediately: true }), (fiber) =>
+        restore(Effect.callback<A, E | E2>((resume) => {
+          // A fiber that has already ended (its effect was synchronous) needs no timer.
+          const ended = fiber.pollUnsafe()
+          if (ended !== undefined) {
+            resume(ended)
+            return
           }
           const timer = setTimeout(() => {
-            fiber.removeObserver(observer)
-            resume(Effect.zipRight(Fiber.interrupt(fiber), Effect.fail(onTimeout())))
+            removeObserver()
+            resume(Effect.andThen(Fiber.interrupt(fiber), Effect.fail(onTimeout())))
           }, millis)
-          fiber.addObserver(observer)
+          const removeObserver = fiber.addObserver((exit: Exit.Exit<A, E>) => {
+            clearTimeout(timer)
+            resume(exit)
+          })
           return Effect.suspend(() => {
             clearTimeout(timer)
-            fiber.removeObserver(observer)
+            removeObserver()
             return Fiber.interrupt(fiber)
           })
         })))
@@ -253,7 +257,7 @@ export const send = (
   context: RequestContext
 ): Effect.Effect<Answer, Errors.TransportError | Errors.UnexpectedResponse> =>
   client.execute(request).pipe(
-    Effect.catchAll((error) => Effect.fail(fromHttpClientError(request, context, error))),
+    Effect.catch((error) => Effect.fail(fromHttpClientError(request, context, error))),
     Effect.flatMap((response) => {
       // Read once: undici's response builds its `headers` anew on every access.
       const headers = response.headers
@@ -263,7 +267,7 @@ export const send = (
           // A redirect's body is left unread: nothing of it is buffered beyond the socket's.
           ? Effect.fail(unexpected(request, context, answered, "Redirect", limits.maxResponseBytes))
           : Effect.flatMap(
-            Effect.catchAll(
+            Effect.catch(
               Body.read(response, headers, limits.maxResponseBytes),
               (error) => Effect.fail(fromHttpClientError(request, context, error))
             ),
@@ -292,7 +296,7 @@ export const isSuccess = (status: number): boolean => status >= 200 && status < 
 export type JsonDecoder<A> = (
   answer: Answer,
   context: Errors.UnexpectedContext
-) => Either.Either<TolerantReader.Read<A>, Errors.UnexpectedResponse>
+) => Result.Result<TolerantReader.Read<A>, Errors.UnexpectedResponse>
 
 /**
  * A decoder of answers whose JSON body must decode with `schema`, dropping the
@@ -301,15 +305,15 @@ export type JsonDecoder<A> = (
  * paths (never the values) with what is known of the request; never a defect.
  * Build it once per schema: it runs synchronously, without an Effect per answer.
  */
-export const jsonDecoder = <A, I>(schema: Schema.Schema<A, I>, shape: TolerantReader.Shape): JsonDecoder<A> => {
+export const jsonDecoder = <A>(schema: Schema.Decoder<A>, shape: TolerantReader.Shape): JsonDecoder<A> => {
   const decode = TolerantReader.decoder(schema, shape)
   return (answer, context) => {
     let json: unknown
     try {
       json = JSON.parse(answer.body)
     } catch {
-      return Either.left(Errors.unexpectedResponse(context, "the body is not JSON"))
+      return Result.fail(Errors.unexpectedResponse(context, "the body is not JSON"))
     }
-    return Either.mapLeft(decode(json), (error) => Errors.unexpectedResponse(context, error))
+    return Result.mapError(decode(json), (error) => Errors.unexpectedResponse(context, error))
   }
 }

@@ -1,9 +1,8 @@
-import type * as PlatformError from "@effect/platform/Error"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
-import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
+import type * as PlatformError from "effect/PlatformError"
 
 const temporarySuffix = ".tmp"
 
@@ -21,26 +20,43 @@ export const make = (
     const path = yield* Path.Path
     const fileOf = (key: string) => path.join(directory, encodeURIComponent(key))
     const ensureDirectory = fs.makeDirectory(directory, { recursive: true })
-    const ignoreMissing = <B>(fallback: B) => <A, R>(effect: Effect.Effect<A, PlatformError.PlatformError, R>) =>
-      Effect.catchIf(
-        effect,
-        (error) => error._tag === "SystemError" && error.reason === "NotFound",
-        () => Effect.succeed(fallback)
-      )
+    /** A missing file or directory reads as `fallback`; any other failure is the store's. */
+    const storeError = <B>(method: string, key: string | undefined, fallback?: { readonly value: B }) =>
+    <A, R>(
+      effect: Effect.Effect<A, PlatformError.PlatformError, R>
+    ): Effect.Effect<A | B, KeyValueStore.KeyValueStoreError, R> =>
+      Effect.catchTag(effect, "PlatformError", (cause) =>
+        fallback !== undefined && cause.reason._tag === "NotFound"
+          ? Effect.succeed(fallback.value)
+          : Effect.fail(
+            new KeyValueStore.KeyValueStoreError({
+              method,
+              ...(key !== undefined ? { key } : {}),
+              message: `${method} failed: ${cause.message}`,
+              cause
+            })
+          ))
     return KeyValueStore.makeStringOnly({
-      get: (key) => fs.readFileString(fileOf(key)).pipe(Effect.map(Option.some), ignoreMissing(Option.none())),
+      get: (key) => fs.readFileString(fileOf(key)).pipe(storeError("get", key, { value: undefined })),
       set: (key, value) => {
         const temporary = `${fileOf(key)}.${process.pid}${temporarySuffix}`
         return ensureDirectory.pipe(
-          Effect.zipRight(fs.writeFileString(temporary, value)),
-          Effect.zipRight(fs.rename(temporary, fileOf(key)))
+          Effect.andThen(fs.writeFileString(temporary, value)),
+          Effect.andThen(fs.rename(temporary, fileOf(key))),
+          storeError("set", key)
         )
       },
-      remove: (key) => fs.remove(fileOf(key)).pipe(ignoreMissing(undefined)),
-      clear: fs.remove(directory, { recursive: true }).pipe(ignoreMissing(undefined)),
+      remove: (key) => fs.remove(fileOf(key)).pipe(storeError("remove", key, { value: undefined })),
+      clear: fs.remove(directory, { recursive: true }).pipe(storeError("clear", undefined, { value: undefined })),
       size: fs.readDirectory(directory).pipe(
         Effect.map((names) => names.filter((name) => !name.endsWith(temporarySuffix)).length),
-        ignoreMissing(0)
+        storeError("size", undefined, { value: 0 })
+      ),
+      keys: fs.readDirectory(directory).pipe(
+        Effect.map((names) =>
+          names.filter((name) => !name.endsWith(temporarySuffix)).map((name) => decodeURIComponent(name))
+        ),
+        storeError("keys", undefined, { value: [] as ReadonlyArray<string> })
       )
     })
   })

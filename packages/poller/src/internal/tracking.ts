@@ -1,8 +1,9 @@
 /**
  * What a tracked transaction remembers between polls, and the events each
  * answer gives rise to. Events are built from decoded, typed values, so their
- * constructors skip re-validation (`true`): in Effect 3 it rebuilds the
- * class's parser on every call, most of the poller's CPU per quote.
+ * constructors skip re-validation (`disableChecks`): the values were checked
+ * when the answer was decoded, and checking them again on every event is
+ * wasted work on the poller's hot path.
  */
 import { Errors, Quote, QuoteEvent } from "@gcx/core"
 import type { Transaction } from "@gcx/core"
@@ -19,6 +20,9 @@ export interface Tracking {
 }
 
 const noSteps: ReadonlySet<string> = new Set()
+
+/** Constructor options of events built from typed values. */
+const disableChecks = { disableChecks: true } as const
 
 /** The tracking state before the first answer. */
 export const initial = (transactionId: string): Tracking => ({
@@ -69,7 +73,7 @@ export const observe = (
         ...(status.response.expectedCompletionTime !== undefined
           ? { expectedCompletionTime: status.response.expectedCompletionTime }
           : {})
-      }, true)
+      }, disableChecks)
     )
   }
   for (const step of newlyCompleted) {
@@ -79,7 +83,7 @@ export const observe = (
         timestamp,
         descriptionTag: step.descriptionTag,
         ...(step.completionTime !== undefined ? { completionTime: step.completionTime } : {})
-      }, true)
+      }, disableChecks)
     )
   }
   const next: Tracking = {
@@ -104,7 +108,7 @@ export const terminalFor = (
   timestamp: DateTime.Utc
 ): QuoteEvent.Completed | QuoteEvent.Failed =>
   Option.match(Quote.toCompleted(response), {
-    onSome: (quote) => new QuoteEvent.Completed({ transactionId, timestamp, quote }, true),
+    onSome: (quote) => new QuoteEvent.Completed({ transactionId, timestamp, quote }, disableChecks),
     onNone: () =>
       new QuoteEvent.Failed({
         transactionId,
@@ -113,7 +117,7 @@ export const terminalFor = (
           { transactionId },
           "a completed quote without actualCardValue or exchangeCardValue"
         )
-      }, true)
+      }, disableChecks)
   })
 
 /** What a `Retrying` event says of the failure: its tag, and its HTTP status when known. */
@@ -140,4 +144,4 @@ export const retrying = (
     delay: fields.delay,
     reason: reasonOf(error),
     ...(fields.requestId !== undefined ? { requestId: fields.requestId } : {})
-  }, true)
+  }, disableChecks)

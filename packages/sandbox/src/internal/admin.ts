@@ -1,6 +1,6 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { ErrorBody, Redaction } from "@gcx/core"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -18,10 +18,10 @@ import * as State from "./state.js"
 /** The `x-admin-key` check: missing answers 401, wrong 403. */
 export const AdminAuthorizationLive = Layer.effect(
   AdminAuthorization,
-  Effect.map(SandboxConfig, (config) =>
+  SandboxConfig.useSync((config) =>
     AdminAuthorization.of({
-      adminKey: (key) => {
-        const given = Redacted.value(key)
+      adminKey: (httpEffect, { credential }) => {
+        const given = Redacted.value(credential)
         if (given === "") {
           return Effect.fail(
             new Unauthorized({
@@ -30,16 +30,20 @@ export const AdminAuthorizationLive = Layer.effect(
             })
           )
         }
-        return safeEqual(given, config.adminKey) ? Effect.void : Effect.fail(
+        return safeEqual(given, config.adminKey) ? httpEffect : Effect.fail(
           new Forbidden({ ErrorCode: ErrorBody.ErrorCodes.unauthorized, Message: "The x-admin-key header is wrong" })
         )
       }
-    }))
+    })
+  )
 )
 
 /** Decodes a JSON body; the failure names the failing paths, never the values. */
-const decodeBody = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Effect<A, BadRequest> =>
-  Schema.decodeUnknown(schema)(body).pipe(
+const decodeBody = <S extends Schema.Decoder<unknown>>(
+  schema: S,
+  body: unknown
+): Effect.Effect<S["Type"], BadRequest> =>
+  Schema.decodeUnknownEffect(schema)(body).pipe(
     Effect.mapError((error) =>
       new BadRequest({
         ErrorCode: ErrorBody.ErrorCodes.invalidBody,
@@ -88,6 +92,6 @@ export const AdminLive = HttpApiBuilder.group(SandboxApi, "admin", (handlers) =>
           return settings
         }))
       .handle("reset", () => State.reset.pipe(Effect.provide(context)))
-      .handle("disablePartner", ({ path }) => switchPartner(path.clientId, false))
-      .handle("enablePartner", ({ path }) => switchPartner(path.clientId, true))
+      .handle("disablePartner", ({ params }) => switchPartner(params.clientId, false))
+      .handle("enablePartner", ({ params }) => switchPartner(params.clientId, true))
   }))

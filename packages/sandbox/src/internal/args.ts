@@ -1,5 +1,5 @@
-import * as Either from "effect/Either"
 import * as LogLevel from "effect/LogLevel"
+import * as Result from "effect/Result"
 import { parseArgs } from "node:util"
 import * as Faults from "../Faults.js"
 import type { SandboxOptions } from "../Sandbox.js"
@@ -37,32 +37,32 @@ export const usage = `Usage: pnpm sandbox [options]
   --help                this text
 `
 
-const number = (flag: string, text: string | undefined): Either.Either<number | undefined, string> => {
-  if (text === undefined) return Either.right(undefined)
+const number = (flag: string, text: string | undefined): Result.Result<number | undefined, string> => {
+  if (text === undefined) return Result.succeed(undefined)
   const value = Number(text)
-  return Number.isFinite(value) && value >= 0 ? Either.right(value) : Either.left(`${flag} must be a number >= 0`)
+  return Number.isFinite(value) && value >= 0 ? Result.succeed(value) : Result.fail(`${flag} must be a number >= 0`)
 }
 
 /** A whole number of at least 1, when given. */
-const count = (flag: string, text: string | undefined): Either.Either<number | undefined, string> =>
-  Either.flatMap(
+const count = (flag: string, text: string | undefined): Result.Result<number | undefined, string> =>
+  Result.flatMap(
     number(flag, text),
     (value) =>
       value === undefined || (Number.isInteger(value) && value >= 1)
-        ? Either.right(value)
-        : Either.left(`${flag} must be a whole number >= 1`)
+        ? Result.succeed(value)
+        : Result.fail(`${flag} must be a whole number >= 1`)
   )
 
-const logLevels: ReadonlyArray<string> = LogLevel.allLevels.map((level) => level._tag)
+const logLevels: ReadonlyArray<string> = LogLevel.values
 
 /**
  * Parses the arguments of `pnpm sandbox`: the options, `"help"`, or what is
  * wrong with them. A leading `--` (as `pnpm start -- --port 0` forwards it) is
  * skipped.
  */
-export const parse = (argv: ReadonlyArray<string>): Either.Either<SandboxOptions | "help", string> =>
-  Either.gen(function*() {
-    const { values } = yield* Either.try({
+export const parse = (argv: ReadonlyArray<string>): Result.Result<SandboxOptions | "help", string> =>
+  Result.gen(function*() {
+    const { values } = yield* Result.try({
       try: () =>
         parseArgs({
           args: argv[0] === "--" ? argv.slice(1) : [...argv],
@@ -93,7 +93,7 @@ export const parse = (argv: ReadonlyArray<string>): Either.Either<SandboxOptions
     const faults: Array<Faults.FaultRule> = []
     for (const text of [...(values.fault ?? []), ...latency]) faults.push(yield* Faults.parseRule(text))
     const logLevel = values.quiet === true ? "None" : values["log-level"] ?? "Info"
-    if (!logLevels.includes(logLevel)) return yield* Either.left(`--log-level must be one of ${logLevels.join(", ")}`)
+    if (!logLevels.includes(logLevel)) return yield* Result.fail(`--log-level must be one of ${logLevels.join(", ")}`)
     const options: SandboxOptions = {
       port: (yield* number("--port", values.port)) ?? defaultPort,
       host: values.host,
@@ -107,7 +107,7 @@ export const parse = (argv: ReadonlyArray<string>): Either.Either<SandboxOptions
       faults,
       maxTransactions: yield* count("--max-transactions", values["max-transactions"]),
       maxDashboardStreams: yield* count("--max-dashboard-streams", values["max-dashboard-streams"]),
-      logLevel: logLevel as LogLevel.Literal
+      logLevel: logLevel as LogLevel.LogLevel
     }
     return options
   })

@@ -1,8 +1,8 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Encoding from "effect/Encoding"
+import * as Base64 from "effect/encoding/Base64"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Result from "effect/Result"
 import { OAuthBadRequest, OAuthUnauthorized, SandboxApi } from "../Api.js"
 import { defaultScope, Tokens } from "../Tokens.js"
 import { readText } from "./body.js"
@@ -43,9 +43,9 @@ const basicCredentials = (
   if (authorization === undefined || !/^basic\b/i.test(authorization)) return Effect.succeed(undefined)
   const match = /^basic\s+(\S+)\s*$/i.exec(authorization)
   if (match === null) return Effect.fail(invalidClient)
-  return Either.match(Encoding.decodeBase64String(match[1]!), {
-    onLeft: () => Effect.fail(invalidClient),
-    onRight: (decoded) => {
+  return Result.match(Base64.decodeString(match[1]!), {
+    onFailure: () => Effect.fail(invalidClient),
+    onSuccess: (decoded) => {
       const colon = decoded.indexOf(":")
       return colon < 0 ? Effect.fail(invalidClient) : Effect.succeed({
         clientId: decodeComponent(decoded.slice(0, colon)),
@@ -101,7 +101,7 @@ export const AuthLive = HttpApiBuilder.group(SandboxApi, "auth", (handlers) =>
           )
         }
         const issued = yield* tokens.issue(partner, scope)
-        return HttpServerResponse.unsafeJson(
+        return HttpServerResponse.jsonUnsafe(
           { access_token: issued.accessToken, expires_in: issued.expiresIn, token_type: "Bearer" },
           { headers: { "cache-control": "no-store", pragma: "no-cache" } }
         )

@@ -1,7 +1,7 @@
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { ErrorBody } from "@gcx/core"
 import * as Effect from "effect/Effect"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { BadRequest, maxBodyBytes, PayloadTooLarge } from "../Api.js"
 
 const tooLarge = new PayloadTooLarge({
@@ -19,7 +19,7 @@ export const readText = (request: HttpServerRequest.HttpServerRequest): Effect.E
   const declared = Number(request.headers["content-length"] ?? 0)
   if (declared > maxBodyBytes) return Effect.fail(tooLarge)
   const source = NodeHttpServerRequest.toIncomingMessage(request)
-  return Effect.async<string, PayloadTooLarge>((resume) => {
+  return Effect.callback<string, PayloadTooLarge>((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
     const onData = (chunk: Buffer) => {

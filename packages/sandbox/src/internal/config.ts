@@ -3,7 +3,7 @@ import type * as LogLevel from "effect/LogLevel"
 import type { Partner, ProductLine } from "../TestData.js"
 
 /** The resolved options of one sandbox, shared by its handlers and middleware. */
-export class SandboxConfig extends Context.Tag("@gcx/sandbox/internal/SandboxConfig")<SandboxConfig, {
+export class SandboxConfig extends Context.Service<SandboxConfig, {
   readonly stage: string
   readonly timeScale: number
   readonly adminKey: string
@@ -15,4 +15,4 @@ export class SandboxConfig extends Context.Tag("@gcx/sandbox/internal/SandboxCon
   readonly maxDashboardStreams: number
   /** The level each request is logged at. */
   readonly requestLogLevel: LogLevel.LogLevel
-}>() {}
+}>()("@gcx/sandbox/internal/SandboxConfig") {}

@@ -4,21 +4,21 @@
  * keeps it live. The page asks for the admin key and sends it as the
  * `x-admin-key` header of every call, never in a URL.
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ErrorBody, Routes } from "@gcx/core"
 import * as Effect from "effect/Effect"
-import { identity } from "effect/Function"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Faults from "../Faults.js"
 import type * as Journal from "../Journal.js"
 import type { Store } from "../Store.js"
+import { errorResponse } from "./answers.js"
 import { SandboxConfig } from "./config.js"
 import * as Feed from "./dashboardFeed.js"
 import { page } from "./dashboardPage.js"
-import { errorResponse } from "./middleware.js"
 import { extraPaths } from "./routes.js"
 
 /** How many event streams a sandbox serves at once by default. */
@@ -74,10 +74,10 @@ export const makeEvents: Effect.Effect<
     taken
       ? Effect.map(makeFeed, (feed) =>
         HttpServerResponse.stream(
-          Stream.repeatEffectWithSchedule(feed.next, Schedule.spaced(interval)).pipe(
+          Stream.fromEffectSchedule(feed.next, Schedule.spaced(interval)).pipe(
             Stream.take(maxTicks),
-            Stream.filterMap(identity),
-            Stream.map(encodeMessage)
+            Stream.filter(Option.isSome),
+            Stream.map((message) => encodeMessage(message.value))
           ),
           { contentType: "text/event-stream", headers: { "cache-control": "no-store" } }
         ))
@@ -98,6 +98,4 @@ const pageResponse = HttpServerResponse.text(page, {
 })
 
 /** Serves the page at `/__sandbox/ui`, beside the API. */
-export const layer = HttpApiBuilder.Router.use((router) =>
-  router.get(extraPaths.dashboard, Effect.succeed(pageResponse))
-)
+export const layer = HttpRouter.add("GET", extraPaths.dashboard, pageResponse)

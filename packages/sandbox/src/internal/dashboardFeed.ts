@@ -115,7 +115,7 @@ export const make = Effect.gen(function*() {
       sent.clear()
     }
     const transactions = yield* transactionChanges(now)
-    const time = encodeTime(DateTime.unsafeMake(now))
+    const time = encodeTime(DateTime.makeUnsafe(now))
     const requests = fresh("requests", yield* recorder.snapshotCounts)
     const faults = fresh("faults", encodeFaults(yield* injector.rules))
     const partnersNow = fresh("partners", yield* partners)

@@ -4,10 +4,13 @@
  * it as it is.
  */
 
-/** OpenAPI's rule for component names. */
-const componentName = /^[a-zA-Z0-9._-]+$/
+/** A component name with the `_<n>` that the generator appends to tell apart schemas of the same name. */
+const numbered = /^(.*?)(?:_(\d+))?$/
 
-/** A package-scoped schema identifier, `@gcx/core/QuoteResponse`, as the generator uses it for a description. */
+/** The generator's spelling of a package-scoped identifier: `@gcx/core/Card` becomes `_gcx_core_Card`. */
+const scopedPrefix = /^_[A-Za-z0-9-]+_[A-Za-z0-9-]+_(?=.)/
+
+/** A package-scoped schema identifier, `@gcx/core/QuoteResponse`, as it may show in a description. */
 const scopedIdentifier = /^@[\w-]+\/[\w-]+\/([\w.-]+)$/
 
 /** The default stage segment, as documented. */
@@ -17,19 +20,30 @@ const documentedStage = "sandbox"
 const pointerSegment = (name: string): string => name.replaceAll("~", "~0").replaceAll("/", "~1")
 
 /**
- * Plain names for the schemas that `@gcx/core` identifies as `@gcx/core/<Name>`
- * (OpenAPI allows only `[a-zA-Z0-9._-]` in component names): `TokenResponse`,
- * or `gcx.core.TokenResponse` should the plain name be taken by another schema.
- * Every `$ref` follows, and descriptions made of such an identifier become the plain name.
+ * Plain names for the component schemas: the generator names the encoded
+ * side of a schema `<Identifier>Encoded`, spells the package-scoped
+ * identifiers of `@gcx/core` (`@gcx/core/Card`) as `_gcx_core_Card`, and
+ * numbers variants (`_1`, the nullable form of a schema). Each becomes its
+ * plain name (`Card`, `QuoteRequest_1`), numbered only when the plain name is
+ * taken. Every `$ref` follows, and descriptions made of a scoped identifier
+ * become the plain name.
  */
 const plainComponentNames = (spec: Record<string, any>): Record<string, any> => {
   const schemas: Record<string, unknown> = spec.components?.schemas ?? {}
+  const plain = (name: string) => {
+    const [, base = name, number] = numbered.exec(name)!
+    return { base: base.replace(scopedPrefix, "").replace(/(?<=.)Encoded$/, ""), number: Number(number ?? 0) }
+  }
+  // Names the generator did not touch keep theirs; the others are renamed, unnumbered ones first.
+  const renamed = Object.keys(schemas).filter((name) => plain(name).base !== numbered.exec(name)![1])
+  const taken = new Set(Object.keys(schemas).filter((name) => !renamed.includes(name)))
   const renames = new Map<string, string>()
-  for (const name of Object.keys(schemas)) {
-    if (componentName.test(name)) continue
-    const plain = name.slice(name.lastIndexOf("/") + 1).replace(/[^a-zA-Z0-9._-]/g, "_")
-    const taken = plain in schemas || [...renames.values()].includes(plain)
-    renames.set(name, taken ? name.replace(/^@/, "").replace(/[^a-zA-Z0-9._-]+/g, ".") : plain)
+  for (const name of renamed.sort((left, right) => plain(left).number - plain(right).number)) {
+    const { base } = plain(name)
+    let candidate = base
+    for (let index = 1; taken.has(candidate); index++) candidate = `${base}_${index}`
+    taken.add(candidate)
+    renames.set(name, candidate)
   }
   const refs = new Map(
     [...renames].map(([from, to]) => [`#/components/schemas/${pointerSegment(from)}`, `#/components/schemas/${to}`])
@@ -45,11 +59,11 @@ const plainComponentNames = (spec: Record<string, any>): Record<string, any> => 
       })
     )
   }
-  const renamed = rename(spec) as Record<string, any>
-  renamed.components.schemas = Object.fromEntries(
-    Object.entries(renamed.components.schemas).map(([name, schema]) => [renames.get(name) ?? name, schema])
+  const result = rename(spec) as Record<string, any>
+  result.components.schemas = Object.fromEntries(
+    Object.entries(result.components.schemas).map(([name, schema]) => [renames.get(name) ?? name, schema])
   )
-  return renamed
+  return result
 }
 
 /**
@@ -81,42 +95,9 @@ const stagedQuotePaths = (quotePath: string) => (spec: Record<string, any>): Rec
   return { ...spec, paths }
 }
 
-const decodeErrorRef = "#/components/schemas/HttpApiDecodeError"
-
-/**
- * Takes out the platform's `HttpApiDecodeError`, which `HttpApi.make` declares
- * under 400 for every endpoint: the sandbox never sends it (its middleware
- * answers a header or path that does not decode with an Error body,
- * `request.invalid.parameter`), so the document says what is really sent.
- */
-const withoutDecodeError = (spec: Record<string, any>): Record<string, any> => {
-  const clean = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(clean)
-    if (typeof value !== "object" || value === null) return value
-    const object = value as Record<string, unknown>
-    if (Array.isArray(object.anyOf) && object.anyOf.some((option) => option?.$ref === decodeErrorRef)) {
-      const rest = object.anyOf.filter((option) => option?.$ref !== decodeErrorRef).map(clean)
-      const { anyOf: _, ...others } = object
-      return rest.length === 1 ? { ...others, ...(rest[0] as object) } : { ...others, anyOf: rest }
-    }
-    return Object.fromEntries(Object.entries(object).map(([key, inner]) => [key, clean(inner)]))
-  }
-  const cleaned = clean(spec) as Record<string, any>
-  // Issue and PropertyKey are the decode error's own parts
-  const schemas = Object.fromEntries(
-    Object.entries(cleaned.components.schemas).filter(([name]) =>
-      !["HttpApiDecodeError", "Issue", "PropertyKey"].includes(name)
-    )
-  )
-  const badRequest = "The request did not match the expected schema"
-  const paths = JSON.parse(JSON.stringify(cleaned.paths).replaceAll(`"${badRequest}"`, `"Bad request (an Error body)"`))
-  return { ...cleaned, paths, components: { ...cleaned.components, schemas } }
-}
-
 /**
  * The transform of the generated document (`OpenApi.Transform`): plain
- * component names, both quote path forms, and only the error bodies the
- * sandbox sends.
+ * component names and both quote path forms.
  */
 export const finish = (quotePath: string) => (spec: Record<string, any>): Record<string, any> =>
-  stagedQuotePaths(quotePath)(plainComponentNames(withoutDecodeError(spec)))
+  stagedQuotePaths(quotePath)(plainComponentNames(spec))

@@ -1,15 +1,20 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Card, ErrorBody, Ids, Quote, Redaction, Routes } from "@gcx/core"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import type * as HttpApiError from "effect/http-api/HttpApiError"
+import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import type * as SchemaIssue from "effect/SchemaIssue"
+import type * as Types from "effect/Types"
 import {
   Authorization,
   BadRequest,
@@ -18,6 +23,7 @@ import {
   maxRequestIdLength,
   NotFound,
   SandboxApi,
+  SchemaErrors,
   Unauthorized
 } from "../Api.js"
 import * as Journal from "../Journal.js"
@@ -32,7 +38,9 @@ import { SandboxConfig } from "./config.js"
 import { safeEqual } from "./credentials.js"
 import * as StatusBody from "./statusBody.js"
 
-const badRequest = (ErrorCode: string, Message: string) => Effect.fail(new BadRequest({ ErrorCode, Message }))
+const badRequestOf = (ErrorCode: string, Message: string) => new BadRequest({ ErrorCode, Message })
+
+const badRequest = (ErrorCode: string, Message: string) => Effect.fail(badRequestOf(ErrorCode, Message))
 
 const requestIdSyntax = new RegExp(`^[A-Za-z0-9_-]{1,${maxRequestIdLength}}$`)
 
@@ -46,9 +54,10 @@ const requestIdHeader = Routes.Headers.requestId.toLowerCase()
 
 /**
  * The bearer token, the partner, its x-api-key and the requestId header,
- * checked in that order. It runs on every exchange call, so the checks are
- * plain code between the two effects they need (the token's verification
- * against `Clock`, and whether the partner is enabled).
+ * checked in that order; the endpoint then runs with its `Caller`. It runs on
+ * every exchange call, so the checks are plain code between the two effects
+ * they need (the token's verification against `Clock`, and whether the
+ * partner is enabled).
  */
 export const AuthorizationLive = Layer.effect(
   Authorization,
@@ -58,36 +67,47 @@ export const AuthorizationLive = Layer.effect(
     const store = yield* Store
     const partners = new Map(config.partners.map((partner) => [partner.clientId, partner]))
     /** The header checks, once the partner is known and enabled. */
-    const checkHeaders = (partner: Partner) =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, ({ headers }) => {
-        if (!safeEqual(headers[apiKeyHeader] ?? "", partner.apiKey)) {
-          return badRequest(ErrorBody.ErrorCodes.invalidApiKey, "The x-api-key header is invalid")
-        }
-        const requestId = headers[requestIdHeader]?.trim() ?? ""
-        if (requestId === "") {
-          return badRequest(ErrorBody.ErrorCodes.missingRequestId, "The requestId header is required")
-        }
-        if (!requestIdSyntax.test(requestId)) {
-          return badRequest(
-            ErrorBody.ErrorCodes.invalidParameter,
-            `requestId must be 1 to ${maxRequestIdLength} characters of A-Z, a-z, 0-9, - and _`
-          )
-        }
-        return Effect.succeed({ partner, requestId })
-      })
+    const checkHeaders = (
+      request: HttpServerRequest.HttpServerRequest,
+      partner: Partner
+    ): Result.Result<Caller["Service"], BadRequest> => {
+      const { headers } = request
+      if (!safeEqual(headers[apiKeyHeader] ?? "", partner.apiKey)) {
+        return Result.fail(badRequestOf(ErrorBody.ErrorCodes.invalidApiKey, "The x-api-key header is invalid"))
+      }
+      const requestId = headers[requestIdHeader]?.trim() ?? ""
+      if (requestId === "") {
+        return Result.fail(badRequestOf(ErrorBody.ErrorCodes.missingRequestId, "The requestId header is required"))
+      }
+      if (!requestIdSyntax.test(requestId)) {
+        return Result.fail(badRequestOf(
+          ErrorBody.ErrorCodes.invalidParameter,
+          `requestId must be 1 to ${maxRequestIdLength} characters of A-Z, a-z, 0-9, - and _`
+        ))
+      }
+      return Result.succeed({ partner, requestId })
+    }
     return Authorization.of({
-      bearer: (token) => {
-        const value = Redacted.value(token)
+      bearer: (httpEffect, { credential }) => {
+        const value = Redacted.value(credential)
         if (value === "") return unauthorized("A bearer token is required")
         return Effect.matchEffect(tokens.verify(value), {
           onFailure: (error) => unauthorized(error.message),
           onSuccess: (claims) => {
             const partner = partners.get(claims.sub)
             if (partner === undefined) return partnerNotFound
-            return Effect.flatMap(
-              store.isEnabled(partner.clientId),
-              (enabled) => enabled ? checkHeaders(partner) : partnerNotFound
-            )
+            return Effect.flatMap(store.isEnabled(partner.clientId), (enabled) => {
+              if (!enabled) return partnerNotFound
+              return HttpServerRequest.HttpServerRequest.use((request): Effect.Effect<
+                HttpServerResponse.HttpServerResponse,
+                BadRequest | Types.unhandled
+              > =>
+                Result.match(checkHeaders(request, partner), {
+                  onFailure: Effect.fail,
+                  onSuccess: (caller) => Effect.provideService(httpEffect, Caller, caller)
+                })
+              )
+            })
           }
         })
       }
@@ -95,9 +115,41 @@ export const AuthorizationLive = Layer.effect(
   })
 )
 
+/** The parameter a schema issue is about: the path of its first pointer, as the request spelled it. */
+const parameterOf = (issue: SchemaIssue.Issue): ReadonlyArray<string> => {
+  switch (issue._tag) {
+    case "Pointer":
+      return [issue.path.map(String).join("."), ...parameterOf(issue.issue).slice(1)]
+    case "Composite":
+    case "AnyOf":
+      return issue.issues.flatMap(parameterOf)
+    case "Filter":
+    case "Encoding":
+      return parameterOf(issue.issue)
+    default:
+      return []
+  }
+}
+
+/**
+ * Answers a header or path parameter that does not decode with 400
+ * `request.invalid.parameter`, naming the parameters (never their values). A
+ * body the sandbox cannot encode stays a defect (500).
+ */
+export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(
+  SchemaErrors,
+  (error: HttpApiError.HttpApiSchemaError) => {
+    if (error.kind === "Body" || error.kind === "ResponseHeaders") return Effect.die(error)
+    const names = Array.from(new Set(parameterOf(error.cause.issue)))
+    return Effect.fail(
+      badRequestOf(ErrorBody.ErrorCodes.invalidParameter, `Invalid parameter: ${names.join(", ")}`)
+    )
+  }
+)
+
 /**
  * The card of a POST body. The reasons name the field and never echo its
- * value (`Card.validateEither`).
+ * value (`Card.validateResult`).
  */
 const decodeCard = (body: unknown): Effect.Effect<Card.Card, BadRequest> => {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
@@ -107,21 +159,37 @@ const decodeCard = (body: unknown): Effect.Effect<Card.Card, BadRequest> => {
   if (typeof card !== "object" || card === null || Array.isArray(card)) {
     return badRequest(ErrorBody.ErrorCodes.invalidParameter, "card must be an object")
   }
-  return Either.match(Card.validateEither(card), {
-    onLeft: (error) => badRequest(ErrorBody.ErrorCodes.invalidParameter, error.message),
-    onRight: Effect.succeed
+  return Result.match(Card.validateResult(card), {
+    onFailure: (error) => badRequest(ErrorBody.ErrorCodes.invalidParameter, error.message),
+    onSuccess: Effect.succeed
   })
+}
+
+/**
+ * The path the client sent, stage segment included: the node request's URL
+ * (the platform's `url` has the stage left out by the middleware, and its
+ * `originalUrl` is absolute).
+ */
+const sentPath = (request: HttpServerRequest.HttpServerRequest): string => {
+  const url = NodeHttpServerRequest.toIncomingMessage(request).url ?? request.url
+  if (url.startsWith("/")) return url
+  try {
+    // An absolute request-target (`POST http://host/sandbox/v3/...`)
+    return new URL(url).pathname
+  } catch {
+    return url
+  }
 }
 
 /** The GET address of a transaction, in the form (with or without the stage) that the POST used. */
 const locationOf = (request: HttpServerRequest.HttpServerRequest, stage: string, transactionId: string): string => {
-  const staged = stage !== "" && request.originalUrl.startsWith(`/${stage}/`)
+  const staged = stage !== "" && sentPath(request).startsWith(`/${stage}/`)
   const path = Routes.transactionPath(transactionId, staged ? stage : undefined)
   const host = request.headers.host
   return host === undefined ? path : `http://${host}${path}`
 }
 
-const encodeQuote = Schema.encode(Quote.QuoteResponse)
+const encodeQuote = Schema.encodeEffect(Quote.QuoteResponse)
 
 const transactionNotFound = Effect.fail(
   new NotFound({ ErrorCode: ErrorBody.ErrorCodes.transactionNotFound, Message: "No transaction has this id" })
@@ -147,8 +215,8 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
   Effect.gen(function*() {
     const config = yield* SandboxConfig
     const store = yield* Store
-    // Request fibers are forked from the runtime the layer is built in, so they see this same clock.
-    const clock = yield* Effect.clock
+    // Request fibers are forked from the context the layer is built in, so they see this same clock.
+    const clock = yield* Clock.Clock
     return handlers
       .handle("heartbeat", () =>
         Effect.gen(function*() {
@@ -192,14 +260,14 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
           yield* Journal.annotateTransaction(request, created.id)
           // The original answer is a function of the creation time, so a replay answers exactly the same body.
           const body = yield* Effect.orDie(encodeQuote(Lifecycle.quoteAt(created, created.createdAt)))
-          return HttpServerResponse.unsafeJson(body, {
+          return HttpServerResponse.jsonUnsafe(body, {
             status: 201,
             headers: { [Routes.Headers.location]: locationOf(request, config.stage, created.id) }
           })
         }))
-      .handleRaw("getTransaction", ({ path, request }) =>
-        Effect.flatMap(Caller, ({ partner }) =>
-          Effect.flatMap(store.get(path.transactionId), (found): Effect.Effect<
+      .handleRaw("getTransaction", ({ params, request }) =>
+        Caller.use(({ partner }) =>
+          Effect.flatMap(store.get(params.transactionId), (found): Effect.Effect<
             HttpServerResponse.HttpServerResponse,
             NotFound | BadRequest
           > => {
@@ -208,16 +276,17 @@ export const ExchangeLive = HttpApiBuilder.group(SandboxApi, "exchange", (handle
             }
             const transaction = found.value
             Journal.unsafeAnnotateTransaction(request, transaction.id)
-            const now = clock.unsafeCurrentTimeMillis()
+            const now = clock.currentTimeMillisUnsafe()
             const kept = StatusBody.doneBodyAt(transaction, now)
             if (kept !== undefined) {
               return Effect.succeed(jsonResponse(kept))
             }
-            return Either.match(Lifecycle.statusAt(transaction, now), {
-              onLeft: (error) =>
+            return Result.match(Lifecycle.statusAt(transaction, now), {
+              onFailure: (error) =>
                 Effect.fail(new BadRequest(error)),
-              // Encoded with the endpoint's own schema, compiled once (the platform looks up annotations per answer).
-              onRight: (status) => Effect.succeed(jsonResponse(StatusBody.bodyOf(transaction, status, now)))
+              // Encoded with the endpoint's own schema, compiled once.
+              onSuccess: (status) => Effect.succeed(jsonResponse(StatusBody.bodyOf(transaction, status, now)))
             })
-          })), uninterruptible)
+          })
+        ), uninterruptible)
   }))

@@ -9,7 +9,7 @@
  * canonical form (`[0:0:0:0:0:0:0:1]` is `[::1]`). A value that is not a plain
  * `host[:port]` (a user part, a path, a space) names nothing.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Os from "node:os"
 
 /** The loopback names every sandbox serves. */
@@ -62,16 +62,16 @@ const interfaceNames = (): ReadonlyArray<string> =>
  * itself (each interface's address when it is a wildcard), and `allowed`; or
  * what is wrong with an allowed host.
  */
-export const served = (host: string, allowed: ReadonlyArray<string>): Either.Either<ReadonlyArray<string>, string> =>
-  Either.map(
-    Either.all(allowed.map((value) => {
+export const served = (host: string, allowed: ReadonlyArray<string>): Result.Result<ReadonlyArray<string>, string> =>
+  Result.map(
+    Result.all(allowed.map((value) => {
       const name = nameOf(value.trim())
       return name === undefined
-        ? Either.left(
+        ? Result.fail(
           `the allowed host "${value}" is not a host name: give a name or an address, such as gcx.test ` +
             "or 192.168.1.20, without a scheme or a path"
         )
-        : Either.right(name)
+        : Result.succeed(name)
     })),
     (names) => {
       const own = isWildcard(host) ? interfaceNames() : [nameOf(bracketed(host)) ?? host]

@@ -7,104 +7,51 @@
  * routes, decode failures and defects with an Error body (never a stack
  * trace), adds SVC-TRACE-ID to every answer it serves, journals each request
  * and logs its method, route and status, nothing else.
+ *
+ * It is the router's global middleware: it runs around the router itself, so
+ * it sees unknown routes (the router's `RouteNotFound`) and every answer of
+ * the API, the errors the API declares included (the API encodes them into
+ * answers of their own status).
  */
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpBody from "@effect/platform/HttpBody"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { ErrorBody, Ids, Routes as Wire } from "@gcx/core"
+import { Ids, Routes as Wire } from "@gcx/core"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
+import * as HttpEffect from "effect/http/HttpEffect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import type * as LogLevel from "effect/LogLevel"
+import * as NetAddress from "effect/net/NetAddress"
 import * as Option from "effect/Option"
-import * as Predicate from "effect/Predicate"
-import * as Schema from "effect/Schema"
+import type * as Types from "effect/Types"
 import * as Faults from "../Faults.js"
 import * as Journal from "../Journal.js"
 import * as Metrics from "../Metrics.js"
+import { destroySocket, faultResponse, malformed, misdirected, notFound, serverError, unanswered } from "./answers.js"
 import { SandboxConfig } from "./config.js"
 import * as Hosts from "./hosts.js"
 import * as Routes from "./routes.js"
 
-const encodeErrorBody = Schema.encodeSync(ErrorBody.ErrorBody)
+const isRouteNotFound = (error: unknown): boolean =>
+  HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound"
 
-/** An answer with an Error body (spec 2.4). */
-export const errorResponse = (
-  status: number,
-  body: { readonly ErrorCode: string; readonly Message: string },
-  headers: Record<string, string> = {}
-): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(encodeErrorBody(new ErrorBody.ErrorBody(body)), { status, headers })
-
-const notFound = errorResponse(404, {
-  ErrorCode: ErrorBody.ErrorCodes.routeNotFound,
-  Message: "No route matches this method and path"
-})
-
-/** The answer to a request whose `Host` is not one of the sandbox's names: a DNS-rebinding page, or a name to allow. */
-const misdirected = HttpServerResponse.text(
-  "421 Misdirected Request: this sandbox does not serve this Host name. " +
-    "Use localhost or 127.0.0.1, or start it with --allowed-host <name>.\n",
-  { status: 421 }
-)
-
-const serverError = errorResponse(500, {
-  ErrorCode: ErrorBody.ErrorCodes.serverError,
-  Message: "Internal server error"
-})
-
-const faultResponse = (rule: Faults.FaultRule): HttpServerResponse.HttpServerResponse =>
-  rule.kind === "status503"
-    ? errorResponse(
-      503,
-      { ErrorCode: ErrorBody.ErrorCodes.serviceUnavailable, Message: "The service is unavailable" },
-      rule.retryAfterSeconds === undefined ? {} : { [Wire.Headers.retryAfter]: String(rule.retryAfterSeconds) }
-    )
-    : serverError
-
-/** Destroys the connection under a request, so that the client gets no answer at all. */
-const destroySocket = (request: HttpServerRequest.HttpServerRequest): void => {
-  NodeHttpServerRequest.toIncomingMessage(request).socket.destroy()
-}
-
-/** The answer that a destroyed socket swallows; empty, so that writing it never waits on the socket. */
-const unanswered = HttpServerResponse.empty()
-
-/** Keeps status and headers but cuts the JSON body in half, as a broken proxy would. */
-const malformed = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
-  const { body } = response
-  const bytes = body._tag === "Uint8Array"
-    ? body.body
-    : new TextEncoder().encode(body._tag === "Raw" && typeof body.body === "string" ? body.body : "{}")
-  return HttpServerResponse.setBody(
-    response,
-    HttpBody.uint8Array(bytes.slice(0, Math.max(1, Math.floor(bytes.length / 2))), "application/json")
-  )
-}
-
-/** Answers what escaped the API: unknown routes (404), header and path decode failures (400) and defects (500). */
-const answerCause = (route: Journal.Route) => (cause: Cause.Cause<never>) => {
-  const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
-  if (Option.isSome(failure)) {
-    const error = failure.value
-    if (Predicate.isTagged(error, "RouteNotFound")) return Effect.succeed(notFound)
-    if (error instanceof HttpApiDecodeError) {
-      const paths = error.issues.map((issue) => issue.path.join(".")).join(", ")
-      return Effect.succeed(
-        errorResponse(400, { ErrorCode: ErrorBody.ErrorCodes.invalidParameter, Message: `Invalid parameter: ${paths}` })
-      )
-    }
-    // The errors the API declares: HttpApi encodes them with their own status.
-    return Effect.failCause(cause)
-  }
-  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+/**
+ * Answers what escaped the API: unknown routes (404) and defects (500). The
+ * errors the API declares never get here: the API answers them itself.
+ */
+const answerCause = (route: Journal.Route) =>
+(
+  cause: Cause.Cause<unknown>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled> => {
+  const failure = Cause.findErrorOption(cause)
+  if (Option.isSome(failure) && isRouteNotFound(failure.value)) return Effect.succeed(notFound)
+  if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<Types.unhandled>)
   return Effect.as(Effect.logError("Unexpected defect").pipe(Effect.annotateLogs({ route })), serverError)
 }
 
@@ -141,88 +88,100 @@ const entryOf = (
 
 /**
  * Makes the request, for the rest of its fiber, the same request with the
- * stage segment left out of its URL (`originalUrl` keeps it), so that the
- * platform's router finds the endpoint. A one-way update of the context
- * rather than `Effect.provideService`, which scopes the change with an
- * acquire-use-release around the whole API; nothing after the API needs the
- * staged URL back (the answer goes to the same node response either way).
+ * stage segment left out of its URL, so that the platform's router finds the
+ * endpoint (the node request keeps the URL as sent). A one-way update of the
+ * fiber's context: nothing after the router needs the staged URL back, and
+ * the server restores the context once the request is answered.
  */
-const unstage = (request: HttpServerRequest.HttpServerRequest, url: string): Effect.Effect<void> =>
-  FiberRef.update(
-    FiberRef.currentContext,
-    (context) => Context.add(context, HttpServerRequest.HttpServerRequest, request.modify({ url }))
-  )
+const unstage = (
+  fiber: Fiber.Fiber<unknown, unknown>,
+  request: HttpServerRequest.HttpServerRequest,
+  url: string
+): void => {
+  fiber.setContext(Context.add(fiber.context, HttpServerRequest.HttpServerRequest, request.modify({ url })))
+}
 
 /** How a fault shows in the request's log line instead of its status. */
 const loggedStatus = (fault: Faults.FaultRule | undefined, status: number): string | number =>
   fault?.kind === "reset" ? "reset" : fault?.kind === "dropAnswer" ? "dropped" : status
 
+/** The level a request line is logged at: `None` is no line at all. */
+const severityOf = (level: LogLevel.LogLevel): LogLevel.Severity | undefined =>
+  level === "None" ? undefined : level === "All" ? "Trace" : level
+
+/** The address a server is bound to, as `Hosts.checker` takes it. */
+const boundOf = (address: NetAddress.SocketAddress): { readonly hostname: string; readonly port: number } | undefined =>
+  address._tag === "UnixPathAddress" ? undefined : { hostname: NetAddress.formatHost(address), port: address.port }
+
 /**
- * The middleware of a server with the given role.
+ * The middleware of a server with the given role: the router's global
+ * middleware (see the module's doc).
  *
  * It runs on every request, so its work is plain code inside the request's
- * fiber (`Effect.withFiberRuntime`) rather than a chain of effects: the clock
- * is the one the server's request fibers inherit (captured when the layer is
- * built), the fault decision is one effect only when rules are set, and the
- * journal entry, the metrics and the trace header are done in one step on the
- * final answer (on the middleware's own answer, or, when the API fails with an
- * error it encodes itself, as a pre-response handler).
+ * fiber (`Effect.withFiber`) rather than a chain of effects: the clock is the
+ * one the server's request fibers inherit (captured when the layer is built),
+ * the fault decision is one effect only when rules are set, and the journal
+ * entry, the metrics and the trace header are done in one step on the final
+ * answer (on the middleware's own answer, or, when the request is interrupted
+ * and the server answers for it, as a pre-response handler).
  */
 export const layer = (role: Routes.Role) =>
-  HttpApiBuilder.middleware(
+  HttpRouter.middleware(
     Effect.gen(function*() {
       const config = yield* SandboxConfig
       const recorder = yield* Journal.Recorder
       const injector = yield* Faults.FaultInjector
-      // Request fibers are forked from the runtime this layer is built in, so they see this same clock.
-      const clock = yield* Effect.clock
-      const { address } = yield* HttpServer.HttpServer
-      const hostServed = address._tag === "TcpAddress" ? Hosts.checker(config.hosts, address) : () => true
+      // Request fibers are forked from the context this layer is built in, so they see this same clock.
+      const clock = yield* Clock.Clock
+      const server = yield* HttpServer.HttpServer
+      const bound = boundOf(server.address)
+      const hostServed = bound === undefined ? () => true : Hosts.checker(config.hosts, bound)
       const classify = Routes.classifier(role, config.stage)
-      const logLevel = config.requestLogLevel
-      return (app) => {
+      const severity = severityOf(config.requestLogLevel)
+      return (
+        app: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
+      ): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> => {
         /** What happens to a request once its faults are decided. */
         const handle = (
-          fiber: Fiber.RuntimeFiber<unknown, unknown>,
+          fiber: Fiber.Fiber<unknown, unknown>,
           request: HttpServerRequest.HttpServerRequest,
           target: Routes.Target,
           startedAt: number,
           decision: Faults.Decision
-        ) => {
+        ): Effect.Effect<
+          HttpServerResponse.HttpServerResponse,
+          Types.unhandled,
+          HttpServerRequest.HttpServerRequest
+        > => {
           const fault = Option.getOrUndefined(decision.answer)
           const traceId = Ids.makeRequestId()
-          // Runs on the final answer, whoever produced it (the API's error encoding included).
+          // Runs on the final answer, whoever produced it (the server's answer to an interrupted request included).
           const onResponse = (
             _: HttpServerRequest.HttpServerRequest,
             response: HttpServerResponse.HttpServerResponse
-          ) =>
+          ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
             Effect.suspend(() => {
               if (fault?.kind === "dropAnswer") destroySocket(request)
               const status = fault?.kind === "reset" ? undefined : response.status
-              const now = clock.unsafeCurrentTimeMillis()
+              const now = clock.currentTimeMillisUnsafe()
               const entry = entryOf(
-                DateTime.unsafeMake(now),
+                DateTime.makeUnsafe(now),
                 request,
                 target,
                 decision,
                 status,
                 Journal.annotatedTransaction(request)
               )
-              Metrics.unsafeRecord(
-                target.route,
-                status,
-                decision.injected,
-                fiber.getFiberRef(FiberRef.currentMetricLabels)
-              )
+              Metrics.unsafeRecord(target.route, status, decision.injected, fiber.context)
               const answer = fault?.kind === "reset" || fault?.kind === "dropAnswer"
                 ? unanswered
                 : fault?.kind === "malformed"
                 ? malformed(HttpServerResponse.setHeader(response, Wire.Headers.traceId, traceId))
                 : HttpServerResponse.setHeader(response, Wire.Headers.traceId, traceId)
               const recorded = Effect.as(recorder.record(entry), answer)
-              if (logLevel._tag === "None") return recorded
-              return Effect.zipRight(
-                Effect.logWithLevel(logLevel, "request").pipe(
+              if (severity === undefined) return recorded
+              return Effect.andThen(
+                Effect.logWithLevel(severity)("request").pipe(
                   Effect.annotateLogs({
                     method: request.method,
                     route: target.route,
@@ -233,11 +192,7 @@ export const layer = (role: Routes.Role) =>
                 recorded
               )
             })
-          const answer = (): Effect.Effect<
-            HttpServerResponse.HttpServerResponse,
-            never,
-            HttpServerRequest.HttpServerRequest
-          > => {
+          const answer = (): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled> => {
             if (!target.served) return Effect.succeed(notFound)
             switch (fault?.kind) {
               case "reset":
@@ -249,36 +204,34 @@ export const layer = (role: Routes.Role) =>
               case "status500":
                 return Effect.succeed(faultResponse(fault))
             }
-            return Effect.catchAllCause(
-              target.url === request.url ? app : Effect.zipRight(unstage(request, target.url), app),
-              answerCause(target.route)
-            )
+            if (target.url !== request.url) unstage(fiber, request, target.url)
+            return Effect.catchCause(app, answerCause(target.route))
           }
-          // An answer that leaves the middleware is the final one: it is finished here. A failure
-          // (an error the API declares, or an interruption) is answered by the platform after the
-          // middleware, so only then is `onResponse` registered to finish that answer.
+          // An answer that leaves the middleware is the final one: it is finished here. Only an
+          // interruption leaves it as a failure; the server answers it after the middleware, so only
+          // then is `onResponse` registered to finish that answer.
           return Effect.matchCauseEffect(
             decision.delayMillis > 0
-              ? Effect.zipRight(Effect.interruptible(Effect.sleep(decision.delayMillis)), Effect.suspend(answer))
+              ? Effect.andThen(Effect.interruptible(Effect.sleep(decision.delayMillis)), Effect.suspend(answer))
               : Effect.suspend(answer),
             {
               onSuccess: (response) => onResponse(request, response),
               onFailure: (cause) =>
-                Effect.zipRight(HttpApp.appendPreResponseHandler(onResponse), Effect.failCause(cause))
+                Effect.andThen(HttpEffect.appendPreResponseHandler(onResponse), Effect.failCause(cause))
             }
           )
         }
-        return Effect.withFiberRuntime((fiber) => {
-          const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+        return Effect.withFiber((fiber) => {
+          const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
           if (!hostServed(request.headers.host)) {
-            return logLevel._tag === "None" ? Effect.succeed(misdirected) : Effect.as(
-              Effect.logWithLevel(logLevel, "misdirected request").pipe(
+            return severity === undefined ? Effect.succeed(misdirected) : Effect.as(
+              Effect.logWithLevel(severity)("misdirected request").pipe(
                 Effect.annotateLogs({ method: request.method, status: 421 })
               ),
               misdirected
             )
           }
-          const startedAt = clock.unsafeCurrentTimeMillis()
+          const startedAt = clock.currentTimeMillisUnsafe()
           const target = classify(request.method, request.url)
           return target.served
             ? Effect.flatMap(
@@ -288,5 +241,6 @@ export const layer = (role: Routes.Role) =>
             : handle(fiber, request, target, startedAt, Faults.none)
         })
       }
-    })
+    }),
+    { global: true }
   )

@@ -9,8 +9,8 @@
  * is served is served as the route it is journaled and faulted as, and any
  * other spelling answers 404 without reaching the API.
  */
-import * as HttpApi from "@effect/platform/HttpApi"
 import { Routes } from "@gcx/core"
+import * as HttpApi from "effect/http-api/HttpApi"
 import { SandboxApi } from "../Api.js"
 import type * as Journal from "../Journal.js"
 
@@ -56,7 +56,7 @@ const patterns: Array<Pattern> = []
 HttpApi.reflect(SandboxApi, {
   onGroup: () => {},
   onEndpoint: ({ endpoint, group }) => {
-    const route = routeOf(group.identifier, endpoint.name)
+    const route = routeOf(group.identifier, endpoint.identifier)
     if (!endpoint.path.includes(":")) {
       exact.set(`${endpoint.method} ${endpoint.path}`, route)
       return

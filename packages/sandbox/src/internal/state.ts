@@ -8,7 +8,7 @@ import { Tokens } from "../Tokens.js"
 
 /** Every transaction as the admin API lists it, oldest first. */
 export const transactions: Effect.Effect<ReadonlyArray<Lifecycle.Summary>, never, Store> = Effect.gen(function*() {
-  const all = yield* Effect.flatMap(Store, (store) => store.all)
+  const all = yield* (yield* Store).all
   const now = yield* Clock.currentTimeMillis
   return all.map((transaction) => Lifecycle.summaryAt(transaction, now))
 })
@@ -16,9 +16,9 @@ export const transactions: Effect.Effect<ReadonlyArray<Lifecycle.Summary>, never
 /** Clears transactions, requestIds, the journal and the faults; enables every partner; restores the token lifetime. */
 export const reset: Effect.Effect<void, never, Store | Journal.Recorder | Faults.FaultInjector | Tokens> = Effect.gen(
   function*() {
-    yield* Effect.flatMap(Store, (store) => store.reset)
-    yield* Effect.flatMap(Journal.Recorder, (recorder) => recorder.reset)
-    yield* Effect.flatMap(Faults.FaultInjector, (injector) => injector.set([]))
-    yield* Effect.flatMap(Tokens, (tokens) => tokens.reset)
+    yield* (yield* Store).reset
+    yield* (yield* Journal.Recorder).reset
+    yield* (yield* Faults.FaultInjector).set([])
+    yield* (yield* Tokens).reset
   }
 )

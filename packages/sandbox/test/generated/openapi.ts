@@ -236,23 +236,131 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        TokenResponse: {
-            access_token: string;
-            /**
-             * finite
-             * @description a finite number
-             */
-            expires_in: number;
-            token_type: string;
+        Forbidden: {
+            ErrorCode: string;
+            Message?: string | null;
+            UserMessage?: string | null;
+            MoreInfoUrl?: string | null;
+            _tag?: unknown;
         };
-        Heartbeat: {
+        Unauthorized: {
+            ErrorCode: string;
+            Message?: string | null;
+            UserMessage?: string | null;
+            MoreInfoUrl?: string | null;
+            _tag?: unknown;
+        };
+        NotFound: {
+            ErrorCode: string;
+            Message?: string | null;
+            UserMessage?: string | null;
+            MoreInfoUrl?: string | null;
+            _tag?: unknown;
+        };
+        BadRequest: {
+            ErrorCode: string;
+            Message?: string | null;
+            UserMessage?: string | null;
+            MoreInfoUrl?: string | null;
+            _tag?: unknown;
+        };
+        PayloadTooLarge: {
+            ErrorCode: string;
+            Message?: string | null;
+            UserMessage?: string | null;
+            MoreInfoUrl?: string | null;
+            _tag?: unknown;
+        };
+        Settings: {
+            tokenLifetimeSeconds: number;
+        };
+        FaultRule: {
             /** @enum {string} */
-            status: "OK";
-            partner: string;
-            responseTimestamp: components["schemas"]["DateTimeUtc"];
+            route: "token" | "heartbeat" | "createQuote" | "getTransaction" | "any";
+            /** @enum {string} */
+            kind: "status503" | "status500" | "reset" | "dropAnswer" | "latency" | "malformed" | "stall";
+            probability?: number;
+            sequence?: boolean[];
+            times?: number;
+            retryAfterSeconds?: number;
+            latencyMillis?: number | {
+                min: number;
+                max: number;
+            };
         };
-        /** @description a string to be decoded into a DateTime.Utc */
-        DateTimeUtc: string;
+        ServiceUnavailable: {
+            ErrorCode: string;
+            Message?: string | null;
+            UserMessage?: string | null;
+            MoreInfoUrl?: string | null;
+            _tag?: unknown;
+        };
+        TransactionSummary: {
+            transactionId: string;
+            clientId: string;
+            requestId: string;
+            previousAttempts: number;
+            productLineId: string;
+            cardNumber: string;
+            scenario: string;
+            /** @enum {string} */
+            state: "pending" | "completed" | "failed";
+            percentComplete: number;
+            createdTimestamp: string;
+            completionTime?: string;
+            errorCode?: string;
+            actualCardValue?: components["schemas"]["Money"];
+            exchangeCardValue?: components["schemas"]["Money"];
+        };
+        Money: number | ("Infinity" | "-Infinity" | "NaN") | string;
+        Journal: {
+            requests: {
+                token: number;
+                heartbeat: number;
+                createQuote: number;
+                getTransaction: number;
+                admin: number;
+                other: number;
+            };
+            transactionsByRequestId: {
+                [key: string]: string[];
+            };
+            getsByTransactionId: {
+                [key: string]: number;
+            };
+            entries: components["schemas"]["JournalEntry"][];
+        };
+        JournalEntry: {
+            time: string;
+            /** @enum {string} */
+            route: "token" | "heartbeat" | "createQuote" | "getTransaction" | "admin" | "other";
+            method: string;
+            path: string;
+            status?: number;
+            requestId?: string;
+            previousAttempts?: number;
+            transactionId?: string;
+            faults?: ("status503" | "status500" | "reset" | "dropAnswer" | "latency" | "malformed" | "stall")[];
+        };
+        ServerError: {
+            ErrorCode: string;
+            Message?: string | null;
+            UserMessage?: string | null;
+            MoreInfoUrl?: string | null;
+            _tag?: unknown;
+        };
+        TransactionStatus: {
+            entityid?: string | null;
+            createrid?: number | null;
+            createdTimestamp?: string | null;
+            updatedTimespamp?: string | null;
+            steps?: components["schemas"]["Step"][] | null;
+            percentComplete?: number | null;
+            completionTime?: string | null;
+            response: components["schemas"]["QuoteResponse"];
+            request?: components["schemas"]["QuoteRequest_1"];
+        };
+        QuoteRequest_1: components["schemas"]["QuoteRequest"] | null;
         QuoteRequest: {
             card: components["schemas"]["Card"];
         };
@@ -261,98 +369,42 @@ export interface components {
             pinNumber: string;
             productLineId: string;
         };
-        Money: number | string;
-        Journal: {
-            requests: {
-                token: components["schemas"]["Int"];
-                heartbeat: components["schemas"]["Int"];
-                createQuote: components["schemas"]["Int"];
-                getTransaction: components["schemas"]["Int"];
-                admin: components["schemas"]["Int"];
-                other: components["schemas"]["Int"];
-            };
-            transactionsByRequestId: {
-                [key: string]: string[];
-            };
-            getsByTransactionId: {
-                [key: string]: components["schemas"]["Int"];
-            };
-            entries: components["schemas"]["JournalEntry"][];
-        };
-        /**
-         * int
-         * @description an integer
-         */
-        Int: number;
-        JournalEntry: {
-            time: components["schemas"]["DateTimeUtc"];
-            /** @enum {string} */
-            route: "token" | "heartbeat" | "createQuote" | "getTransaction" | "admin" | "other";
-            method: string;
-            path: string;
-            status?: components["schemas"]["Int"];
-            requestId?: string;
-            previousAttempts?: components["schemas"]["Int"];
-            transactionId?: string;
-            faults?: ("status503" | "status500" | "reset" | "dropAnswer" | "latency" | "malformed" | "stall")[];
-        };
-        TransactionSummary: {
+        QuoteResponse: {
             transactionId: string;
-            clientId: string;
-            requestId: string;
-            previousAttempts: components["schemas"]["Int"];
-            productLineId: string;
-            cardNumber: string;
-            scenario: string;
-            /** @enum {string} */
-            state: "pending" | "completed" | "failed";
-            percentComplete: components["schemas"]["Int"];
-            createdTimestamp: components["schemas"]["DateTimeUtc"];
-            completionTime?: components["schemas"]["DateTimeUtc"];
-            errorCode?: string;
-            actualCardValue?: components["schemas"]["Money"];
-            exchangeCardValue?: components["schemas"]["Money"];
+            isCompleted: boolean;
+            percentComplete?: number | null;
+            actualCardValue?: components["schemas"]["Money_1"];
+            exchangeCardValue?: components["schemas"]["Money_1"];
+            responseTimestamp?: string | null;
+            expectedCompletionTime?: number | null;
         };
-        FaultRule: {
-            /** @enum {string} */
-            route: "token" | "heartbeat" | "createQuote" | "getTransaction" | "any";
-            /** @enum {string} */
-            kind: "status503" | "status500" | "reset" | "dropAnswer" | "latency" | "malformed" | "stall";
-            /**
-             * between(0, 1)
-             * @description a number between 0 and 1
-             */
-            probability?: number;
-            sequence?: boolean[];
-            /**
-             * nonNegative
-             * @description a non-negative number
-             */
-            times?: components["schemas"]["Int"];
-            /**
-             * nonNegative
-             * @description a non-negative number
-             */
-            retryAfterSeconds?: components["schemas"]["Int"];
-            latencyMillis?: number | {
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                min: number;
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                max: number;
-            };
+        Money_1: components["schemas"]["Money"] | null;
+        Step: {
+            descriptionTag: string;
+            isCompleted: boolean;
+            startTime?: string | null;
+            completionTime?: string | null;
         };
-        Settings: {
-            /**
-             * nonNegative
-             * @description a non-negative number
-             */
-            tokenLifetimeSeconds: components["schemas"]["Int"];
+        Heartbeat: {
+            /** @enum {string} */
+            status: "OK";
+            partner: string;
+            responseTimestamp: string;
+        };
+        OAuthUnauthorized: {
+            error: string;
+            error_description?: string | null;
+            _tag?: unknown;
+        };
+        OAuthBadRequest: {
+            error: string;
+            error_description?: string | null;
+            _tag?: unknown;
+        };
+        TokenResponse: {
+            access_token: string;
+            expires_in: number;
+            token_type: string;
         };
     };
     responses: never;
@@ -391,18 +443,13 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Bad request (an Error body) */
+            /** @description OAuthBadRequest */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: string;
-                        error_description?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["OAuthBadRequest"];
                 };
             };
             /** @description OAuthUnauthorized */
@@ -411,12 +458,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: string;
-                        error_description?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["OAuthUnauthorized"];
                 };
             };
             /** @description PayloadTooLarge */
@@ -425,14 +467,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
             /** @description Internal error (or an injected status500 fault) */
@@ -441,14 +476,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["ServerError"];
                 };
             };
             /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
@@ -457,14 +485,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -473,9 +494,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The partner's API key */
                 "x-api-key": string;
-                /** @description requestId: the client's idempotency key */
                 requestid: string;
             };
             path?: never;
@@ -498,14 +517,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -514,14 +526,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description Internal error (or an injected status500 fault) */
@@ -530,14 +535,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["ServerError"];
                 };
             };
             /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
@@ -546,14 +544,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -562,11 +553,8 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The partner's API key */
                 "x-api-key": string;
-                /** @description requestId: the client's idempotency key */
                 requestid: string;
-                /** @description a string to be decoded into a number */
                 previousattempts?: string;
             };
             path?: never;
@@ -584,23 +572,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        transactionId: string;
-                        isCompleted: boolean;
-                        /**
-                         * finite
-                         * @description a finite number
-                         */
-                        percentComplete?: number | null;
-                        actualCardValue?: components["schemas"]["Money"] | null;
-                        exchangeCardValue?: components["schemas"]["Money"] | null;
-                        responseTimestamp?: components["schemas"]["DateTimeUtc"] | null;
-                        /**
-                         * finite
-                         * @description a finite number
-                         */
-                        expectedCompletionTime?: number | null;
-                    };
+                    "application/json": components["schemas"]["QuoteResponse"];
                 };
             };
             /** @description Bad request (an Error body) */
@@ -609,14 +581,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -625,14 +590,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description PayloadTooLarge */
@@ -641,14 +599,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
             /** @description Internal error (or an injected status500 fault) */
@@ -657,14 +608,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["ServerError"];
                 };
             };
             /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
@@ -673,14 +617,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -689,11 +626,8 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The partner's API key */
                 "x-api-key": string;
-                /** @description requestId: the client's idempotency key */
                 requestid: string;
-                /** @description a string to be decoded into a number */
                 previousattempts?: string;
             };
             path: {
@@ -714,23 +648,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        transactionId: string;
-                        isCompleted: boolean;
-                        /**
-                         * finite
-                         * @description a finite number
-                         */
-                        percentComplete?: number | null;
-                        actualCardValue?: components["schemas"]["Money"] | null;
-                        exchangeCardValue?: components["schemas"]["Money"] | null;
-                        responseTimestamp?: components["schemas"]["DateTimeUtc"] | null;
-                        /**
-                         * finite
-                         * @description a finite number
-                         */
-                        expectedCompletionTime?: number | null;
-                    };
+                    "application/json": components["schemas"]["QuoteResponse"];
                 };
             };
             /** @description Bad request (an Error body) */
@@ -739,14 +657,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -755,14 +666,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description PayloadTooLarge */
@@ -771,14 +675,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
             /** @description Internal error (or an injected status500 fault) */
@@ -787,14 +684,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["ServerError"];
                 };
             };
             /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
@@ -803,14 +693,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -819,9 +702,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The partner's API key */
                 "x-api-key": string;
-                /** @description requestId: the client's idempotency key */
                 requestid: string;
             };
             path: {
@@ -837,46 +718,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        entityid?: string | null;
-                        /**
-                         * finite
-                         * @description a finite number
-                         */
-                        createrid?: number | null;
-                        createdTimestamp?: components["schemas"]["DateTimeUtc"] | null;
-                        updatedTimespamp?: components["schemas"]["DateTimeUtc"] | null;
-                        steps?: {
-                            descriptionTag: string;
-                            isCompleted: boolean;
-                            startTime?: components["schemas"]["DateTimeUtc"] | null;
-                            completionTime?: components["schemas"]["DateTimeUtc"] | null;
-                        }[] | null;
-                        /**
-                         * finite
-                         * @description a finite number
-                         */
-                        percentComplete?: number | null;
-                        completionTime?: components["schemas"]["DateTimeUtc"] | null;
-                        response: {
-                            transactionId: string;
-                            isCompleted: boolean;
-                            /**
-                             * finite
-                             * @description a finite number
-                             */
-                            percentComplete?: number | null;
-                            actualCardValue?: components["schemas"]["Money"] | null;
-                            exchangeCardValue?: components["schemas"]["Money"] | null;
-                            responseTimestamp?: components["schemas"]["DateTimeUtc"] | null;
-                            /**
-                             * finite
-                             * @description a finite number
-                             */
-                            expectedCompletionTime?: number | null;
-                        };
-                        request?: components["schemas"]["QuoteRequest"] | null;
-                    };
+                    "application/json": components["schemas"]["TransactionStatus"];
                 };
             };
             /** @description Bad request (an Error body) */
@@ -885,14 +727,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -901,14 +736,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description NotFound */
@@ -917,14 +745,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
             /** @description Internal error (or an injected status500 fault) */
@@ -933,14 +754,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["ServerError"];
                 };
             };
             /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
@@ -949,14 +763,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -965,9 +772,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The partner's API key */
                 "x-api-key": string;
-                /** @description requestId: the client's idempotency key */
                 requestid: string;
             };
             path: {
@@ -985,46 +790,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        entityid?: string | null;
-                        /**
-                         * finite
-                         * @description a finite number
-                         */
-                        createrid?: number | null;
-                        createdTimestamp?: components["schemas"]["DateTimeUtc"] | null;
-                        updatedTimespamp?: components["schemas"]["DateTimeUtc"] | null;
-                        steps?: {
-                            descriptionTag: string;
-                            isCompleted: boolean;
-                            startTime?: components["schemas"]["DateTimeUtc"] | null;
-                            completionTime?: components["schemas"]["DateTimeUtc"] | null;
-                        }[] | null;
-                        /**
-                         * finite
-                         * @description a finite number
-                         */
-                        percentComplete?: number | null;
-                        completionTime?: components["schemas"]["DateTimeUtc"] | null;
-                        response: {
-                            transactionId: string;
-                            isCompleted: boolean;
-                            /**
-                             * finite
-                             * @description a finite number
-                             */
-                            percentComplete?: number | null;
-                            actualCardValue?: components["schemas"]["Money"] | null;
-                            exchangeCardValue?: components["schemas"]["Money"] | null;
-                            responseTimestamp?: components["schemas"]["DateTimeUtc"] | null;
-                            /**
-                             * finite
-                             * @description a finite number
-                             */
-                            expectedCompletionTime?: number | null;
-                        };
-                        request?: components["schemas"]["QuoteRequest"] | null;
-                    };
+                    "application/json": components["schemas"]["TransactionStatus"];
                 };
             };
             /** @description Bad request (an Error body) */
@@ -1033,14 +799,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -1049,14 +808,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description NotFound */
@@ -1065,14 +817,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
             /** @description Internal error (or an injected status500 fault) */
@@ -1081,14 +826,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["ServerError"];
                 };
             };
             /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
@@ -1097,14 +835,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -1133,14 +864,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -1149,14 +873,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description Forbidden */
@@ -1165,14 +882,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description NotFound */
@@ -1181,14 +891,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
         };
@@ -1217,14 +920,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -1233,14 +929,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description Forbidden */
@@ -1249,14 +938,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description NotFound */
@@ -1265,14 +947,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
         };
@@ -1301,14 +976,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -1317,14 +985,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description Forbidden */
@@ -1333,14 +994,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description NotFound */
@@ -1349,14 +1003,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
         };
@@ -1389,14 +1036,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -1405,14 +1045,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description Forbidden */
@@ -1421,14 +1054,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description NotFound */
@@ -1437,14 +1063,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
             /** @description PayloadTooLarge */
@@ -1453,14 +1072,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
         };
@@ -1474,7 +1086,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description a string */
+            /** @description Success */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1489,14 +1101,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -1505,14 +1110,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description Forbidden */
@@ -1521,14 +1119,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description NotFound */
@@ -1537,14 +1128,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
             /** @description Service unavailable (an injected status503 fault, or too many dashboard streams); may carry Retry-After */
@@ -1553,14 +1137,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -1589,14 +1166,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -1605,14 +1175,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description Forbidden */
@@ -1621,14 +1184,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description NotFound */
@@ -1637,14 +1193,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
         };
@@ -1677,14 +1226,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -1693,14 +1235,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description Forbidden */
@@ -1709,14 +1244,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description NotFound */
@@ -1725,14 +1253,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
             /** @description PayloadTooLarge */
@@ -1741,14 +1262,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
         };
@@ -1762,7 +1276,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description <No Content> */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -1775,14 +1289,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -1791,14 +1298,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description Forbidden */
@@ -1807,14 +1307,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description NotFound */
@@ -1823,14 +1316,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
         };
@@ -1846,7 +1332,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description <No Content> */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -1859,14 +1345,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -1875,14 +1354,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description Forbidden */
@@ -1891,14 +1363,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description NotFound */
@@ -1907,14 +1372,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
         };
@@ -1930,7 +1388,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description <No Content> */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -1943,14 +1401,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["BadRequest"];
                 };
             };
             /** @description Unauthorized */
@@ -1959,14 +1410,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Unauthorized"];
                 };
             };
             /** @description Forbidden */
@@ -1975,14 +1419,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description NotFound */
@@ -1991,14 +1428,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        ErrorCode: string;
-                        Message?: string | null;
-                        UserMessage?: string | null;
-                        MoreInfoUrl?: string | null;
-                        /** never */
-                        _tag?: unknown;
-                    };
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
         };

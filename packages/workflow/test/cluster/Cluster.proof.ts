@@ -8,10 +8,10 @@
  * held. Afterwards every table of the database is dumped and scanned for the planted sentinels.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import { Api, Journal, Lifecycle } from "@gcx/sandbox"
-import { Cause, Context, DateTime, Effect, Exit, Layer, Schedule, Schema, Stream } from "effect"
+import { Cause, Context, DateTime, Effect, Exit, Fiber, Layer, Schedule, Schema, Stream } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { CardCipher, DurableQuotes, Outcomes } from "../../src/index.js"
 import * as Runner from "../../src/Runner.js"
 import { jwtShape } from "../fixtures.js"
@@ -40,12 +40,12 @@ const admin = async (endpoint: Processes.Endpoint, path: string): Promise<unknow
 }
 const journalOf = (endpoint: Processes.Endpoint) =>
   Effect.promise(() => admin(endpoint, "/journal")).pipe(
-    Effect.flatMap(Schema.decodeUnknown(Journal.Journal)),
+    Effect.flatMap(Schema.decodeUnknownEffect(Journal.Journal)),
     Effect.orDie
   )
 const transactionsOf = (endpoint: Processes.Endpoint) =>
   Effect.promise(() => admin(endpoint, "/transactions")).pipe(
-    Effect.flatMap(Schema.decodeUnknown(Schema.Array(Lifecycle.Summary))),
+    Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Lifecycle.Summary))),
     Effect.orDie
   )
 
@@ -60,7 +60,16 @@ const dumpDatabase = Effect.gen(function*() {
   const dumps = yield* Effect.forEach(tables, ({ name }) =>
     sql.unsafe(`SELECT * FROM "${name}"`).pipe(
       Effect.map((rows) =>
-        JSON.stringify(rows, (_, value) => value instanceof Uint8Array ? Buffer.from(value).toString("latin1") : value)
+        JSON.stringify(
+          rows,
+          // the PostgreSQL driver reads BIGINT columns (snowflake ids) as bigints
+          (_, value) =>
+            value instanceof Uint8Array
+              ? Buffer.from(value).toString("latin1")
+              : typeof value === "bigint"
+              ? value.toString()
+              : value
+        )
       )
     ))
   return { tables: tables.map((t) => t.name), text: dumps.join("\n") }
@@ -121,14 +130,14 @@ describe("cluster", () => {
           const run = Effect.forEach(requestIds, (requestId, index) =>
             api.submit({ cardNumber: cardNumber(index), pinNumber: pinSentinel, productLineId: "1000" }, { requestId })
               .pipe(
-                Effect.zipRight(Effect.exit(api.result(requestId))),
+                Effect.andThen(Effect.exit(api.result(requestId))),
                 Effect.tap((exit) =>
                   Effect.sync(() => outcomes.set(requestId, exit))
                 ),
-                Effect.catchAllCause((cause) => Effect.sync(() => submitFailures.push(Cause.pretty(cause))))
+                Effect.catchCause((cause) => Effect.sync(() => submitFailures.push(Cause.pretty(cause))))
               ), { concurrency: inFlight, discard: true })
           const startedAt = Date.now()
-          const runFiber = yield* Effect.fork(run)
+          const runFiber = yield* Effect.forkChild(run)
 
           // the kill at ~40 %
           yield* Effect.repeat(
@@ -167,7 +176,7 @@ describe("cluster", () => {
           console.log(
             `rolling restart done at ${outcomes.size} outcomes, ${((Date.now() - startedAt) / 1000).toFixed(1)} s`
           )
-          yield* runFiber.await.pipe(Effect.timeout("10 minutes"))
+          yield* Fiber.await(runFiber).pipe(Effect.timeout("10 minutes"))
           console.log(`all outcomes after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
 
           // every quote: exactly one outcome, and result() on the client returns it
@@ -233,7 +242,7 @@ describe("cluster", () => {
           )
 
           // at rest: no PIN, card number, client secret, API key or token in any table
-          const dump = yield* dumpDatabase.pipe(Effect.provide(PgClient.layer({ url: db.url })))
+          const dump = yield* dumpDatabase.pipe(Effect.provide(PgClient.layer({ url: db.url }), { local: true }))
           expect(dump.tables.length).toBeGreaterThan(3)
           const sentinels = [pinSentinel, partner.clientSecret, partner.apiKey, "Bearer "]
           for (const sentinel of sentinels) expect(dump.text.includes(sentinel), sentinel).toBe(false)

@@ -8,13 +8,13 @@
  *
  * Usage: node --import tsx packages/workflow/test/cluster/runner-process.ts
  */
-import { FetchHttpClient } from "@effect/platform"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents } from "@gcx/poller"
 import type { TestData } from "@gcx/sandbox"
 import { Sandbox } from "@gcx/sandbox"
 import { Effect, Layer, Stream } from "effect"
+import { FetchHttpClient } from "effect/http"
 import { CardCipher, DurableQuotes } from "../../src/index.js"
 import * as Runner from "../../src/Runner.js"
 
@@ -24,7 +24,7 @@ const partner = JSON.parse(process.env.GCX_PARTNER ?? "{}") as TestData.Partner
 const print = (line: string) => Effect.sync(() => process.stdout.write(line + "\n"))
 
 /** Every event of the local bus, as one line. */
-const eventLines = Layer.scopedDiscard(
+const eventLines = Layer.effectDiscard(
   Effect.gen(function*() {
     const events = yield* (yield* QuoteEvents.QuoteEvents).subscribe
     yield* Effect.forkScoped(Stream.runForEach(events, (event) =>

@@ -5,8 +5,8 @@
  * server is used instead: a fresh database is created on it and dropped afterwards.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer, Redacted } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -28,7 +28,9 @@ export interface TestDatabase {
 }
 
 /** The test database of the current scope. */
-export class PgTestDatabase extends Context.Tag("@gcx/workflow/test/PgTestDatabase")<PgTestDatabase, TestDatabase>() {}
+export class PgTestDatabase
+  extends Context.Service<PgTestDatabase, TestDatabase>()("@gcx/workflow/test/PgTestDatabase")
+{}
 
 /** Directory of the PostgreSQL server binaries: `initdb` on PATH, else the newest Debian install. */
 export const binDir = (): string | undefined => {
@@ -46,7 +48,7 @@ const isRoot = typeof process.getuid === "function" && process.getuid() === 0
 
 /** Runs a server binary, as `postgres` when we are root; fails with its output. */
 const run = (binary: string, args: ReadonlyArray<string>) =>
-  Effect.async<void, Error>((resume) => {
+  Effect.callback<void, Error>((resume) => {
     const [command, argv] = isRoot ? ["runuser", ["-u", "postgres", "--", binary, ...args]] : [binary, [...args]]
     ChildProcess.execFile(command, argv, { timeout: 60_000 }, (error, stdout, stderr) =>
       resume(
@@ -57,7 +59,7 @@ const run = (binary: string, args: ReadonlyArray<string>) =>
   })
 
 /** A port free on 127.0.0.1 at the time of the call. */
-export const freePort: Effect.Effect<number, Error> = Effect.async((resume) => {
+export const freePort: Effect.Effect<number, Error> = Effect.callback((resume) => {
   const server = net.createServer()
   server.once("error", (error) => resume(Effect.fail(error)))
   server.listen(0, "127.0.0.1", () => {
@@ -69,7 +71,7 @@ export const freePort: Effect.Effect<number, Error> = Effect.async((resume) => {
 /** Runs one statement on a database through a short-lived client. */
 const adminStatement = (url: string, statement: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statement)).pipe(
-    Effect.provide(PgClient.layer({ url: Redacted.make(url) })),
+    Effect.provide(PgClient.layer({ url: Redacted.make(url) }), { local: true }),
     Effect.asVoid
   )
 
@@ -174,9 +176,9 @@ export const make = (options?: { readonly ownServer?: boolean }) => {
 
 /** The test database as a layer. */
 export const layer = (options?: { readonly ownServer?: boolean }): Layer.Layer<PgTestDatabase, Error> =>
-  Layer.scoped(PgTestDatabase, make(options))
+  Layer.effect(PgTestDatabase, make(options))
 
 /** A `PgClient` on the test database of the context. */
-export const layerClient = Layer.unwrapEffect(
+export const layerClient = Layer.unwrap(
   Effect.map(PgTestDatabase, (db) => PgClient.layer({ url: db.url }))
 )

@@ -16,7 +16,7 @@ const program = Effect.gen(function*() {
     return 2
   }
   const database = yield* Postgres.make()
-  return yield* Effect.async<number>((resume) => {
+  return yield* Effect.callback<number>((resume) => {
     const child = ChildProcess.spawn(command, args, {
       stdio: "inherit",
       env: { ...process.env, GCX_DATABASE_URL: database.urlString }

@@ -1,0 +1,123 @@
+/**
+ * The POST of a quote: the request sent, its transaction journaled, and its
+ * `Submitted` event (and terminal event, for a quote the POST answered
+ * completed) published.
+ */
+import type { Card, Errors } from "@gcx/core"
+import { Ids, Quote, QuoteEvent, Redaction } from "@gcx/core"
+import type { ExchangeClient } from "@gcx/http"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type * as QuoteEvents from "../QuoteEvents.js"
+import * as QuoteJournal from "../QuoteJournal.js"
+import * as Tracking from "./tracking.js"
+import type { Target } from "./watch.js"
+
+/** What a quote is submitted from: a validated request, or card input that is validated before any I/O. */
+export type QuoteInput = Quote.QuoteRequest | Card.CardInput
+
+/** What the POST needs. */
+export interface Dependencies {
+  readonly client: ExchangeClient.Service
+  readonly bus: QuoteEvents.QuoteEvents["Service"]
+  readonly journal: QuoteJournal.QuoteJournal["Service"]
+}
+
+/** A submitted quote: its `Submitted` event, its terminal event when the POST answered it completed, and its transaction. */
+export interface Submission {
+  readonly submitted: QuoteEvent.Submitted
+  readonly finished: QuoteEvent.Completed | QuoteEvent.Failed | undefined
+  readonly target: Target
+}
+
+const maskedCard = (request: QuoteInput): string =>
+  request instanceof Quote.QuoteRequest
+    ? request.card.masked
+    : Redaction.maskCardNumber(
+      typeof request.cardNumber === "string" || Redacted.isRedacted(request.cardNumber) ? request.cardNumber : ""
+    )
+
+const disableChecks = { disableChecks: true } as const
+
+/**
+ * POSTs a quote and journals its transaction before anything can interrupt
+ * between the two: once the service has answered, the transaction is
+ * recorded (or the failure to record it logged) whatever happens to the
+ * stream. A journal that cannot write does not end the quote: it goes on in
+ * this process, without durability, and the failure is logged as an error.
+ * `Submitted` is published on the bus; a quote the POST answered completed
+ * comes with its terminal event (published too), and needs no GET.
+ * `onRetry` sees the POST's `Retrying` events as they happen.
+ */
+export const submit = (
+  { bus, client, journal }: Dependencies,
+  request: QuoteInput,
+  requestIdOption: string | undefined,
+  onRetry: (event: QuoteEvent.Retrying) => Effect.Effect<void> = () => Effect.void
+): Effect.Effect<Submission, ExchangeClient.ClientError | Errors.InvalidCardInput> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      // Chosen here, so that the POST's Retrying events can name it before the service answers.
+      const requestId = requestIdOption ?? Ids.makeRequestId()
+      const created = yield* restore(client.createQuote(request, {
+        requestId,
+        onRetry: (info) =>
+          Effect.flatMap(DateTime.now, (timestamp) => {
+            const event = Tracking.retrying(
+              { transactionId: "", timestamp, attempt: info.attempt, delay: info.delay, requestId },
+              info.error
+            )
+            return Effect.andThen(bus.publish(event), onRetry(event))
+          })
+      }))
+      const timestamp = yield* DateTime.now
+      const card = maskedCard(request)
+      const productLineId = request instanceof Quote.QuoteRequest
+        ? request.card.productLineId
+        : request.productLineId
+      const location = Option.match(created.location, { onNone: () => ({}), onSome: (location) => ({ location }) })
+      if (!created.quote.isCompleted) {
+        yield* journal.record(
+          new QuoteJournal.JournalEntry({
+            transactionId: created.transactionId,
+            requestId: created.requestId,
+            submittedAt: timestamp,
+            card,
+            productLineId,
+            ...location
+          })
+        ).pipe(
+          Effect.catch((error) =>
+            Effect.logError(`journal: could not record a transaction in flight (${error.operation})`)
+          ),
+          Effect.annotateLogs({ transactionId: created.transactionId })
+        )
+      }
+      // Typed values: no re-validation (see internal/tracking.ts).
+      const submitted = new QuoteEvent.Submitted({
+        transactionId: created.transactionId,
+        timestamp,
+        requestId: created.requestId,
+        card,
+        productLineId,
+        ...location,
+        ...Option.match(created.traceId, { onNone: () => ({}), onSome: (traceId) => ({ traceId }) }),
+        ...(created.quote.percentComplete !== undefined ? { percentComplete: created.quote.percentComplete } : {}),
+        ...(created.quote.expectedCompletionTime !== undefined
+          ? { expectedCompletionTime: created.quote.expectedCompletionTime }
+          : {})
+      }, disableChecks)
+      yield* bus.publish(submitted)
+      const finished = created.quote.isCompleted
+        ? Tracking.terminalFor(created.transactionId, created.quote, timestamp)
+        : undefined
+      if (finished !== undefined) yield* bus.publish(finished)
+      const target: Target = {
+        transactionId: created.transactionId,
+        expectedCompletionTime: created.quote.expectedCompletionTime
+      }
+      return { submitted, finished, target }
+    })
+  )

@@ -1,0 +1,34 @@
+/**
+ * The persisted result of the submit activity, and how much of the service's
+ * completion hint is left of it when the outcome is polled.
+ */
+import * as Quote from "@gcx/core/Quote"
+import * as PollSchedule from "@gcx/poller/PollSchedule"
+import type * as QuotePoller from "@gcx/poller/QuotePoller"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+
+/** How a runner polls its quotes. */
+export interface Options extends Omit<QuotePoller.TrackOptions, "expectedCompletionTime"> {}
+
+/** The persisted result of the submit activity: the transaction, and the quote when the POST answered it completed. */
+export class Submission extends Schema.Class<Submission>("@gcx/workflow/Submission")({
+  transactionId: Schema.String,
+  expectedCompletionTime: Schema.optional(Schema.Number),
+  /** When the POST was answered (epoch milliseconds): the hint counts from here, also after a replay. */
+  submittedAt: Schema.optional(Schema.Number),
+  completed: Schema.optional(Quote.CompletedQuote)
+}) {}
+
+/**
+ * The service's hint less the time since the POST was answered, never below
+ * zero: a quote resumed on another runner after a crash polls at once when
+ * its hint has passed, instead of waiting a whole hint again.
+ */
+export const remainingHint = (submission: Submission, now: number, options: Options = {}): number | undefined => {
+  const hint = submission.expectedCompletionTime
+  if (hint === undefined || submission.submittedAt === undefined || Schedule.isSchedule(options.schedule)) return hint
+  const unit = options.schedule?.hintUnit ?? PollSchedule.defaults.hintUnit
+  const elapsed = Math.max(0, now - submission.submittedAt) / (unit === "seconds" ? 1000 : 1)
+  return Math.max(0, hint - elapsed)
+}

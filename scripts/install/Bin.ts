@@ -1,0 +1,121 @@
+/**
+ * The installed `gcx` bin on one Node runtime: its version and compile cache, each command's help,
+ * and a run of each command's handler (each a module of the bundle evaluated only when its command
+ * runs), `quote --durable` embedded on SQLite and client-only on the runners of a PostgreSQL.
+ */
+import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { check, completedQuote, failed, lastLine } from "./Checks.js"
+import type { Postgres } from "./Postgres.js"
+import type { Result } from "./Process.js"
+import { freePort, run, startService } from "./Process.js"
+import type { NodeRuntime } from "./Runtimes.js"
+import { environmentOn } from "./Runtimes.js"
+
+export interface Options {
+  readonly app: string
+  readonly runtime: NodeRuntime
+  /** The version the cli package has, which `gcx --version` must print. */
+  readonly version: string | undefined
+  /** The PostgreSQL of the client-only check; none fails that check. */
+  readonly postgres: () => Promise<Postgres>
+}
+
+const card = ["--card", "6006000000000019", "--pin", "1234", "--product", "1000"]
+
+export const checks = async ({ app, postgres, runtime, version }: Options): Promise<void> => {
+  const on = `on Node ${runtime.major}`
+  const gcx = Path.join(app, "node_modules", ".bin", "gcx")
+  // the bin's compile cache goes to the application's folder, not the user's
+  const cache = Path.join(app, `.cache-node${runtime.major}`)
+  // no GCX_* setting of the shell that runs the test: the embedded sandbox, a data key of the run's own
+  const env = (extra: Record<string, string> = {}) => {
+    const base = environmentOn(runtime, { XDG_CACHE_HOME: cache, GCX_DATA_KEY: dataKey, ...extra })
+    for (const name of Object.keys(base)) {
+      if (name.startsWith("GCX_") && !(name in extra) && name !== "GCX_DATA_KEY") delete base[name]
+    }
+    return base
+  }
+  const dataKey = randomBytes(32).toString("base64")
+  const gcxRun = (args: ReadonlyArray<string>, extra: Record<string, string> = {}, timeout = 60_000): Result =>
+    run(gcx, args, { cwd: app, env: env(extra), timeout })
+
+  await check(`installed bin ${on}: gcx --version, compile cache written`, true, () => {
+    const result = gcxRun(["--version"])
+    if (result.code !== 0) return failed(result)
+    const printed = result.stdout.trim()
+    // Node's compile cache (module.enableCompileCache), in $XDG_CACHE_HOME/gcx
+    const folder = Path.join(cache, "gcx")
+    const cached = Fs.existsSync(folder) &&
+      Fs.readdirSync(folder, { recursive: true, withFileTypes: true }).some((entry) => entry.isFile())
+    if (!cached) return { fail: "no compile cache was written" }
+    return printed === version ? printed : { fail: `printed ${printed}, package is ${version}` }
+  })
+  await check(
+    `installed bin ${on}: gcx quote --embedded --json (last line Completed)`,
+    true,
+    () => completedQuote(gcxRun(["quote", "--embedded", "--json", ...card]))
+  )
+  for (const command of ["heartbeat", "quote", "watch", "batch", "sandbox", "runner"]) {
+    await check(`installed bin ${on}: gcx ${command} --help`, true, () => {
+      const result = gcxRun([command, "--help"])
+      const named = result.stdout.includes(`gcx ${command} `)
+      return result.code === 0 && named ? "" : failed(result)
+    })
+  }
+  await check(`installed bin ${on}: gcx heartbeat --embedded --json`, true, () => {
+    const result = gcxRun(["heartbeat", "--embedded", "--json"])
+    if (result.code !== 0) return failed(result)
+    return JSON.parse(lastLine(result.stdout)).ok === true ? lastLine(result.stdout) : failed(result)
+  })
+  await check(`installed bin ${on}: gcx watch of an unknown transaction exits 2 (TransactionNotFound)`, true, () => {
+    const result = gcxRun(["watch", "00000000-0000-0000-0000-000000000000", "--embedded"])
+    return result.code === 2 && result.stderr.includes("TransactionNotFound") ? lastLine(result.stderr) : failed(result)
+  })
+  await check(`installed bin ${on}: gcx batch --embedded --json of two cards`, true, () => {
+    Fs.writeFileSync(
+      Path.join(app, "cards.csv"),
+      "cardNumber,pinNumber,productLineId\n6006000000000019,1234,1000\n6006000000000035,1234,1000\n"
+    )
+    const result = gcxRun(["batch", "cards.csv", "--embedded", "--json"])
+    const statuses = result.stdout.trim().split("\n").map((line) => JSON.parse(line).status).sort()
+    // the invalid card fails as a card outcome: exit code 3
+    return result.code === 3 && statuses.join(" ") === "completed failed" ? statuses.join(", ") : failed(result)
+  })
+  await check(`installed bin ${on}: gcx sandbox with a bad --fault rule exits 2`, true, () => {
+    const result = gcxRun(["sandbox", "--fault", "nonsense"])
+    return result.code === 2 && result.stderr.includes("--fault") ? "" : failed(result)
+  })
+  await check(`installed bin ${on}: gcx runner without its address exits 2 (configuration)`, true, () => {
+    const result = gcxRun(["runner"], { GCX_DATABASE_URL: "postgres://gcx@127.0.0.1:9/gcx" })
+    return result.code === 2 && result.stderr.includes("GCX_RUNNER_ADDRESS") ? "" : failed(result)
+  })
+  await check(`installed bin ${on}: gcx quote --durable --embedded --json, embedded on SQLite`, true, () => {
+    const database = Path.join(app, `durable-node${runtime.major}`, "gcx.db")
+    return completedQuote(
+      gcxRun(["quote", "--durable", "--embedded", "--json", ...card], { GCX_DATABASE_FILE: database }, 120_000)
+    )
+  })
+  await check(
+    `installed bin ${on}: gcx quote --durable --embedded --json, client-only on a gcx runner over PostgreSQL`,
+    true,
+    async () => {
+      const { url } = await postgres()
+      const port = await freePort()
+      const node = { GCX_DATABASE_URL: url }
+      // the runner quotes against its own embedded sandbox; the client-only node submits and awaits
+      const runner = await startService(gcx, ["runner", "--embedded"], /running durable quotes/, {
+        cwd: app,
+        env: env({ ...node, GCX_RUNNER_ADDRESS: `127.0.0.1:${port}` }),
+        timeout: 120_000
+      })
+      try {
+        const done = completedQuote(gcxRun(["quote", "--durable", "--embedded", "--json", ...card], node, 120_000))
+        return typeof done === "string" ? done : { fail: `${done.fail}\nrunner:\n${runner.output().trim()}` }
+      } finally {
+        await runner.stop()
+      }
+    }
+  )
+}
