@@ -185,7 +185,7 @@ const main = async () => {
   // Every public module of every package (dist/*.js but the entry points that run at import).
   const modules = packed.flatMap((pkg) =>
     Fs.readdirSync(Path.join(app, "node_modules", pkg.name, "dist"))
-      .filter((file) => file.endsWith(".js") && !["bin.js", "demo.js", "launch.js"].includes(file))
+      .filter((file) => file.endsWith(".js") && !["bin.js", "demo.js"].includes(file))
       .map((file) => file === "index.js" ? pkg.name : `${pkg.name}/${file.slice(0, -3)}`)
   )
   const alias = (specifier: string) => specifier.replace(/^@gcx\//, "").replace(/\W/g, "_")

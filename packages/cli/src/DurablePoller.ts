@@ -154,19 +154,24 @@ type Quotes<E> = Layer.Layer<
   CardCipher.CardCipher
 >
 
+/** `GCX_DATABASE_URL`: set on a client-only node of runners on PostgreSQL, unset for the embedded deployment. */
+export const databaseUrl: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.option(
+  Config.Redacted("GCX_DATABASE_URL")
+)
+
 /**
  * The durable quotes of `--durable` over an exchange client: client-only when
- * `GCX_DATABASE_URL` is set, embedded on SQLite otherwise. The one place that
+ * `databaseUrl` (`GCX_DATABASE_URL`) is given, embedded on SQLite otherwise. The one place that
  * picks the deployment.
  */
 export const layerQuotes = <E>(
-  client: Layer.Layer<ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig, E>
+  client: Layer.Layer<ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig, E>,
+  databaseUrl: Option.Option<Redacted.Redacted<string>>
 ): Layer.Layer<
   DurableQuotes.DurableQuotes | QuotePoller.QuotePoller | QuoteEvents.QuoteEvents,
   E | LayerError
 > =>
   Layer.unwrap(Effect.gen(function*() {
-    const databaseUrl = yield* Config.option(Config.Redacted("GCX_DATABASE_URL"))
     if (Option.isSome(databaseUrl)) {
       const clientOnly: Quotes<E> = DurableQuotes.layerClient(clientDeployment(databaseUrl.value)).pipe(
         Layer.provideMerge(Connection.withPoller(client))
@@ -191,10 +196,10 @@ export const pollerLayer = (
   Config.ConfigError | ServeError | QuoteJournal.JournalError
 > =>
   Layer.unwrap(Effect.gen(function*() {
-    const clientOnly = Option.isSome(yield* Config.option(Config.String("GCX_DATABASE_URL")))
-    const client = Connection.layer(flags, clientOnly ? "none" : "embedded")
+    const url = yield* databaseUrl
+    const client = Connection.layer(flags, Option.isSome(url) ? "none" : "embedded")
     return Layer.effect(QuotePoller.QuotePoller, durablePoller).pipe(
-      Layer.provideMerge(layerQuotes(client)),
+      Layer.provideMerge(layerQuotes(client, url)),
       Layer.provideMerge(client),
       Layer.catchTag(
         "SqlError",
