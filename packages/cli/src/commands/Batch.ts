@@ -51,6 +51,7 @@ export type Flags = Command.Command.Config.Infer<typeof options>
 export const command = Command.make("batch", options, Lazy.handler(() => import("../run/Batch.js"))).pipe(
   Help.describe("Quote every card of a CSV or JSON-lines file", [
     ...Help.connectionVariables,
-    ["GCX_BATCH_KEY", "key of the results file's card fingerprints, 32 characters or more (default: <out>.key, 0600)"]
+    ["GCX_BATCH_KEY", "key of the results file's card fingerprints, 32 characters or more (default: <out>.key, 0600)"],
+    ...Help.durableFlagVariables
   ])
 )

@@ -69,5 +69,6 @@ export const command = Command.make("sandbox", options, Lazy.handler(() => impor
       "GCX_SANDBOX_ADMIN_KEY",
       "key of the sandbox's admin API (secret: environment only; default a random one per start)"
     ]]
-  )
+  ),
+  Command.withShortDescription("Run the sandbox, a simulated partner service")
 )
