@@ -135,7 +135,7 @@ export const runnerAddressConfig = (name: string): Config.Config<RunnerAddress> 
   Config.String(name).pipe(
     Config.mapEffect((value) =>
       Result.match(parseRunnerAddress(value), {
-        onFailure: () => Effect.fail(refused(name, `expected host:port, got "${value}"`)),
+        onFailure: () => Effect.fail(refused(name, `${name} must be host:port, got "${value.slice(0, 80)}"`)),
         onSuccess: Effect.succeed
       })
     )

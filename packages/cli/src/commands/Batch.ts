@@ -25,6 +25,7 @@ export const options = {
         "wherever their rows are now. Its key file <out>.key (or GCX_BATCH_KEY) must stay with it. " +
         "Refused: the batch file itself, or an existing file that is not a gcx results file"
     ),
+    Flag.mapEffect(GcxFlag.writableFile("out")),
     Flag.optional
   ),
   json: Flag.Boolean("json").pipe(

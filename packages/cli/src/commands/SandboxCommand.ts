@@ -55,6 +55,14 @@ export const options = {
       "latency malformed stall; options p= times= seq= retry-after= ms=)"
   ),
   latency: text("latency", "ms", "added latency on every route: 250 or 100-300 (milliseconds)"),
+  maxTransactions: GcxFlag.number("max-transactions", "n", { integer: true, min: 1 }).pipe(
+    Flag.withDescription("transactions (and requestIds) kept; the oldest finished are evicted first (default 100000)"),
+    Flag.optional
+  ),
+  maxDashboardStreams: GcxFlag.number("max-dashboard-streams", "n", { integer: true, min: 1 }).pipe(
+    Flag.withDescription("dashboard event streams open at once; beyond, 503 (default 16)"),
+    Flag.optional
+  ),
   quiet: Flag.Boolean("quiet").pipe(Flag.withDescription("no per-request log lines"), Flag.withDefault(false))
 }
 
