@@ -15,7 +15,7 @@
  *   `getQuote`, a `.cjs` file does the same through `require(esm)`, every public module loads,
  *   and the installed `gcx` runs (`--version`, each command's `--help`, a run of each command's
  *   handler, `quote --durable` embedded on SQLite and client-only on a `gcx runner` over a
- *   throwaway PostgreSQL);
+ *   throwaway PostgreSQL, and `gcx result` of each);
  * - reported, not required: the plain program under Bun, from its npm package.
  *
  * Prints one line per check and a summary; exits 1 when a required check fails.

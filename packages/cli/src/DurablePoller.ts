@@ -109,7 +109,11 @@ export const durablePoller = Effect.gen(function*() {
   const quotes = yield* DurableQuotes.DurableQuotes
 
   /** One quote; `onInterrupt`: an interrupted stream says how to fetch the quote's outcome later. */
-  const follow = (request: QuotePoller.QuoteInput, options: QuotePoller.TrackOptions & QuotePoller.QuoteOptions, onInterrupt: boolean) =>
+  const follow = (
+    request: QuotePoller.QuoteInput,
+    options: QuotePoller.TrackOptions & QuotePoller.QuoteOptions,
+    onInterrupt: boolean
+  ) =>
     Stream.unwrap(Effect.gen(function*() {
       // Subscribed before the submit: the runner publishes the quote's events here (a client-only node's
       // bus hears the runners' through `EventRelay`).
@@ -138,7 +142,12 @@ export const durablePoller = Effect.gen(function*() {
             ? new QuoteEvent.Submitted({ ...fieldsOf(event), card }, { disableChecks: true })
             : event
         ),
-        Stream.interruptWhen(Fiber.await(outcome))
+        // a runner's events come in batches (`EventRelay`): an outcome that comes first waits a moment for `Submitted`
+        Stream.interruptWhen(
+          Fiber.await(outcome).pipe(
+            Effect.andThen(Effect.suspend(() => transactionId === undefined ? Effect.sleep("300 millis") : Effect.void))
+          )
+        )
       )
       return Stream.concat(
         progress,

@@ -42,7 +42,9 @@ export const run = (options: Flags) =>
     const runnerAddress = Option.getOrUndefined(advertised) ?? listen
     if (runnerAddress === undefined) {
       return yield* Effect.fail(
-        usage("GCX_RUNNER_ADDRESS is not set: set it, or --listen, to the host:port the other nodes reach this runner at")
+        usage(
+          "GCX_RUNNER_ADDRESS is not set: set it, or --listen, to the host:port the other nodes reach this runner at"
+        )
       )
     }
     const databaseUrl = yield* Runner.databaseUrlConfig

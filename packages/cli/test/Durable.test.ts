@@ -17,7 +17,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as DurablePoller from "../src/DurablePoller.js"
 import * as ExitCode from "../src/ExitCode.js"
-import { cardArgs, entries, environment, envFor, expectOneErrorLine, gcx, pin, root, sandbox } from "./helpers.js"
+import { cardArgs, entries, envFor, environment, expectOneErrorLine, gcx, pin, root, sandbox } from "./helpers.js"
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-durable-test-"))
 const { Cards } = TestData
@@ -63,8 +63,9 @@ describe.concurrent("gcx --durable", () => {
         const env = durableEnv(server, "interrupted")
         const interrupted = yield* interruptedGcx(["quote", "--durable", ...cardArgs(Cards.slow)], env, /^submitted /m)
         expect(interrupted.code).toBe(130)
-        const requestId = /^gcx: the durable quote (\w+) was recorded and goes on; its outcome: gcx result (\w+) --wait$/m
-          .exec(interrupted.stderr)
+        const requestId =
+          /^gcx: the durable quote (\w+) was recorded and goes on; its outcome: gcx result (\w+) --wait$/m
+            .exec(interrupted.stderr)
         expect(requestId, interrupted.stderr).not.toBeNull()
         expect(requestId![2]).toBe(requestId![1])
         expect(interrupted.stderr).not.toMatch(/level=WARN|effect\/cluster|No healthy runners/)
@@ -76,10 +77,13 @@ describe.concurrent("gcx --durable", () => {
         expect(JSON.parse(json.stdout)).toMatchObject({ _tag: "Completed", quote: { actualCardValue: 250 } })
         const unknown = yield* gcx(["result", "f".repeat(32)], { env })
         expect(unknown.code).toBe(2)
-        expectOneErrorLine(unknown.stderr, `no durable quote was submitted with requestId '${"f".repeat(32)}'`, "(see gcx result --help)")
+        expectOneErrorLine(
+          unknown.stderr,
+          `no durable quote was submitted with requestId '${"f".repeat(32)}'`,
+          "(see gcx result --help)"
+        )
       }))
   })
-
 
   layer(sandbox({ timeScale: 0.05 }), { excludeTestServices: true })("embedded", (it) => {
     it.effect("quote --durable goes through the workflow: one transaction for its requestId, the quote printed", () =>

@@ -40,7 +40,12 @@ describe("usage errors", () => {
         [["heartbeat", "--bogus"], {}, "--bogus", "heartbeat"],
         [["heartbeat"], { GCX_BASE_URL: "not-a-url" }, "GCX_BASE_URL must be an absolute http(s) URL", "heartbeat"],
         [["quote", "--card", " ", "--pin", "1", "--product", "1000"], {}, "cardNumber", "quote"],
-        [["quote", ...card], { GCX_SANDBOX_TIME_SCALE: "fast" }, "GCX_SANDBOX_TIME_SCALE must be a number above 0", "quote"],
+        [
+          ["quote", ...card],
+          { GCX_SANDBOX_TIME_SCALE: "fast" },
+          "GCX_SANDBOX_TIME_SCALE must be a number above 0",
+          "quote"
+        ],
         [
           ["batch", "cards.csv", "--out", "/missing/dir/r.jsonl"],
           {},
@@ -54,7 +59,12 @@ describe("usage errors", () => {
           "sandbox"
         ],
         [["sandbox", "--fault", "createQuote:status503:2"], {}, "p: expected a value between 0 and 1", "sandbox"],
-        [["sandbox", "--max-transactions", "0"], {}, "--max-transactions must be a whole number of at least 1", "sandbox"],
+        [
+          ["sandbox", "--max-transactions", "0"],
+          {},
+          "--max-transactions must be a whole number of at least 1",
+          "sandbox"
+        ],
         [["runner"], {}, "GCX_RUNNER_ADDRESS is not set: set it, or --listen, to the host:port", "runner"],
         [["runner", "--listen", "nowhere"], {}, "--listen must be host:port, got 'nowhere'", "runner"],
         [["runner"], { GCX_RUNNER_ADDRESS: "runner-1" }, "GCX_RUNNER_ADDRESS must be host:port", "runner"],

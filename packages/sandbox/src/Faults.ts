@@ -215,7 +215,11 @@ const parseOption = (rule: Record<string, unknown>, option: string): string | un
 export const parseRule = (text: string): Result.Result<FaultRule, string> => {
   const [route, kind, ...options] = text.split(":")
   const unknown = (what: string, value: string | undefined, known: ReadonlyArray<string>) =>
-    Result.fail(`--fault ${text}: ${value === undefined || value === "" ? `no ${what}` : `unknown ${what} '${value}'`} (${what}s: ${known.join(", ")})`)
+    Result.fail(
+      `--fault ${text}: ${
+        value === undefined || value === "" ? `no ${what}` : `unknown ${what} '${value}'`
+      } (${what}s: ${known.join(", ")})`
+    )
   if (!FaultRoute.literals.includes(route as FaultRoute)) return unknown("route", route, FaultRoute.literals)
   if (!FaultKind.literals.includes(kind as FaultKind)) return unknown("kind", kind, FaultKind.literals)
   const rule: Record<string, unknown> = { route, kind }
@@ -227,7 +231,9 @@ export const parseRule = (text: string): Result.Result<FaultRule, string> => {
   if (exit._tag === "Success") return Result.succeed(exit.value)
   const error = Cause.findErrorOption(exit.cause)
   return Result.fail(
-    `--fault ${text}: ${Option.isSome(error) ? optionProblem(formatIssue(error.value.issue)) : "the rule does not decode"}`
+    `--fault ${text}: ${
+      Option.isSome(error) ? optionProblem(formatIssue(error.value.issue)) : "the rule does not decode"
+    }`
   )
 }
 

@@ -15,8 +15,8 @@
  */
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
-import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import type * as PgClient from "@effect/sql-pg/PgClient"
+import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import type * as MessageStorage from "effect/cluster/MessageStorage"
 import { RunnerAddress } from "effect/cluster/RunnerAddress"
