@@ -38,8 +38,13 @@ export const connectionVariables: ReadonlyArray<Variable> = [
 export const durableVariables = {
   databaseUrl: [
     "GCX_DATABASE_URL",
-    "postgres://user:password@host:5432/database shared by the runners (secret): set, --durable is a " +
-    "client-only node of those runners; unset, it runs embedded on GCX_DATABASE_FILE"
+    "PostgreSQL shared by the runners and client-only nodes, postgres://user:password@host:5432/database " +
+    "(required; secret)"
+  ],
+  clientDatabaseUrl: [
+    "GCX_DATABASE_URL",
+    "PostgreSQL of the runners, postgres://user:password@host:5432/database (secret): set, this node is " +
+    "client-only on those runners; unset, durable quotes run embedded on GCX_DATABASE_FILE"
   ],
   databaseFile: ["GCX_DATABASE_FILE", "SQLite file of the embedded durable quotes (default .gcx/gcx.db)"],
   dataKey: [
@@ -55,7 +60,7 @@ export const durableVariables = {
 
 /** The variables of `--durable`. */
 export const durableFlagVariables: ReadonlyArray<Variable> = [
-  durableVariables.databaseUrl,
+  durableVariables.clientDatabaseUrl,
   durableVariables.databaseFile,
   durableVariables.dataKey,
   durableVariables.previousDataKey
