@@ -44,11 +44,14 @@ export const decorate = (
   Effect.gen(function*() {
     const scope = yield* Effect.scope
     let released: Array<ShardId.ShardId> = []
-    const flush = Effect.suspend(() => {
+    const logReleased = Effect.suspend(() => {
       const shards = released
       released = []
-      return logShards("released", shards)
-    }).pipe(Effect.delay("100 millis"))
+      return shards.length === 0 ? Effect.void : logShards("released", shards)
+    })
+    const flush = Effect.delay(logReleased, "100 millis")
+    // the releases of a runner that stops come last: logged when its storage closes, if no flush ran
+    yield* Effect.addFinalizer(() => logReleased)
     return RunnerStorage.RunnerStorage.of({
       ...storage,
       acquire: (address, shardIds) =>

@@ -134,6 +134,7 @@ describe("docs/durable.md", () => {
         const runner2Log = file("runner-2.log")
         expect(runner2Log).toMatch(/level=INFO .*message="acquired \d+ shards?"/)
         expect(runner2Log).toMatch(/level=INFO .*message="resuming a durable quote/)
+        expect(runner2Log).toMatch(/level=INFO .*message="released \d+ shards?"/)
         // no second transaction for any requestId
         const journal = yield* server.journal
         for (const [requestId, transactions] of Object.entries(journal.transactionsByRequestId)) {
