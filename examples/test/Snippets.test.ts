@@ -4,8 +4,8 @@
  *
  * The marker is the fence's info string: ```` ```ts runnable ```` (GitHub still highlights it as
  * `ts`). A block must be a whole program; it runs in its own process (`node --import tsx`, the
- * sources of the @gcx packages) with the `GCX_*` variables of an in-process sandbox, and must exit
- * 0 within 60 s. When the next fenced block is a ```` ```text output ```` one, it holds lines the
+ * sources of the @gcx packages), in a fresh temporary folder, with the `GCX_*` variables of an
+ * in-process sandbox and a throwaway `GCX_DATA_KEY`, and must exit 0 within 60 s. When the next fenced block is a ```` ```text output ```` one, it holds lines the
  * program must print, in that order. A runnable block in any other language fails: the marker is never ignored.
  */
 import { NodeServices } from "@effect/platform-node"
@@ -13,9 +13,11 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Sandbox } from "@gcx/sandbox"
 import { Duration, Effect, Layer, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
+import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -70,16 +72,25 @@ const environment = (variables: Record<string, string>): Record<string, string> 
   return { ...Object.fromEntries(inherited), ...variables }
 }
 
-/** Runs one block in its own process; gives its exit code and output. */
+/** tsx's loader, by URL: the blocks run in a folder outside the workspace. */
+const tsx = pathToFileURL(Path.join(root, "node_modules", "tsx", "dist", "loader.mjs")).href
+
+/** A throwaway data key for the durable blocks (`GCX_DATA_KEY`), as their database is throwaway too. */
+const dataKey = Crypto.randomBytes(32).toString("base64")
+
+/** Runs one block in its own process, in a folder of its own; gives its exit code and output. */
 const run = Effect.fn("run")(function*(snippet: Snippet, variables: Record<string, string>) {
   const file = Path.join(directory, `${snippet.file.replace(/\W/g, "_")}-${snippet.line}.ts`)
   Fs.mkdirSync(directory, { recursive: true })
   Fs.writeFileSync(file, snippet.code)
+  // a fresh working folder: the files a block writes (a journal, a database) start empty and go
+  const cwd = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-snippet-"))
+  yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(cwd, { recursive: true, force: true })))
   const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
   const handle = yield* spawner.spawn(
-    ChildProcess.make(process.execPath, ["--import", "tsx", file], {
-      cwd: root,
-      env: environment(variables),
+    ChildProcess.make(process.execPath, ["--import", tsx, file], {
+      cwd,
+      env: environment({ ...variables, GCX_DATA_KEY: dataKey }),
       extendEnv: false
     })
   )
@@ -101,6 +112,19 @@ describe("the runnable blocks of README.md and docs/", () => {
     const minimal = readme.find((snippet) => snippet.code.includes("poller.getQuote"))
     expect(minimal?.output).toEqual(["balance 100.00, offered 85.00"])
     expect(readme.some((snippet) => snippet.code.includes("bus.subscribe"))).toBe(true)
+  })
+
+  it("the README's Telemetry install line names every optional peer of @gcx/http, at gcx's range", () => {
+    const readme = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
+    const block = /`@gcx\/http\/Telemetry`[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? ""
+    const named = block.replace(/\\\n/g, " ").split(/\s+/).filter((word) => word.includes("@", 1)).sort()
+    const manifest = JSON.parse(Fs.readFileSync(Path.join(root, "packages", "http", "package.json"), "utf8"))
+    const optional = Object.entries<string>(manifest.peerDependencies)
+      .filter(([name]) => manifest.peerDependenciesMeta?.[name]?.optional === true)
+      .map(([name, range]) => `${name}@${range}`)
+      .sort()
+    expect(optional.length).toBeGreaterThan(0)
+    expect(named).toEqual(optional)
   })
 
   it("are all TypeScript", () => {
