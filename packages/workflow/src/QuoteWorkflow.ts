@@ -1,7 +1,9 @@
 /**
- * The durable quote: a workflow keyed by the quote's requestId, with two
- * activities whose results the engine persists (`submit`, then `outcome`
- * unless the POST answered it; see `internal/quote/activities.ts`).
+ * The durable quote: a workflow run under the execution id recorded for the
+ * quote's requestId (`RequestIds.register`: drawn at random, never derived
+ * from the requestId), with two activities whose results the engine persists
+ * (`submit`, then `outcome` unless the POST answered it; see
+ * `internal/quote/activities.ts`).
  *
  * `layer` registers the workflow with the `WorkflowEngine` in context: the
  * deployment (embedded or runners) provides the engine and the database.
@@ -20,18 +22,18 @@ import { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import type * as CardCipher from "./CardCipher.js"
 import { outcomes, submit } from "./internal/quote/activities.js"
 import { type DurableQuoteFailure, name, type Payload, QuoteWorkflow } from "./internal/quote/definition.js"
-import { executionIdSync } from "./internal/quote/executionId.js"
 import type { Options } from "./internal/quote/submission.js"
-import * as SubmitAttempts from "./SubmitAttempts.js"
+import * as RequestIds from "./RequestIds.js"
 
 export { outcomes, submit } from "./internal/quote/activities.js"
 export { DurableQuoteFailure, name, Payload, QuoteWorkflow } from "./internal/quote/definition.js"
-export { executionId, executionIdSync } from "./internal/quote/executionId.js"
 export { type Options, remainingHint, Submission } from "./internal/quote/submission.js"
 
 /** The terminal outcome of a quote, as the runner that ran it tells `QuoteOutcomes`. */
 export interface Outcome {
   readonly requestId: string
+  /** The workflow that ran it: the execution id recorded for the requestId, unless the run was not submitted through `DurableQuotes`. */
+  readonly executionId: string
   /** Absent when the quote failed before the service created a transaction. */
   readonly transactionId: string | undefined
   readonly exit: Exit.Exit<Quote.CompletedQuote, DurableQuoteFailure>
@@ -60,22 +62,23 @@ export const QuoteOutcomes = Context.Reference<QuoteOutcomes>(
  */
 export const makeRun = (options: Options = {}) => {
   const outcome = outcomes(options)
-  return (payload: Payload) => run(payload, outcome)
+  return (payload: Payload, executionId: string) => run(payload, executionId, outcome)
 }
 
-const run = Effect.fnUntraced(function*(payload: Payload, outcome: ReturnType<typeof outcomes>) {
+const run = Effect.fnUntraced(function*(payload: Payload, executionId: string, outcome: ReturnType<typeof outcomes>) {
   const told = yield* QuoteOutcomes
+  const { requestId } = payload
   let transactionId: string | undefined
   return yield* Effect.gen(function*() {
-    const submission = yield* submit(payload)
+    const submission = yield* submit(payload, executionId)
     transactionId = submission.transactionId
     if (submission.completed !== undefined) return submission.completed
     return yield* outcome(submission)
   }).pipe(
     Effect.tap((quote) =>
-      told.publish({ requestId: payload.requestId, transactionId: quote.transactionId, exit: Exit.succeed(quote) })
+      told.publish({ requestId, executionId, transactionId: quote.transactionId, exit: Exit.succeed(quote) })
     ),
-    Effect.tapError((error) => told.publish({ requestId: payload.requestId, transactionId, exit: Exit.fail(error) }))
+    Effect.tapError((error) => told.publish({ requestId, executionId, transactionId, exit: Exit.fail(error) }))
   )
 })
 
@@ -95,27 +98,29 @@ export const layer = (options: Options = {}): Layer.Layer<
   | CardCipher.CardCipher
 > =>
   QuoteWorkflow.toLayer(makeRun(options)).pipe(
-    Layer.provide(SubmitAttempts.layer)
+    Layer.provide(RequestIds.layer)
   )
 
-/** The engine's `execute` for a quote, keyed by `executionIdSync`, in the span `QuoteWorkflow.execute` opens. */
-const onEngine = <const Discard extends boolean>(payload: Payload, discard: Discard) =>
-  WorkflowEngine.use((engine) => {
-    const executionId = executionIdSync(payload.requestId)
-    return engine.execute(QuoteWorkflow, { executionId, payload, discard }).pipe(
+/** The engine's `execute` for a quote under `executionId`, in the span `QuoteWorkflow.execute` opens. */
+const onEngine = <const Discard extends boolean>(payload: Payload, executionId: string, discard: Discard) =>
+  WorkflowEngine.use((engine) =>
+    engine.execute(QuoteWorkflow, { executionId, payload, discard }).pipe(
       Effect.withSpan(`${name}.execute`, { attributes: { executionId } }, { captureStackTrace: false })
     )
-  })
+  )
 
 /**
- * Runs the quote on the engine in context and awaits its outcome: what
- * `QuoteWorkflow.execute` does, in the same span, without its WebCrypto
- * digest and without validating again a payload made of validated parts.
+ * Runs the quote on the engine in context under `executionId` (the one
+ * `RequestIds.register` recorded for its requestId) and awaits its outcome,
+ * in the span `QuoteWorkflow.execute` opens, without validating again a
+ * payload made of validated parts.
  */
-export const execute = (payload: Payload): Effect.Effect<Quote.CompletedQuote, DurableQuoteFailure, WorkflowEngine> =>
-  onEngine(payload, false)
+export const execute = (
+  payload: Payload,
+  executionId: string
+): Effect.Effect<Quote.CompletedQuote, DurableQuoteFailure, WorkflowEngine> => onEngine(payload, executionId, false)
 
-/** Records the quote on the engine in context and returns its execution id, without awaiting it (`discard`). */
-export const record = (payload: Payload): Effect.Effect<string, never, WorkflowEngine> =>
+/** Records the quote on the engine in context under `executionId`, without awaiting it (`discard`). */
+export const record = (payload: Payload, executionId: string): Effect.Effect<string, never, WorkflowEngine> =>
   // With `discard` the engine returns once the request is stored: it never fails with the workflow's error.
-  Effect.orDie(onEngine(payload, true))
+  Effect.orDie(onEngine(payload, executionId, true))

@@ -30,7 +30,12 @@ export type Payload = typeof Payload.Type
 /** The name of the workflow, and the prefix of its activities. */
 export const name = "GcxQuote"
 
-/** The durable quote, keyed by its requestId. */
+/**
+ * The durable quote. gcx runs it under the execution id recorded for its
+ * requestId (`RequestIds`), not under one derived from `idempotencyKey`: a
+ * run under a derived id (`QuoteWorkflow.execute` of effect/workflow) is not
+ * the quote's, and its submit fails with `RequestIdConflict`.
+ */
 export const QuoteWorkflow = Workflow.make(name, {
   payload: Payload,
   success: Quote.CompletedQuote,
