@@ -89,11 +89,23 @@ const terminalEvent = (
       }
     }))
 
+/** Settings of the durable poller. */
+export interface Options {
+  /**
+   * A `quote` given no requestId takes the requestId of its card's unsettled
+   * quote (`DurableQuotes.claim`), and settles it once its terminal event has
+   * been shown: a quote interrupted and run again with the same card resumes
+   * (no second POST); the same card quoted after its outcome was shown is a
+   * new quote. For `gcx quote --durable`.
+   */
+  readonly resumeByCard?: boolean | undefined
+}
+
 /**
  * A poller whose `quote`, `quoteAll` and `getQuote` go through the durable
  * workflow; `track`, `trackAll` and `resumeAll` are the plain poller's.
  */
-export const durablePoller = Effect.gen(function*() {
+export const durablePoller = (pollerOptions: Options = {}) => Effect.gen(function*() {
   const plain = yield* QuotePoller.QuotePoller
   const bus = yield* QuoteEvents.QuoteEvents
   const quotes = yield* DurableQuotes.DurableQuotes
@@ -102,7 +114,9 @@ export const durablePoller = Effect.gen(function*() {
     Stream.unwrap(Effect.gen(function*() {
       // Subscribed before the submit: the local runner (embedded) publishes the quote's events here.
       const events = yield* bus.subscribe
-      const requestId = yield* quotes.submit(request, { requestId: options.requestId }).pipe(
+      const byCard = pollerOptions.resumeByCard === true && options.requestId === undefined
+      const chosen = byCard ? yield* quotes.claim(request) : options.requestId
+      const requestId = yield* quotes.submit(request, { requestId: chosen }).pipe(
         Effect.mapError(toQuoteFailure)
       )
       const outcome = yield* Effect.forkScoped(Effect.exit(quotes.result(requestId)))
@@ -114,10 +128,12 @@ export const durablePoller = Effect.gen(function*() {
         }),
         Stream.interruptWhen(Fiber.await(outcome))
       )
-      return Stream.concat(
-        progress,
-        Stream.fromEffect(Effect.flatMap(Fiber.join(outcome), (exit) => terminalEvent(exit, transactionId)))
+      const terminal = Stream.fromEffect(
+        Effect.flatMap(Fiber.join(outcome), (exit) => terminalEvent(exit, transactionId))
       )
+      // Pulled once the terminal event has been handled (shown): the card's next quote is a new one.
+      const settle = Stream.fromEffect(Effect.ignore(quotes.settle(request, requestId))).pipe(Stream.drain)
+      return Stream.concat(Stream.concat(progress, terminal), byCard ? settle : Stream.empty)
     }))
 
   const getQuote: QuotePoller.Service["getQuote"] = (request, options = {}) =>
@@ -190,7 +206,8 @@ export const layerQuotes = <E>(
  * `JournalError` (the durable store is the quotes' journal).
  */
 export const pollerLayer = (
-  flags: Connection.Flags
+  flags: Connection.Flags,
+  options?: Options
 ): Layer.Layer<
   QuotePoller.QuotePoller | QuoteEvents.QuoteEvents | ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig,
   Config.ConfigError | ServeError | QuoteJournal.JournalError
@@ -198,7 +215,7 @@ export const pollerLayer = (
   Layer.unwrap(Effect.gen(function*() {
     const url = yield* databaseUrl
     const client = Connection.layer(flags, Option.isSome(url) ? "none" : "embedded")
-    return Layer.effect(QuotePoller.QuotePoller, durablePoller).pipe(
+    return Layer.effect(QuotePoller.QuotePoller, durablePoller(options)).pipe(
       Layer.provideMerge(layerQuotes(client, url)),
       Layer.provideMerge(client),
       Layer.catchTag(

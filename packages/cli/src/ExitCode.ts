@@ -142,7 +142,7 @@ export const ofFailure = (error: Failure, command?: string): Outcome => {
   })
   if (isQuoteFailure(error)) {
     const line = describeQuoteFailure(error)
-    return error._tag === "InvalidCardInput"
+    return error._tag === "InvalidCardInput" || error._tag === "RequestIdConflict"
       ? usage(line)
       : { code: ofQuoteFailure(error), line: Option.some(line) }
   }

@@ -111,7 +111,7 @@ describe.concurrent("gcx --durable", () => {
             Effect.provideService(CardCipher.CardCipher, other),
             Effect.orDie
           )
-          const poller = yield* DurablePoller.durablePoller.pipe(
+          const poller = yield* DurablePoller.durablePoller().pipe(
             Effect.provideService(DurableQuotes.DurableQuotes, elsewhere)
           )
           return yield* Effect.flip(poller.getQuote(input, { requestId }))

@@ -83,6 +83,8 @@ export interface Service {
   readonly fingerprint: CardFingerprint.CardFingerprint
   /** The card fingerprint under the data key of id `keyId` (the current or the previous one), if this cipher has it. */
   readonly fingerprintOf: (keyId: string) => CardFingerprint.CardFingerprint | undefined
+  /** The card fingerprints under every data key of the cipher, the current one first. */
+  readonly fingerprints: ReadonlyArray<CardFingerprint.CardFingerprint>
 }
 
 /** The cipher service. */
@@ -219,7 +221,7 @@ export const make = (key: DataKey, previous?: DataKey): Effect.Effect<Service> =
     )
     const fingerprintOf = (keyId: string) => fingerprints.find((fingerprint) => fingerprint.keyId === keyId)
 
-    return CardCipher.of({ seal, open, fingerprint: fingerprints[0]!, fingerprintOf })
+    return CardCipher.of({ seal, open, fingerprint: fingerprints[0]!, fingerprintOf, fingerprints })
   }).pipe(Effect.provide(cryptoLayer))
 
 /** A `ConfigError` saying that the variable `name` is refused, and why (never its value). */

@@ -91,6 +91,16 @@ export interface Service {
   readonly result: (
     requestId: string
   ) => Effect.Effect<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure | QuoteNotFound>
+  /**
+   * The requestId of the card's unsettled quote, for a caller that quotes a
+   * card without choosing a requestId and must resume the same quote after an
+   * interruption (`gcx quote --durable`): the one an earlier `claim` of the
+   * card recorded against its keyed fingerprint, until `settle`; a fresh one
+   * otherwise. Validates the card before any I/O.
+   */
+  readonly claim: (request: QuotePoller.QuoteInput) => Effect.Effect<string, Errors.InvalidCardInput>
+  /** Forgets the card's claim on `requestId` once its outcome is shown: the card's next `claim` starts a new quote. */
+  readonly settle: (request: QuotePoller.QuoteInput, requestId: string) => Effect.Effect<void, Errors.InvalidCardInput>
   /** Submits a quote and awaits its outcome (a requestId recorded with another card: `RequestIdConflict`). */
   readonly execute: (
     request: QuotePoller.QuoteInput,
@@ -134,7 +144,7 @@ export const make = (
         if (!isRequestId(requestId)) {
           return yield* new Errors.InvalidRequest({ message: "requestId must be 1 to 64 visible ASCII characters" })
         }
-        const card = request instanceof Quote.QuoteRequest ? request.card : yield* Card.validate(request)
+        const card = yield* validated(request)
         const executionId = yield* requestIds.register(requestId, card).pipe(
           Effect.catchTag("SqlError", Effect.die)
         )
@@ -208,7 +218,20 @@ export const make = (
         Effect.withSpan("DurableQuotes.execute")
       )
 
-    return DurableQuotes.of({ submit, result, execute })
+    const validated = (request: QuotePoller.QuoteInput) =>
+      request instanceof Quote.QuoteRequest ? Effect.succeed(request.card) : Card.validate(request)
+
+    const claim: Service["claim"] = (request) =>
+      Effect.flatMap(validated(request), (card) => Effect.orDie(requestIds.claim(card))).pipe(
+        Effect.withSpan("DurableQuotes.claim")
+      )
+
+    const settle: Service["settle"] = (request, requestId) =>
+      Effect.flatMap(validated(request), (card) => Effect.orDie(requestIds.settle(card, requestId))).pipe(
+        Effect.withSpan("DurableQuotes.settle", { attributes: { requestId } })
+      )
+
+    return DurableQuotes.of({ submit, result, execute, claim, settle })
   })
 
 /** The API; needs the engine and the database of a deployment, and the cipher. */

@@ -21,6 +21,14 @@
  *   that `CardDecryptionError`) but is free: the next `register` of it, with
  *   any card, records a new workflow.
  *
+ * - `claim` / `settle`: the requestId of a card's unsettled quote, recorded
+ *   against the card's fingerprint in `gcx_card_quotes`, for a caller that
+ *   quotes a card without choosing a requestId and must resume the same quote
+ *   after an interruption (`gcx quote --durable`): `claim` returns the
+ *   requestId recorded for the card, or records a fresh one; `settle`, once
+ *   the outcome has been shown, forgets it, and the next `claim` of that card
+ *   starts a new quote.
+ *
  * Key rotation: a fingerprint made under the previous data key is compared
  * under that key (`GCX_DATA_KEY_PREVIOUS`). One made under a key this node no
  * longer has cannot be compared: the requestId is refused (`RequestIdConflict`),
@@ -28,6 +36,7 @@
  */
 import type * as Card from "@gcx/core/Card"
 import { RequestIdConflict } from "@gcx/core/Errors"
+import * as Ids from "@gcx/core/Ids"
 import * as CardFingerprint from "@gcx/poller/CardFingerprint"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -69,6 +78,14 @@ export interface Service {
    * is not the workflow recorded for `requestId`.
    */
   readonly release: (requestId: string, executionId: string) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * The requestId of the card's unsettled quote (recorded by an earlier
+   * `claim`, under the current or the previous data key), or a fresh one,
+   * recorded against the card's fingerprint.
+   */
+  readonly claim: (card: Card.Card) => Effect.Effect<string, SqlError.SqlError>
+  /** Forgets the card's claim on `requestId` (its outcome was shown): the next `claim` of the card gives a new one. */
+  readonly settle: (card: Card.Card, requestId: string) => Effect.Effect<void, SqlError.SqlError>
 }
 
 /** The requestIds service. */
@@ -76,6 +93,9 @@ export class RequestIds extends Context.Service<RequestIds, Service>()("@gcx/wor
 
 /** The table of the requestIds. */
 export const table = "gcx_request_ids"
+
+/** The table of the cards' unsettled quotes (`claim`). */
+export const claimsTable = "gcx_card_quotes"
 
 interface Row {
   readonly execution_id: string
@@ -101,7 +121,13 @@ export const make: Effect.Effect<Service, SqlError.SqlError, SqlClient.SqlClient
       fingerprint VARCHAR(64) NOT NULL,
       opened SMALLINT NOT NULL DEFAULT 1,
       attempts INTEGER NOT NULL DEFAULT 0
-    )`.pipe(Effect.retry({ times: 3, schedule: Schedule.spaced("100 millis") }))
+    )`.pipe(
+      Effect.andThen(sql`CREATE TABLE IF NOT EXISTS ${sql(claimsTable)} (
+        fingerprint VARCHAR(64) PRIMARY KEY,
+        request_id VARCHAR(64) NOT NULL
+      )`),
+      Effect.retry({ times: 3, schedule: Schedule.spaced("100 millis") })
+    )
 
     const sameCard = (row: Row, card: Card.Card): boolean => {
       const fingerprint = cipher.fingerprintOf(row.key_id)
@@ -152,7 +178,35 @@ export const make: Effect.Effect<Service, SqlError.SqlError, SqlClient.SqlClient
         sql`UPDATE ${sql(table)} SET opened = 0 WHERE request_id = ${requestId} AND execution_id = ${executionId}`
       )
 
-    return RequestIds.of({ register, lookup, nextAttempt, release })
+    /** The card's fingerprints under every data key of the cipher, the current one first. */
+    const fingerprintsOf = (card: Card.Card): ReadonlyArray<string> =>
+      cipher.fingerprints.map((fingerprint) => fingerprint.of(card))
+
+    const claimed = (prints: ReadonlyArray<string>) =>
+      sql<{ readonly request_id: string }>`SELECT request_id FROM ${sql(claimsTable)}
+        WHERE ${sql.in("fingerprint", prints)}`.pipe(Effect.map((rows) => Option.fromNullishOr(rows[0]?.request_id)))
+
+    const claim: Service["claim"] = (card) =>
+      Effect.gen(function*() {
+        const prints = fingerprintsOf(card)
+        const found = yield* claimed(prints)
+        if (Option.isSome(found)) return found.value
+        const requestId = Ids.makeRequestId()
+        const inserted = yield* sql<{ readonly request_id: string }>`INSERT INTO ${sql(claimsTable)}
+          (fingerprint, request_id) VALUES (${prints[0]!}, ${requestId})
+          ON CONFLICT (fingerprint) DO NOTHING RETURNING request_id`
+        if (inserted.length > 0) return requestId
+        // claimed by another process at this moment: its requestId is this card's
+        return Option.getOrElse(yield* claimed(prints), () => requestId)
+      })
+
+    const settle: Service["settle"] = (card, requestId) =>
+      Effect.asVoid(
+        sql`DELETE FROM ${sql(claimsTable)} WHERE ${sql.in("fingerprint", fingerprintsOf(card))}
+          AND request_id = ${requestId}`
+      )
+
+    return RequestIds.of({ register, lookup, nextAttempt, release, claim, settle })
   })
 
 /** The requestIds as a layer over the `SqlClient` and the cipher in context. */

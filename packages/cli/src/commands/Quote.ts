@@ -21,6 +21,15 @@ export const options = {
     Flag.withMetavar("id"),
     Flag.withDescription("product line id (merchant), e.g. 1000")
   ),
+  requestId: Flag.String("request-id").pipe(
+    Flag.withMetavar("id"),
+    Flag.withDescription(
+      "the quote's requestId (idempotency key, 1 to 64 visible ASCII characters); it belongs to one card. " +
+        "Default: a fresh one; with --durable, the one of this card's unfinished quote, so that a run " +
+        "interrupted and run again resumes it (no second POST)"
+    ),
+    Flag.optional
+  ),
   json: Flag.Boolean("json").pipe(Flag.withDescription("print one JSON event per line"), Flag.withDefault(false)),
   ...Polling.options,
   durable: Durable.flag,
