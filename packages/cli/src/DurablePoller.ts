@@ -105,52 +105,53 @@ export interface Options {
  * A poller whose `quote`, `quoteAll` and `getQuote` go through the durable
  * workflow; `track`, `trackAll` and `resumeAll` are the plain poller's.
  */
-export const durablePoller = (pollerOptions: Options = {}) => Effect.gen(function*() {
-  const plain = yield* QuotePoller.QuotePoller
-  const bus = yield* QuoteEvents.QuoteEvents
-  const quotes = yield* DurableQuotes.DurableQuotes
+export const durablePoller = (pollerOptions: Options = {}) =>
+  Effect.gen(function*() {
+    const plain = yield* QuotePoller.QuotePoller
+    const bus = yield* QuoteEvents.QuoteEvents
+    const quotes = yield* DurableQuotes.DurableQuotes
 
-  const quote: QuotePoller.Service["quote"] = (request, options = {}) =>
-    Stream.unwrap(Effect.gen(function*() {
-      // Subscribed before the submit: the local runner (embedded) publishes the quote's events here.
-      const events = yield* bus.subscribe
-      const byCard = pollerOptions.resumeByCard === true && options.requestId === undefined
-      const chosen = byCard ? yield* quotes.claim(request) : options.requestId
-      const requestId = yield* quotes.submit(request, { requestId: chosen }).pipe(
-        Effect.mapError(toQuoteFailure)
+    const quote: QuotePoller.Service["quote"] = (request, options = {}) =>
+      Stream.unwrap(Effect.gen(function*() {
+        // Subscribed before the submit: the local runner (embedded) publishes the quote's events here.
+        const events = yield* bus.subscribe
+        const byCard = pollerOptions.resumeByCard === true && options.requestId === undefined
+        const chosen = byCard ? yield* quotes.claim(request) : options.requestId
+        const requestId = yield* quotes.submit(request, { requestId: chosen }).pipe(
+          Effect.mapError(toQuoteFailure)
+        )
+        const outcome = yield* Effect.forkScoped(Effect.exit(quotes.result(requestId)))
+        let transactionId: string | undefined
+        const progress = events.pipe(
+          Stream.filter((event) => {
+            if (event._tag === "Submitted" && event.requestId === requestId) transactionId = event.transactionId
+            return event.transactionId === transactionId && !QuoteEvent.isTerminal(event)
+          }),
+          Stream.interruptWhen(Fiber.await(outcome))
+        )
+        const terminal = Stream.fromEffect(
+          Effect.flatMap(Fiber.join(outcome), (exit) => terminalEvent(exit, transactionId))
+        )
+        // Pulled once the terminal event has been handled (shown): the card's next quote is a new one.
+        const settle = Stream.fromEffect(Effect.ignore(quotes.settle(request, requestId))).pipe(Stream.drain)
+        return Stream.concat(Stream.concat(progress, terminal), byCard ? settle : Stream.empty)
+      }))
+
+    const getQuote: QuotePoller.Service["getQuote"] = (request, options = {}) =>
+      quotes.execute(request, { requestId: options.requestId }).pipe(Effect.mapError(toQuoteFailure))
+
+    const quoteAll: QuotePoller.Service["quoteAll"] = (requests, { concurrency, ...options }) =>
+      Stream.fromIterable(requests).pipe(
+        Stream.zipWithIndex,
+        Stream.flatMap(([request, index]) =>
+          quote(request, options).pipe(
+            Stream.map((event): QuotePoller.BatchEvent => ({ _tag: "Event", index, event })),
+            Stream.catch((error) => Stream.succeed<QuotePoller.BatchEvent>({ _tag: "Rejected", index, error }))
+          ), { concurrency })
       )
-      const outcome = yield* Effect.forkScoped(Effect.exit(quotes.result(requestId)))
-      let transactionId: string | undefined
-      const progress = events.pipe(
-        Stream.filter((event) => {
-          if (event._tag === "Submitted" && event.requestId === requestId) transactionId = event.transactionId
-          return event.transactionId === transactionId && !QuoteEvent.isTerminal(event)
-        }),
-        Stream.interruptWhen(Fiber.await(outcome))
-      )
-      const terminal = Stream.fromEffect(
-        Effect.flatMap(Fiber.join(outcome), (exit) => terminalEvent(exit, transactionId))
-      )
-      // Pulled once the terminal event has been handled (shown): the card's next quote is a new one.
-      const settle = Stream.fromEffect(Effect.ignore(quotes.settle(request, requestId))).pipe(Stream.drain)
-      return Stream.concat(Stream.concat(progress, terminal), byCard ? settle : Stream.empty)
-    }))
 
-  const getQuote: QuotePoller.Service["getQuote"] = (request, options = {}) =>
-    quotes.execute(request, { requestId: options.requestId }).pipe(Effect.mapError(toQuoteFailure))
-
-  const quoteAll: QuotePoller.Service["quoteAll"] = (requests, { concurrency, ...options }) =>
-    Stream.fromIterable(requests).pipe(
-      Stream.zipWithIndex,
-      Stream.flatMap(([request, index]) =>
-        quote(request, options).pipe(
-          Stream.map((event): QuotePoller.BatchEvent => ({ _tag: "Event", index, event })),
-          Stream.catch((error) => Stream.succeed<QuotePoller.BatchEvent>({ _tag: "Rejected", index, error }))
-        ), { concurrency })
-    )
-
-  return QuotePoller.QuotePoller.of({ ...plain, quote, quoteAll, getQuote })
-})
+    return QuotePoller.QuotePoller.of({ ...plain, quote, quoteAll, getQuote })
+  })
 
 /** Where the embedded database lives: `GCX_DATABASE_FILE`, default `.gcx/gcx.db`. */
 export const databaseFile: Config.Config<string> = Config.String("GCX_DATABASE_FILE").pipe(
