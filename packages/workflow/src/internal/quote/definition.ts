@@ -1,6 +1,6 @@
 /**
  * The durable quote's definition: its name, what the engine persists of it
- * (the payload), how it can fail, and the `Workflow` keyed by its requestId.
+ * (the payload), how it can fail, and the `Workflow` (run under the execution id recorded for its requestId).
  */
 import * as Errors from "@gcx/core/Errors"
 import * as Ids from "@gcx/core/Ids"
