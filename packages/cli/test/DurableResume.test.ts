@@ -8,23 +8,11 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { Effect } from "effect"
-import * as ChildProcess from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import {
-  cardArgs,
-  entries,
-  envFor,
-  environment,
-  expectNoSecrets,
-  expectOneErrorLine,
-  gcx,
-  type Output,
-  root,
-  sandbox
-} from "./helpers.js"
+import { cardArgs, entries, envFor, expectNoSecrets, expectOneErrorLine, gcx, sandbox, spawn } from "./helpers.js"
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-durable-resume-"))
 const { Cards } = TestData
@@ -36,37 +24,19 @@ const durableEnv = (server: Sandbox.Service, name: string) => ({
   GCX_DATA_KEY: randomBytes(32).toString("base64")
 })
 
-/** Runs `gcx <args>` until its stdout shows `submitted`, then sends it `signal`; resolves when it has ended. */
-const interruptAfterSubmit = (args: ReadonlyArray<string>, env: Record<string, string>, signal: NodeJS.Signals) =>
-  Effect.callback<Output>(
-    (resume) => {
-      const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], {
-        cwd: root,
-        env: environment(env),
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-      let stdout = ""
-      let stderr = ""
-      let sent = false
-      const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
-      child.stdout.on("data", (chunk) => {
-        stdout += chunk
-        if (!sent && /^submitted /m.test(stdout)) {
-          sent = true
-          child.kill(signal)
-        }
-      })
-      child.stderr.on("data", (chunk) => (stderr += chunk))
-      child.on("close", (code, ended) => {
-        clearTimeout(timer)
-        resume(Effect.succeed({ code, signal: ended, stdout, stderr }))
-      })
-      return Effect.sync(() => {
-        clearTimeout(timer)
-        child.kill("SIGKILL")
-      })
+/** Runs `gcx <args>` until its stdout shows `submitted`, then sends it `signal`; returns once it has ended. */
+const interruptAfterSubmit = (args: ReadonlyArray<string>, env: Record<string, string>, signal: NodeJS.Signals) => {
+  let sent = false
+  return spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], {
+    env,
+    onStdout: (stdout, child) => {
+      if (!sent && /^submitted /m.test(stdout)) {
+        sent = true
+        child.kill(signal)
+      }
     }
-  )
+  })
+}
 
 /** Every transaction the sandbox created, over every requestId. */
 const transactions = Effect.flatMap(Sandbox.SandboxServer, (server) => server.journal).pipe(
@@ -97,11 +67,11 @@ const resumes = (signal: NodeJS.Signals) =>
 
 describe.concurrent("gcx quote --durable, interrupted and run again with the same card", () => {
   layer(sandbox({ timeScale: 0.1 }), { excludeTestServices: true })("SIGKILL", (it) => {
-    it.effect("no second POST: exactly one transaction in the sandbox's journal", () => resumes("SIGKILL"), 90_000)
+    it.effect("no second POST: exactly one transaction in the sandbox's journal", () => resumes("SIGKILL"), 150_000)
   })
 
   layer(sandbox({ timeScale: 0.1 }), { excludeTestServices: true })("SIGINT", (it) => {
-    it.effect("no second POST: exactly one transaction in the sandbox's journal", () => resumes("SIGINT"), 90_000)
+    it.effect("no second POST: exactly one transaction in the sandbox's journal", () => resumes("SIGINT"), 150_000)
   })
 
   layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("--request-id", (it) => {
@@ -126,7 +96,7 @@ describe.concurrent("gcx quote --durable, interrupted and run again with the sam
           expect(bad.code).toBe(2)
           expectOneErrorLine(bad.stderr, "--request-id must be 1 to 64 visible ASCII characters")
         }),
-      60_000
+      120_000
     )
   })
 })
