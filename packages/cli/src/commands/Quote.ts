@@ -24,9 +24,8 @@ export const options = {
   requestId: Flag.String("request-id").pipe(
     Flag.withMetavar("id"),
     Flag.withDescription(
-      "the quote's requestId (idempotency key, 1 to 64 visible ASCII characters); it belongs to one card. " +
-        "Default: a fresh one; with --durable, the one of this card's unfinished quote, so that a run " +
-        "interrupted and run again resumes it (no second POST)"
+      "the quote's requestId (idempotency key); one card's alone. Default: fresh; with --durable, " +
+        "that of the card's unfinished quote (an interrupted run resumes, no second POST)"
     ),
     Flag.optional
   ),
