@@ -30,6 +30,7 @@ import * as Sharding from "effect/cluster/Sharding"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -101,6 +102,13 @@ export interface Service {
   readonly claim: (request: QuotePoller.QuoteInput) => Effect.Effect<string, Errors.InvalidCardInput>
   /** Forgets the card's claim on `requestId` once its outcome is shown: the card's next `claim` starts a new quote. */
   readonly settle: (request: QuotePoller.QuoteInput, requestId: string) => Effect.Effect<void, Errors.InvalidCardInput>
+  /**
+   * The outcome of a submitted quote if it has one now, `None` while it runs; `QuoteNotFound` as
+   * for `result`. Never waits.
+   */
+  readonly poll: (
+    requestId: string
+  ) => Effect.Effect<Option.Option<Exit.Exit<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure>>, QuoteNotFound>
   /** Submits a quote and awaits its outcome (a requestId recorded with another card: `RequestIdConflict`). */
   readonly execute: (
     request: QuotePoller.QuoteInput,
@@ -195,20 +203,41 @@ export const make = (
         }
       })
 
+    /** The execution id recorded for `requestId` (`RequestIds`); never recorded: `QuoteNotFound`. */
+    const recordedExecution = (requestId: string) =>
+      requestIds.lookup(requestId).pipe(
+        Effect.orDie,
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new QuoteNotFound({ requestId })),
+          onSome: Effect.succeed
+        }))
+      )
+
     const result: Service["result"] = (requestId) =>
       Effect.suspend(() =>
         isRequestId(requestId)
-          ? requestIds.lookup(requestId).pipe(
-            Effect.orDie,
-            Effect.flatMap(Option.match({
-              onNone: () => Effect.fail(new QuoteNotFound({ requestId })),
-              onSome: (executionId) => awaitOutcome(requestId, executionId)
-            }))
-          )
+          ? Effect.flatMap(recordedExecution(requestId), (executionId) => awaitOutcome(requestId, executionId))
           : Effect.fail(new QuoteNotFound({ requestId }))
       ).pipe(
         Effect.provide(context),
         Effect.withSpan("DurableQuotes.result", { attributes: { requestId } })
+      )
+
+    const poll: Service["poll"] = (requestId) =>
+      Effect.suspend(() =>
+        isRequestId(requestId)
+          ? Effect.flatMap(recordedExecution(requestId), (executionId) =>
+            Effect.flatMap(QuoteWorkflow.QuoteWorkflow.poll(executionId), (result) =>
+              Option.isSome(result) && result.value._tag === "Complete"
+                ? Effect.succeedSome(result.value.exit)
+                : Effect.flatMap(
+                  isRecorded(executionId),
+                  (recorded) => recorded ? Effect.succeedNone : Effect.fail(new QuoteNotFound({ requestId }))
+                )))
+          : Effect.fail(new QuoteNotFound({ requestId }))
+      ).pipe(
+        Effect.provide(context),
+        Effect.withSpan("DurableQuotes.poll", { attributes: { requestId } })
       )
 
     const execute: Service["execute"] = (request, submitOptions) =>
@@ -231,7 +260,7 @@ export const make = (
         Effect.withSpan("DurableQuotes.settle", { attributes: { requestId } })
       )
 
-    return DurableQuotes.of({ submit, result, execute, claim, settle })
+    return DurableQuotes.of({ submit, result, poll, execute, claim, settle })
   })
 
 /** The API; needs the engine and the database of a deployment, and the cipher. */

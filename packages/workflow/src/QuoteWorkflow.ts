@@ -12,6 +12,7 @@ import type * as Quote from "@gcx/core/Quote"
 import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import type * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import type * as QuotePoller from "@gcx/poller/QuotePoller"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -69,9 +70,16 @@ const run = Effect.fnUntraced(function*(payload: Payload, executionId: string, o
   const told = yield* QuoteOutcomes
   const { requestId } = payload
   let transactionId: string | undefined
+  const started = yield* Clock.currentTimeMillis
   return yield* Effect.gen(function*() {
     const submission = yield* submit(payload, executionId)
     transactionId = submission.transactionId
+    if (submission.submittedAt !== undefined && submission.submittedAt < started) {
+      // the submission was recorded by an earlier run: this runner resumes the quote (failover or restart)
+      yield* Effect.logInfo("resuming a durable quote submitted by an earlier run").pipe(
+        Effect.annotateLogs({ requestId: payload.requestId, transactionId })
+      )
+    }
     if (submission.completed !== undefined) return submission.completed
     return yield* outcome(submission)
   }).pipe(
