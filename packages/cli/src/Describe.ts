@@ -42,6 +42,8 @@ export const quoteFailure = (error: Errors.QuoteFailure): string => {
     ? "no access token"
     : error._tag === "CardDecryptionError"
     ? "the sealed card could not be opened"
+    : error._tag === "RequestIdConflict"
+    ? "the requestId belongs to another card"
     : what[ErrorTraits.groupOf(error)]
   const text = error._tag === "PollTimeout"
     ? `transaction ${error.transactionId} did not complete within ${error.deadlineMillis} ms; ` +

@@ -22,10 +22,13 @@ export const flag = Flag.Boolean("durable").pipe(
 )
 
 /** The poller of `--durable` (`DurablePoller.pollerLayer`), loaded on demand. */
-export const pollerLayer = (flags: Connection.Flags): ReturnType<typeof DurablePoller.pollerLayer> =>
+export const pollerLayer = (
+  flags: Connection.Flags,
+  options?: DurablePoller.Options
+): ReturnType<typeof DurablePoller.pollerLayer> =>
   Layer.unwrap(
     Effect.map(
       Effect.promise((): Promise<typeof DurablePoller> => import("./DurablePoller.js")),
-      (module) => module.pollerLayer(flags)
+      (module) => module.pollerLayer(flags, options)
     )
   )

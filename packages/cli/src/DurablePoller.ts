@@ -99,79 +99,99 @@ export const interruptedLine = (requestId: string): string =>
 /** The fields of a `Submitted` event, to make another. */
 const fieldsOf = ({ _tag: _, ...fields }: QuoteEvent.Submitted) => fields
 
+/** Settings of the durable poller. */
+export interface Options {
+  /**
+   * A `quote` given no requestId takes the requestId of its card's unsettled
+   * quote (`DurableQuotes.claim`), and settles it once its terminal event has
+   * been shown: a quote interrupted and run again with the same card resumes
+   * (no second POST); the same card quoted after its outcome was shown is a
+   * new quote. For `gcx quote --durable`.
+   */
+  readonly resumeByCard?: boolean | undefined
+}
+
 /**
  * A poller whose `quote`, `quoteAll` and `getQuote` go through the durable
  * workflow; `track`, `trackAll` and `resumeAll` are the plain poller's.
  */
-export const durablePoller = Effect.gen(function*() {
-  const plain = yield* QuotePoller.QuotePoller
-  const bus = yield* QuoteEvents.QuoteEvents
-  const quotes = yield* DurableQuotes.DurableQuotes
+export const durablePoller = (pollerOptions: Options = {}) =>
+  Effect.gen(function*() {
+    const plain = yield* QuotePoller.QuotePoller
+    const bus = yield* QuoteEvents.QuoteEvents
+    const quotes = yield* DurableQuotes.DurableQuotes
 
-  /** One quote; `onInterrupt`: an interrupted stream says how to fetch the quote's outcome later. */
-  const follow = (
-    request: QuotePoller.QuoteInput,
-    options: QuotePoller.TrackOptions & QuotePoller.QuoteOptions,
-    onInterrupt: boolean
-  ) =>
-    Stream.unwrap(Effect.gen(function*() {
-      // Subscribed before the submit: the runner publishes the quote's events here (a client-only node's
-      // bus hears the runners' through `EventRelay`).
-      const events = yield* bus.subscribe
-      const requestId = yield* quotes.submit(request, { requestId: options.requestId }).pipe(
-        Effect.mapError(toQuoteFailure)
-      )
-      const outcome = yield* Effect.forkScoped(Effect.exit(quotes.result(requestId)))
-      if (onInterrupt) {
-        yield* Effect.addFinalizer((exit) =>
-          Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause) && outcome.pollUnsafe() === undefined
-            ? Console.error(interruptedLine(requestId))
-            : Effect.void
+    /** One quote; `onInterrupt`: an interrupted stream says how to fetch the quote's outcome later. */
+    const follow = (
+      request: QuotePoller.QuoteInput,
+      options: QuotePoller.TrackOptions & QuotePoller.QuoteOptions,
+      onInterrupt: boolean
+    ) =>
+      Stream.unwrap(Effect.gen(function*() {
+        // Subscribed before the submit: the runner publishes the quote's events here (a client-only node's
+        // bus hears the runners' through `EventRelay`).
+        const events = yield* bus.subscribe
+        // `gcx quote --durable` without a requestId: the one of the card's unfinished quote, settled once shown
+        const byCard = onInterrupt && pollerOptions.resumeByCard === true && options.requestId === undefined
+        const chosen = byCard ? yield* quotes.claim(request) : options.requestId
+        const requestId = yield* quotes.submit(request, { requestId: chosen }).pipe(
+          Effect.mapError(toQuoteFailure)
         )
-      }
-      const card = request instanceof Quote.QuoteRequest ? request.card.masked : maskCardNumber(request.cardNumber)
-      let transactionId: string | undefined
-      const progress = events.pipe(
-        Stream.filter((event) => {
-          if (event._tag === "Submitted" && event.requestId === requestId) transactionId = event.transactionId
-          return event.transactionId === transactionId && !QuoteEvent.isTerminal(event)
-        }),
-        // a runner relays `Submitted` without the card: this node shows its own, masked
-        Stream.map((event) =>
-          event._tag === "Submitted" && event.card === undefined
-            ? new QuoteEvent.Submitted({ ...fieldsOf(event), card }, { disableChecks: true })
-            : event
-        ),
-        // a runner's events come in batches (`EventRelay`): an outcome that comes first waits a moment for `Submitted`
-        Stream.interruptWhen(
-          Fiber.await(outcome).pipe(
-            Effect.andThen(Effect.suspend(() => transactionId === undefined ? Effect.sleep("300 millis") : Effect.void))
+        const outcome = yield* Effect.forkScoped(Effect.exit(quotes.result(requestId)))
+        if (onInterrupt) {
+          yield* Effect.addFinalizer((exit) =>
+            Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause) && outcome.pollUnsafe() === undefined
+              ? Console.error(interruptedLine(requestId))
+              : Effect.void
+          )
+        }
+        const card = request instanceof Quote.QuoteRequest ? request.card.masked : maskCardNumber(request.cardNumber)
+        let transactionId: string | undefined
+        const progress = events.pipe(
+          Stream.filter((event) => {
+            if (event._tag === "Submitted" && event.requestId === requestId) transactionId = event.transactionId
+            return event.transactionId === transactionId && !QuoteEvent.isTerminal(event)
+          }),
+          // a runner relays `Submitted` without the card: this node shows its own, masked
+          Stream.map((event) =>
+            event._tag === "Submitted" && event.card === undefined
+              ? new QuoteEvent.Submitted({ ...fieldsOf(event), card }, { disableChecks: true })
+              : event
+          ),
+          // a runner's events come in batches (`EventRelay`): an outcome that comes first waits a moment for `Submitted`
+          Stream.interruptWhen(
+            Fiber.await(outcome).pipe(
+              Effect.andThen(
+                Effect.suspend(() => transactionId === undefined ? Effect.sleep("300 millis") : Effect.void)
+              )
+            )
           )
         )
+        const terminal = Stream.fromEffect(
+          Effect.flatMap(Fiber.join(outcome), (exit) => terminalEvent(exit, transactionId))
+        )
+        // Pulled once the terminal event has been handled (shown): the card's next quote is a new one.
+        const settle = Stream.fromEffect(Effect.ignore(quotes.settle(request, requestId))).pipe(Stream.drain)
+        return Stream.concat(Stream.concat(progress, terminal), byCard ? settle : Stream.empty)
+      }))
+
+    const quote: QuotePoller.Service["quote"] = (request, options = {}) => follow(request, options, true)
+
+    const getQuote: QuotePoller.Service["getQuote"] = (request, options = {}) =>
+      quotes.execute(request, { requestId: options.requestId }).pipe(Effect.mapError(toQuoteFailure))
+
+    const quoteAll: QuotePoller.Service["quoteAll"] = (requests, { concurrency, ...options }) =>
+      Stream.fromIterable(requests).pipe(
+        Stream.zipWithIndex,
+        Stream.flatMap(([request, index]) =>
+          follow(request, options, false).pipe(
+            Stream.map((event): QuotePoller.BatchEvent => ({ _tag: "Event", index, event })),
+            Stream.catch((error) => Stream.succeed<QuotePoller.BatchEvent>({ _tag: "Rejected", index, error }))
+          ), { concurrency })
       )
-      return Stream.concat(
-        progress,
-        Stream.fromEffect(Effect.flatMap(Fiber.join(outcome), (exit) => terminalEvent(exit, transactionId)))
-      )
-    }))
 
-  const quote: QuotePoller.Service["quote"] = (request, options = {}) => follow(request, options, true)
-
-  const getQuote: QuotePoller.Service["getQuote"] = (request, options = {}) =>
-    quotes.execute(request, { requestId: options.requestId }).pipe(Effect.mapError(toQuoteFailure))
-
-  const quoteAll: QuotePoller.Service["quoteAll"] = (requests, { concurrency, ...options }) =>
-    Stream.fromIterable(requests).pipe(
-      Stream.zipWithIndex,
-      Stream.flatMap(([request, index]) =>
-        follow(request, options, false).pipe(
-          Stream.map((event): QuotePoller.BatchEvent => ({ _tag: "Event", index, event })),
-          Stream.catch((error) => Stream.succeed<QuotePoller.BatchEvent>({ _tag: "Rejected", index, error }))
-        ), { concurrency })
-    )
-
-  return QuotePoller.QuotePoller.of({ ...plain, quote, quoteAll, getQuote })
-})
+    return QuotePoller.QuotePoller.of({ ...plain, quote, quoteAll, getQuote })
+  })
 
 /** Where the embedded database lives: `GCX_DATABASE_FILE`, default `.gcx/gcx.db`. */
 export const databaseFile: Config.Config<string> = Config.String("GCX_DATABASE_FILE").pipe(
@@ -245,7 +265,8 @@ export const layerQuotes = <E>(
  * `JournalError` (the durable store is the quotes' journal).
  */
 export const pollerLayer = (
-  flags: Connection.Flags
+  flags: Connection.Flags,
+  options?: Options
 ): Layer.Layer<
   | DurableQuotes.DurableQuotes
   | QuotePoller.QuotePoller
@@ -257,7 +278,7 @@ export const pollerLayer = (
   Layer.unwrap(Effect.gen(function*() {
     const url = yield* databaseUrl
     const client = Connection.layer(flags, Option.isSome(url) ? "none" : "embedded")
-    return Layer.effect(QuotePoller.QuotePoller, durablePoller).pipe(
+    return Layer.effect(QuotePoller.QuotePoller, durablePoller(options)).pipe(
       Layer.provideMerge(layerQuotes(client, url)),
       Layer.provideMerge(client),
       Layer.catchTag(

@@ -5,7 +5,7 @@
  * |---|---|
  * | 0 | completed |
  * | 1 | unexpected failure inside gcx (a bug) |
- * | 2 | usage or configuration: bad flags or `GCX_*` variables, refused credentials, invalid card input, a request the service refused as malformed, a refused `--out`, a missing, wrong or weak batch key, a sealed card no data key opens |
+ * | 2 | usage or configuration: bad flags or `GCX_*` variables, refused credentials, invalid card input, a request the service refused as malformed, a refused `--out`, a missing, wrong or weak batch key, a sealed card no data key opens, a requestId already recorded with another card (`RequestIdConflict`) |
  * | 3 | card outcome: the card was refused (show the user message to the customer) |
  * | 4 | merchant outcome: the merchant could not be reached (retry later) |
  * | 5 | service failure: the service or the network failed, or the quote did not complete in time |
@@ -151,7 +151,7 @@ export const ofFailure = (error: Failure, command?: string): Outcome => {
   })
   if (isQuoteFailure(error)) {
     const line = describeQuoteFailure(error)
-    return error._tag === "InvalidCardInput"
+    return error._tag === "InvalidCardInput" || error._tag === "RequestIdConflict"
       ? usage(line)
       : { code: ofQuoteFailure(error), line: Option.some(line) }
   }

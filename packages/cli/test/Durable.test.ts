@@ -4,10 +4,9 @@
  * process; the card sealed with GCX_DATA_KEY, required.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { Card } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { CardCipher, Embedded, QuoteWorkflow } from "@gcx/workflow"
+import { CardCipher, DurableQuotes, Embedded } from "@gcx/workflow"
 import { Effect, Layer, Option, Result } from "effect"
 import { FetchHttpClient } from "effect/http"
 import * as ChildProcess from "node:child_process"
@@ -162,11 +161,15 @@ describe.concurrent("gcx --durable", () => {
         const input = { cardNumber: Cards.success, pinNumber: pin, productLineId: TestData.defaultProductLineId }
         const requestId = randomBytes(16).toString("hex")
         const other = yield* CardCipher.make(Result.getOrThrow(CardCipher.parseKey(CardCipher.generateKey())))
-        const sealed = yield* other.seal(yield* Effect.orDie(Card.validate(input)), requestId)
         const error = yield* Effect.gen(function*() {
-          // the quote was sealed elsewhere with another key: the runner here cannot open it
-          yield* Effect.exit(QuoteWorkflow.execute({ requestId, card: sealed }))
-          const poller = yield* DurablePoller.durablePoller
+          // the quote is submitted by a node with another data key: the runner here cannot open its card
+          const elsewhere = yield* DurableQuotes.make().pipe(
+            Effect.provideService(CardCipher.CardCipher, other),
+            Effect.orDie
+          )
+          const poller = yield* DurablePoller.durablePoller().pipe(
+            Effect.provideService(DurableQuotes.DurableQuotes, elsewhere)
+          )
           return yield* Effect.flip(poller.getQuote(input, { requestId }))
         }).pipe(
           Effect.provide(

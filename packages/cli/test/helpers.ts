@@ -44,7 +44,8 @@ export const environment = (env: Record<string, string> = {}): Record<string, st
 /**
  * Runs a command line to its end (killed after `timeout` ms). With
  * `closeStdoutAfter`, its stdout is closed once that many lines have come,
- * as `| head -n` does, and `stdout` holds those lines.
+ * as `| head -n` does, and `stdout` holds those lines. `onStdout` sees the
+ * output so far, and the child (to signal it), at every chunk.
  */
 export const spawn = (
   command: string,
@@ -53,6 +54,7 @@ export const spawn = (
     readonly env?: Record<string, string>
     readonly timeout?: number
     readonly closeStdoutAfter?: number
+    readonly onStdout?: (stdout: string, child: ChildProcess.ChildProcess) => void
   } = {}
 ): Effect.Effect<Output> =>
   Effect.callback<Output>((resume) => {
@@ -71,6 +73,7 @@ export const spawn = (
         stdout = stdout.split("\n").slice(0, keep).join("\n") + "\n"
         child.stdout.destroy()
       }
+      options.onStdout?.(stdout, child)
     })
     child.stderr.on("data", (chunk) => (stderr += chunk))
     const timer = setTimeout(() => child.kill("SIGKILL"), options.timeout ?? 60_000)

@@ -166,6 +166,23 @@ export class CardDecryptionError extends Schema.TaggedError<CardDecryptionError>
   }
 }
 
+/**
+ * A requestId reused with another card (Stripe's idempotency keys are the
+ * model): the requestId is already recorded with a different card, so this
+ * quote is refused before any I/O with the service, and never gets the other
+ * card's quote. Cards are compared by a keyed fingerprint; the error names the
+ * requestId only, never a card.
+ */
+export class RequestIdConflict extends Schema.TaggedError<RequestIdConflict>()("RequestIdConflict", {
+  requestId: Schema.String
+}) {
+  override get message(): string {
+    const shown = this.requestId.length > 80 ? `${this.requestId.slice(0, 80)}…` : this.requestId
+    return `requestId ${JSON.stringify(shown)} is already recorded with another card: ` +
+      `a requestId belongs to one card; give this card a new requestId`
+  }
+}
+
 /** Every error the service side can produce (HTTP, transport, shape). */
 export type ServiceError =
   | InvalidCard
@@ -187,7 +204,13 @@ export type ServiceError =
   | UnknownServiceError
 
 /** Every error that can end a quote. */
-export type QuoteFailure = ServiceError | PollTimeout | TokenError | InvalidCardInput | CardDecryptionError
+export type QuoteFailure =
+  | ServiceError
+  | PollTimeout
+  | TokenError
+  | InvalidCardInput
+  | CardDecryptionError
+  | RequestIdConflict
 
 const QuoteFailureMembers = [
   InvalidCard,
@@ -210,7 +233,8 @@ const QuoteFailureMembers = [
   PollTimeout,
   TokenError,
   InvalidCardInput,
-  CardDecryptionError
+  CardDecryptionError,
+  RequestIdConflict
 ] as const
 
 /** The schema of `QuoteFailure`, so that a failure encodes to JSON as data. */

@@ -52,7 +52,8 @@ export const Traits: { readonly [Tag in QuoteFailure["_tag"]]: ErrorTraits } = {
   PollTimeout: traits("local", true, false, false),
   TokenError: traits("local", false, false, false),
   InvalidCardInput: traits("local", false, false, false),
-  CardDecryptionError: traits("local", false, false, false)
+  CardDecryptionError: traits("local", false, false, false),
+  RequestIdConflict: traits("request", false, false, false)
 }
 
 /** The recovery group of an error. */

@@ -47,7 +47,8 @@ const expectedTraits: Record<Tag, Traits> = {
   TokenError: { group: "local", transient: false, retryable: false, customerFacing: false },
   InvalidCardInput: { group: "local", transient: false, retryable: false, customerFacing: false },
   // a sealed card no data key here opens: a local fault of configuration, never the service's
-  CardDecryptionError: { group: "local", transient: false, retryable: false, customerFacing: false }
+  CardDecryptionError: { group: "local", transient: false, retryable: false, customerFacing: false },
+  RequestIdConflict: { group: "request", transient: false, retryable: false, customerFacing: false }
 }
 
 const expectTraits = (error: Errors.QuoteFailure, tag: Tag) => {

@@ -131,7 +131,8 @@ describe("events built in memory", () => {
       new Errors.PollTimeout({ transactionId, deadlineMillis: 120_000, polls: 30, lastPercentComplete: 50 }),
       new Errors.TokenError({ message: "invalid_client", httpStatus: 400, oauthError: "invalid_client" }),
       new Errors.InvalidCardInput({ field: "card.pinNumber", reason: "must not be empty" }),
-      new Errors.CardDecryptionError({ requestId: "r-1", reason: "sealed with another key", keyId: "0a1b2c3d" })
+      new Errors.CardDecryptionError({ requestId: "r-1", reason: "sealed with another key", keyId: "0a1b2c3d" }),
+      new Errors.RequestIdConflict({ requestId: "r-1" })
     ].map((error) => new QuoteEvent.Failed({ transactionId, timestamp, error }))
   ]
 

@@ -261,7 +261,8 @@ export const quoteFailureWireArb: fc.Arbitrary<Record<string, unknown>> = fc.one
     requestId: fc.string(),
     reason: fc.string(),
     keyId: fc.stringMatching(/^[0-9a-f]{8}$/)
-  }, { requiredKeys: ["_tag", "requestId", "reason"] })
+  }, { requiredKeys: ["_tag", "requestId", "reason"] }),
+  fc.record({ _tag: fc.constant("RequestIdConflict"), requestId: fc.string() })
 )
 
 const eventBase = { transactionId: transactionIdArb, timestamp: timestampArb }

@@ -18,6 +18,8 @@ import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as CardFingerprint from "./CardFingerprint.js"
+import * as RequestIds from "./internal/requestIds.js"
 import * as Scheduler from "./internal/scheduler.js"
 import * as Sinks from "./internal/sinks.js"
 import * as Submission from "./internal/submission.js"
@@ -38,7 +40,14 @@ export interface TrackOptions {
 
 /** How to submit and poll one quote. */
 export interface QuoteOptions extends TrackOptions {
-  /** The idempotency key of the POST; 32 random hex characters unless given. */
+  /**
+   * The idempotency key of the POST; 32 random hex characters unless given.
+   * A requestId belongs to one card: given again with another card, the
+   * quote fails with `RequestIdConflict` before any I/O; given again with the
+   * same card, the POST is sent again with `previousAttempts` counted on, and
+   * the service answers the original transaction. The poller remembers the
+   * last `Options.rememberedRequestIds` requestIds it was given.
+   */
   readonly requestId?: string | undefined
 }
 
@@ -102,7 +111,18 @@ export interface Options {
   readonly deadline?: Duration.Input | undefined
   /** How many GETs may be in flight at once, over every quote of this poller. Default 64. */
   readonly maxConcurrentPolls?: number | undefined
+  /**
+   * How many of the requestIds callers gave (`QuoteOptions.requestId`) the
+   * poller remembers with their cards' fingerprints, the oldest forgotten
+   * first. Default 100,000 (at most about 30 MB).
+   */
+  readonly rememberedRequestIds?: number | undefined
+  /** How cards are fingerprinted for `rememberedRequestIds`. Default: HMAC-SHA-256 under a key drawn for this poller. */
+  readonly cardFingerprint?: CardFingerprint.CardFingerprint | undefined
 }
+
+/** How many requestIds given by callers the poller remembers by default. */
+export const defaultRememberedRequestIds = 100_000
 
 /** How many GETs the poller has in flight at once by default. */
 export const defaultMaxConcurrentPolls = 64
@@ -145,6 +165,12 @@ export const make = (
         new Error(`QuotePoller: maxConcurrentPolls must be a whole number of at least 1, not ${maxConcurrentPolls}`)
       )
     }
+    const rememberedRequestIds = defaults.rememberedRequestIds ?? defaultRememberedRequestIds
+    if (!Number.isSafeInteger(rememberedRequestIds) || rememberedRequestIds < 1) {
+      return yield* Effect.die(
+        new Error(`QuotePoller: rememberedRequestIds must be a whole number of at least 1, not ${rememberedRequestIds}`)
+      )
+    }
     const scheduler = yield* Scheduler.make({
       client,
       publish: bus.publish,
@@ -169,7 +195,12 @@ export const make = (
     const trackAll: Service["trackAll"] = (transactions, options = {}) =>
       Stream.unwrap(Effect.suspend(() => watchStream(Array.from(transactions, toTarget), options)))
 
-    const submission: Submission.Dependencies = { client, bus, journal }
+    const submission: Submission.Dependencies = {
+      client,
+      bus,
+      journal,
+      requestIds: RequestIds.make(rememberedRequestIds, defaults.cardFingerprint ?? CardFingerprint.random())
+    }
 
     // One span per quote, parent of its POST and of every GET (which run with the caller's context).
     // The POST's retries reach the stream as they happen: the POST runs beside it and its events go through a queue.

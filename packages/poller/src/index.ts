@@ -14,3 +14,6 @@ export * as QuotePoller from "./QuotePoller.js"
 
 /** The poller's metrics (Effect `Metric`s): quotes submitted, outcomes, duration, in flight, polls. */
 export * as Metrics from "./Metrics.js"
+
+/** A keyed fingerprint of cards (HMAC-SHA-256): a requestId belongs to one card. */
+export * as CardFingerprint from "./CardFingerprint.js"

@@ -12,12 +12,20 @@
  * key, never the key), and is opened with the key of that id. A card sealed
  * before key ids (`v1`) is tried with the current key, then the previous.
  *
+ * Fingerprints: each data key also gives a fingerprint key (HKDF-SHA-256, its
+ * own label: `CardFingerprint.derive`), under which a durable quote's card is
+ * fingerprinted, so that a requestId belongs to one card across every node of
+ * the deployment (`RequestIds`). A fingerprint is named by the id of the data
+ * key it was derived from: after a rotation, one made under the previous key
+ * is still compared under that key.
+ *
  * The key id is computed synchronously with `node:crypto` when a key is
  * parsed (`effect/crypto`'s `Digest` is an effect): `parseKey` and `keyId`
  * stay plain functions.
  */
 import * as Card from "@gcx/core/Card"
 import { CardDecryptionError } from "@gcx/core/Errors"
+import * as CardFingerprint from "@gcx/poller/CardFingerprint"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Aead from "effect/crypto/Aead"
@@ -71,6 +79,12 @@ export interface Service {
   readonly seal: (card: Card.Card, requestId: string) => Effect.Effect<SealedCard>
   /** Opens a sealed card of the quote `requestId`. */
   readonly open: (sealed: SealedCard, requestId: string) => Effect.Effect<Card.Card, CardDecryptionError>
+  /** The card fingerprint under the data key that seals (`GCX_DATA_KEY`), named by its key id. */
+  readonly fingerprint: CardFingerprint.CardFingerprint
+  /** The card fingerprint under the data key of id `keyId` (the current or the previous one), if this cipher has it. */
+  readonly fingerprintOf: (keyId: string) => CardFingerprint.CardFingerprint | undefined
+  /** The card fingerprints under every data key of the cipher, the current one first. */
+  readonly fingerprints: ReadonlyArray<CardFingerprint.CardFingerprint>
 }
 
 /** The cipher service. */
@@ -202,7 +216,12 @@ export const make = (key: DataKey, previous?: DataKey): Effect.Effect<Service> =
       return Result.isSuccess(card) ? card.success : yield* refuse("the opened card is not valid")
     })
 
-    return CardCipher.of({ seal, open })
+    const fingerprints = (previous === undefined ? [key] : [key, previous]).map((dataKey) =>
+      CardFingerprint.derive(dataKey.bytes, dataKey.id)
+    )
+    const fingerprintOf = (keyId: string) => fingerprints.find((fingerprint) => fingerprint.keyId === keyId)
+
+    return CardCipher.of({ seal, open, fingerprint: fingerprints[0]!, fingerprintOf, fingerprints })
   }).pipe(Effect.provide(cryptoLayer))
 
 /** A `ConfigError` saying that the variable `name` is refused, and why (never its value). */

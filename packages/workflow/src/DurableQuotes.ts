@@ -3,6 +3,11 @@
  * awaits its outcome from any node, `execute` does both. The quote runs as
  * `QuoteWorkflow` on whichever runner owns it.
  *
+ * A requestId belongs to one card (`RequestIds`): submitted again with the
+ * same card it is the same quote; with another card, `RequestIdConflict`.
+ * `result(requestId)` reads the deployment's database: only a node of the
+ * cluster (with the database and the data key) can ask for an outcome.
+ *
  * The layers keep the deployment (what provides the engine, `Engine`, and the
  * database: `Embedded.layer`, or runners over PostgreSQL) apart from the
  * quotes: `layerRunner(deployment)` for a node that runs quotes,
@@ -35,6 +40,7 @@ import type * as SqlError from "effect/sql/SqlError"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import * as CardCipher from "./CardCipher.js"
 import * as QuoteWorkflow from "./QuoteWorkflow.js"
+import * as RequestIds from "./RequestIds.js"
 
 /**
  * `result` was asked for a requestId under which no quote was ever submitted
@@ -55,21 +61,27 @@ export type Engine = WorkflowEngine | MessageStorage.MessageStorage | Sharding.S
 
 /** Options of one quote. */
 export interface SubmitOptions {
-  /** The quote's requestId (its idempotency key); 32 random hex characters unless given. */
+  /**
+   * The quote's requestId (its idempotency key); 32 random hex characters
+   * unless given. It belongs to one card: given again with the same card, it
+   * is the same quote; with another card, `RequestIdConflict`.
+   */
   readonly requestId?: string | undefined
 }
 
 /** The durable quotes service. */
 export interface Service {
   /**
-   * Validates the card (before any I/O), seals it, and records the quote
-   * durably; returns its requestId once recorded. Submitting a requestId again
-   * records nothing new: the first quote of that requestId stands.
+   * Validates the card (before any I/O), records the requestId with the
+   * card's keyed fingerprint, seals the card, and records the quote durably;
+   * returns its requestId once recorded. Submitting a requestId again with
+   * the same card records nothing new: the first quote of that requestId
+   * stands. With another card it fails with `RequestIdConflict`.
    */
   readonly submit: (
     request: QuotePoller.QuoteInput,
     options?: SubmitOptions
-  ) => Effect.Effect<string, Errors.InvalidCardInput | Errors.InvalidRequest>
+  ) => Effect.Effect<string, Errors.InvalidCardInput | Errors.InvalidRequest | Errors.RequestIdConflict>
   /**
    * Awaits the outcome of a submitted quote, from any node of the deployment.
    * A requestId under which no quote was recorded (or that is not a
@@ -81,13 +93,23 @@ export interface Service {
     requestId: string
   ) => Effect.Effect<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure | QuoteNotFound>
   /**
+   * The requestId of the card's unsettled quote, for a caller that quotes a
+   * card without choosing a requestId and must resume the same quote after an
+   * interruption (`gcx quote --durable`): the one an earlier `claim` of the
+   * card recorded against its keyed fingerprint, until `settle`; a fresh one
+   * otherwise. Validates the card before any I/O.
+   */
+  readonly claim: (request: QuotePoller.QuoteInput) => Effect.Effect<string, Errors.InvalidCardInput>
+  /** Forgets the card's claim on `requestId` once its outcome is shown: the card's next `claim` starts a new quote. */
+  readonly settle: (request: QuotePoller.QuoteInput, requestId: string) => Effect.Effect<void, Errors.InvalidCardInput>
+  /**
    * The outcome of a submitted quote if it has one now, `None` while it runs; `QuoteNotFound` as
    * for `result`. Never waits.
    */
   readonly poll: (
     requestId: string
   ) => Effect.Effect<Option.Option<Exit.Exit<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure>>, QuoteNotFound>
-  /** Submits a quote and awaits its outcome. */
+  /** Submits a quote and awaits its outcome (a requestId recorded with another card: `RequestIdConflict`). */
   readonly execute: (
     request: QuotePoller.QuoteInput,
     options?: SubmitOptions
@@ -105,10 +127,13 @@ export interface Options {
 
 const isRequestId = Schema.is(Ids.RequestId)
 
-/** Builds the API over the engine and the cipher in context. */
-export const make = (options: Options = {}): Effect.Effect<Service, never, Engine | CardCipher.CardCipher> =>
+/** Builds the API over the engine, the cipher and the database in context (creates the requestIds' table). */
+export const make = (
+  options: Options = {}
+): Effect.Effect<Service, SqlError.SqlError, Engine | CardCipher.CardCipher | SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const cipher = yield* CardCipher.CardCipher
+    const requestIds = yield* RequestIds.make
     const storage = yield* MessageStorage.MessageStorage
     const sharding = yield* Sharding.Sharding
     const context = yield* Effect.context<WorkflowEngine>()
@@ -117,21 +142,28 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Engin
       Schedule.spaced(options.resultPollInterval ?? "500 millis")
     ])
 
-    /** The payload of a quote: validated input, sealed card. Fails before any I/O. */
+    /**
+     * The payload of a quote (validated input, sealed card; bad input fails
+     * before any I/O) and the execution id recorded for its requestId.
+     */
     const payload = (request: QuotePoller.QuoteInput, submitOptions: SubmitOptions = {}) =>
       Effect.gen(function*() {
         const requestId = submitOptions.requestId ?? Ids.makeRequestId()
         if (!isRequestId(requestId)) {
           return yield* new Errors.InvalidRequest({ message: "requestId must be 1 to 64 visible ASCII characters" })
         }
-        const card = request instanceof Quote.QuoteRequest ? request.card : yield* Card.validate(request)
-        return { requestId, card: yield* cipher.seal(card, requestId) }
+        const card = yield* validated(request)
+        const executionId = yield* requestIds.register(requestId, card).pipe(
+          Effect.catchTag("SqlError", Effect.die)
+        )
+        const payload: QuoteWorkflow.Payload = { requestId, card: yield* cipher.seal(card, requestId) }
+        return { payload, executionId }
       })
 
     const submit: Service["submit"] = (request, submitOptions) =>
       payload(request, submitOptions).pipe(
-        Effect.tap(QuoteWorkflow.record),
-        Effect.map(({ requestId }) => requestId),
+        Effect.tap(({ executionId, payload }) => QuoteWorkflow.record(payload, executionId)),
+        Effect.map(({ payload }) => payload.requestId),
         Effect.provide(context),
         Effect.withSpan("DurableQuotes.submit")
       )
@@ -171,10 +203,20 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Engin
         }
       })
 
+    /** The execution id recorded for `requestId` (`RequestIds`); never recorded: `QuoteNotFound`. */
+    const recordedExecution = (requestId: string) =>
+      requestIds.lookup(requestId).pipe(
+        Effect.orDie,
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new QuoteNotFound({ requestId })),
+          onSome: Effect.succeed
+        }))
+      )
+
     const result: Service["result"] = (requestId) =>
       Effect.suspend(() =>
         isRequestId(requestId)
-          ? Effect.flatMap(QuoteWorkflow.executionId(requestId), (executionId) => awaitOutcome(requestId, executionId))
+          ? Effect.flatMap(recordedExecution(requestId), (executionId) => awaitOutcome(requestId, executionId))
           : Effect.fail(new QuoteNotFound({ requestId }))
       ).pipe(
         Effect.provide(context),
@@ -184,7 +226,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Engin
     const poll: Service["poll"] = (requestId) =>
       Effect.suspend(() =>
         isRequestId(requestId)
-          ? Effect.flatMap(QuoteWorkflow.executionId(requestId), (executionId) =>
+          ? Effect.flatMap(recordedExecution(requestId), (executionId) =>
             Effect.flatMap(QuoteWorkflow.QuoteWorkflow.poll(executionId), (result) =>
               Option.isSome(result) && result.value._tag === "Complete"
                 ? Effect.succeedSome(result.value.exit)
@@ -200,16 +242,31 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Engin
 
     const execute: Service["execute"] = (request, submitOptions) =>
       payload(request, submitOptions).pipe(
-        Effect.flatMap(QuoteWorkflow.execute),
+        Effect.flatMap(({ executionId, payload }) => QuoteWorkflow.execute(payload, executionId)),
         Effect.provide(context),
         Effect.withSpan("DurableQuotes.execute")
       )
 
-    return DurableQuotes.of({ submit, result, poll, execute })
+    const validated = (request: QuotePoller.QuoteInput) =>
+      request instanceof Quote.QuoteRequest ? Effect.succeed(request.card) : Card.validate(request)
+
+    const claim: Service["claim"] = (request) =>
+      Effect.flatMap(validated(request), (card) => Effect.orDie(requestIds.claim(card))).pipe(
+        Effect.withSpan("DurableQuotes.claim")
+      )
+
+    const settle: Service["settle"] = (request, requestId) =>
+      Effect.flatMap(validated(request), (card) => Effect.orDie(requestIds.settle(card, requestId))).pipe(
+        Effect.withSpan("DurableQuotes.settle", { attributes: { requestId } })
+      )
+
+    return DurableQuotes.of({ submit, result, poll, execute, claim, settle })
   })
 
-/** The API; needs the engine of a deployment and the cipher. */
-export const layer = (options?: Options): Layer.Layer<DurableQuotes, never, Engine | CardCipher.CardCipher> =>
+/** The API; needs the engine and the database of a deployment, and the cipher. */
+export const layer = (
+  options?: Options
+): Layer.Layer<DurableQuotes, SqlError.SqlError, Engine | SqlClient.SqlClient | CardCipher.CardCipher> =>
   Layer.effect(DurableQuotes, make(options))
 
 /** Settings of a node that runs quotes. */
@@ -232,7 +289,7 @@ export const layerRunner = <E, R>(
   deployment: Layer.Layer<Engine | SqlClient.SqlClient, E, R>,
   options: RunnerOptions = {}
 ): Layer.Layer<
-  DurableQuotes | QuotePoller.QuotePoller | QuoteEvents.QuoteEvents | WorkflowEngine | SqlClient.SqlClient,
+  DurableQuotes | QuotePoller.QuotePoller | QuoteEvents.QuoteEvents | Engine | SqlClient.SqlClient,
   E | SqlError.SqlError,
   R | ExchangeClient.ExchangeClient | CardCipher.CardCipher
 > =>
@@ -246,12 +303,15 @@ export const layerRunner = <E, R>(
     Layer.provideMerge(deployment)
   )
 
-/** The deployment of a client-only node: what provides the workflow engine (and the cluster under it). */
-export type ClientDeployment<E = never, R = never> = Layer.Layer<Engine, E, R>
+/**
+ * The deployment of a client-only node: what provides the workflow engine
+ * (and the cluster under it) and the database (the requestIds).
+ */
+export type ClientDeployment<E = never, R = never> = Layer.Layer<Engine | SqlClient.SqlClient, E, R>
 
-/** A node that submits and awaits quotes but runs none, over a deployment that provides the engine. */
+/** A node that submits and awaits quotes but runs none, over a deployment that provides the engine and the database. */
 export const layerClient = <E, R>(
-  deployment: Layer.Layer<Engine, E, R>,
+  deployment: Layer.Layer<Engine | SqlClient.SqlClient, E, R>,
   options: Options = {}
-): Layer.Layer<DurableQuotes | Engine, E, R | CardCipher.CardCipher> =>
+): Layer.Layer<DurableQuotes | Engine | SqlClient.SqlClient, E | SqlError.SqlError, R | CardCipher.CardCipher> =>
   layer(options).pipe(Layer.provideMerge(deployment))

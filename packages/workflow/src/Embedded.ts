@@ -198,7 +198,7 @@ export const layerQuotes = (options: Options & DurableQuotes.RunnerOptions = {})
   | DurableQuotes.DurableQuotes
   | QuotePoller.QuotePoller
   | QuoteEvents.QuoteEvents
-  | WorkflowEngine
+  | DurableQuotes.Engine
   | SqlClient.SqlClient,
   Config.ConfigError | SqlError.SqlError,
   ExchangeClient.ExchangeClient | CardCipher.CardCipher

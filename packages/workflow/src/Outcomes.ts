@@ -28,6 +28,8 @@ export const channel = "gcx_quote_outcomes"
 /** A workflow ended with its success value. */
 export class Completed extends Schema.TaggedClass<Completed>()("Completed", {
   requestId: Schema.String,
+  /** The workflow that ended: for a quote, match it with the one recorded for the requestId (`RequestIds.lookup`). */
+  executionId: Schema.optional(Schema.String),
   transactionId: Schema.String,
   workflow: Schema.String,
   /** The success value, encoded with the workflow's success schema. */
@@ -37,6 +39,8 @@ export class Completed extends Schema.TaggedClass<Completed>()("Completed", {
 /** A workflow ended with a typed error. */
 export class Failed extends Schema.TaggedClass<Failed>()("Failed", {
   requestId: Schema.String,
+  /** The workflow that ended: for a quote, match it with the one recorded for the requestId (`RequestIds.lookup`). */
+  executionId: Schema.optional(Schema.String),
   /** Absent when the quote failed before the service created a transaction. */
   transactionId: Schema.optional(Schema.String),
   workflow: Schema.String,
@@ -70,6 +74,7 @@ const outcomeOf = (
     readonly errorSchema: Schema.Top
   },
   payload: unknown,
+  executionId: string,
   exit: Exit.Exit<unknown, unknown>
 ): Effect.Effect<Option.Option<Outcome>> => {
   const requestId = field(payload, "requestId")
@@ -80,6 +85,7 @@ const outcomeOf = (
         Option.some(
           new Completed({
             requestId,
+            executionId,
             transactionId: field(exit.value, "transactionId") ?? "",
             workflow: workflow._tag,
             value
@@ -97,6 +103,7 @@ const outcomeOf = (
       return Option.some(
         new Failed({
           requestId,
+          executionId,
           workflow: workflow._tag,
           errorTag: field(failure.value, "_tag") ?? "Unknown",
           error,
@@ -128,7 +135,7 @@ export const decorate = (engine: WorkflowEngine.WorkflowEngine["Service"], pg: P
       engine.register(workflow, (payload, executionId) =>
         execute(payload, executionId).pipe(
           Effect.onExit((exit) =>
-            outcomeOf(workflow, payload, exit).pipe(
+            outcomeOf(workflow, payload, executionId, exit).pipe(
               Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (outcome) => announce(pg, outcome) }))
             )
           )

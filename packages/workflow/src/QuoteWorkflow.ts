@@ -1,7 +1,9 @@
 /**
- * The durable quote: a workflow keyed by the quote's requestId, with two
- * activities whose results the engine persists (`submit`, then `outcome`
- * unless the POST answered it; see `internal/quote/activities.ts`).
+ * The durable quote: a workflow run under the execution id recorded for the
+ * quote's requestId (`RequestIds.register`: drawn at random, never derived
+ * from the requestId), with two activities whose results the engine persists
+ * (`submit`, then `outcome` unless the POST answered it; see
+ * `internal/quote/activities.ts`).
  *
  * `layer` registers the workflow with the `WorkflowEngine` in context: the
  * deployment (embedded or runners) provides the engine and the database.
@@ -21,9 +23,8 @@ import { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import type * as CardCipher from "./CardCipher.js"
 import { outcomes, submit } from "./internal/quote/activities.js"
 import { type DurableQuoteFailure, name, type Payload, QuoteWorkflow } from "./internal/quote/definition.js"
-import { executionIdSync } from "./internal/quote/executionId.js"
 import type { Options } from "./internal/quote/submission.js"
-import * as SubmitAttempts from "./SubmitAttempts.js"
+import * as RequestIds from "./RequestIds.js"
 
 export {
   /** The outcome activities of a runner: one for its polling options. */
@@ -41,20 +42,9 @@ export {
   name,
   /** What the engine persists of a quote: its requestId and its sealed card. */
   Payload,
-  /** The durable quote, keyed by its requestId. */
+  /** The durable quote workflow; its execution id is drawn at random and recorded against the requestId (`RequestIds`). */
   QuoteWorkflow
 } from "./internal/quote/definition.js"
-export {
-  /** The execution id of the quote `requestId` (see `executionIdSync`). */
-  executionId,
-  /**
-   * The execution id of the quote `requestId`, what the engine keys its rows by:
-   * the same value as `QuoteWorkflow.executionId` (the first 16 bytes of the
-   * SHA-256 of `8:GcxQuote:<requestId>`, in hex, as `effect/workflow` derives it
-   * from the idempotency key).
-   */
-  executionIdSync
-} from "./internal/quote/executionId.js"
 export {
   /** How a runner polls its quotes. */
   type Options,
@@ -71,6 +61,8 @@ export {
 /** The terminal outcome of a quote, as the runner that ran it tells `QuoteOutcomes`. */
 export interface Outcome {
   readonly requestId: string
+  /** The workflow that ran it: the execution id recorded for the requestId, unless the run was not submitted through `DurableQuotes`. */
+  readonly executionId: string
   /** Absent when the quote failed before the service created a transaction. */
   readonly transactionId: string | undefined
   readonly exit: Exit.Exit<Quote.CompletedQuote, DurableQuoteFailure>
@@ -99,15 +91,16 @@ export const QuoteOutcomes = Context.Reference<QuoteOutcomes>(
  */
 export const makeRun = (options: Options = {}) => {
   const outcome = outcomes(options)
-  return (payload: Payload) => run(payload, outcome)
+  return (payload: Payload, executionId: string) => run(payload, executionId, outcome)
 }
 
-const run = Effect.fnUntraced(function*(payload: Payload, outcome: ReturnType<typeof outcomes>) {
+const run = Effect.fnUntraced(function*(payload: Payload, executionId: string, outcome: ReturnType<typeof outcomes>) {
   const told = yield* QuoteOutcomes
+  const { requestId } = payload
   let transactionId: string | undefined
   const started = yield* Clock.currentTimeMillis
   return yield* Effect.gen(function*() {
-    const submission = yield* submit(payload)
+    const submission = yield* submit(payload, executionId)
     transactionId = submission.transactionId
     if (submission.submittedAt !== undefined && submission.submittedAt < started) {
       // the submission was recorded by an earlier run: this runner resumes the quote (failover or restart)
@@ -119,9 +112,9 @@ const run = Effect.fnUntraced(function*(payload: Payload, outcome: ReturnType<ty
     return yield* outcome(submission)
   }).pipe(
     Effect.tap((quote) =>
-      told.publish({ requestId: payload.requestId, transactionId: quote.transactionId, exit: Exit.succeed(quote) })
+      told.publish({ requestId, executionId, transactionId: quote.transactionId, exit: Exit.succeed(quote) })
     ),
-    Effect.tapError((error) => told.publish({ requestId: payload.requestId, transactionId, exit: Exit.fail(error) }))
+    Effect.tapError((error) => told.publish({ requestId, executionId, transactionId, exit: Exit.fail(error) }))
   )
 })
 
@@ -141,27 +134,29 @@ export const layer = (options: Options = {}): Layer.Layer<
   | CardCipher.CardCipher
 > =>
   QuoteWorkflow.toLayer(makeRun(options)).pipe(
-    Layer.provide(SubmitAttempts.layer)
+    Layer.provide(RequestIds.layer)
   )
 
-/** The engine's `execute` for a quote, keyed by `executionIdSync`, in the span `QuoteWorkflow.execute` opens. */
-const onEngine = <const Discard extends boolean>(payload: Payload, discard: Discard) =>
-  WorkflowEngine.use((engine) => {
-    const executionId = executionIdSync(payload.requestId)
-    return engine.execute(QuoteWorkflow, { executionId, payload, discard }).pipe(
+/** The engine's `execute` for a quote under `executionId`, in the span `QuoteWorkflow.execute` opens. */
+const onEngine = <const Discard extends boolean>(payload: Payload, executionId: string, discard: Discard) =>
+  WorkflowEngine.use((engine) =>
+    engine.execute(QuoteWorkflow, { executionId, payload, discard }).pipe(
       Effect.withSpan(`${name}.execute`, { attributes: { executionId } }, { captureStackTrace: false })
     )
-  })
+  )
 
 /**
- * Runs the quote on the engine in context and awaits its outcome: what
- * `QuoteWorkflow.execute` does, in the same span, without its WebCrypto
- * digest and without validating again a payload made of validated parts.
+ * Runs the quote on the engine in context under `executionId` (the one
+ * `RequestIds.register` recorded for its requestId) and awaits its outcome,
+ * in the span `QuoteWorkflow.execute` opens, without validating again a
+ * payload made of validated parts.
  */
-export const execute = (payload: Payload): Effect.Effect<Quote.CompletedQuote, DurableQuoteFailure, WorkflowEngine> =>
-  onEngine(payload, false)
+export const execute = (
+  payload: Payload,
+  executionId: string
+): Effect.Effect<Quote.CompletedQuote, DurableQuoteFailure, WorkflowEngine> => onEngine(payload, executionId, false)
 
-/** Records the quote on the engine in context and returns its execution id, without awaiting it (`discard`). */
-export const record = (payload: Payload): Effect.Effect<string, never, WorkflowEngine> =>
+/** Records the quote on the engine in context under `executionId`, without awaiting it (`discard`). */
+export const record = (payload: Payload, executionId: string): Effect.Effect<string, never, WorkflowEngine> =>
   // With `discard` the engine returns once the request is stored: it never fails with the workflow's error.
-  Effect.orDie(onEngine(payload, true))
+  Effect.orDie(onEngine(payload, executionId, true))

@@ -12,8 +12,8 @@ export * as Embedded from "./Embedded.js"
 /** The durable quote workflow and its two activities. */
 export * as QuoteWorkflow from "./QuoteWorkflow.js"
 
-/** The durable counter of POST attempts. */
-export * as SubmitAttempts from "./SubmitAttempts.js"
+/** The requestIds of durable quotes: each belongs to one card (keyed fingerprint), with its workflow and its POST attempts. */
+export * as RequestIds from "./RequestIds.js"
 
 /** The PostgreSQL connection of a deployment, and `DatabaseUnreachable`. */
 export * as Database from "./Database.js"

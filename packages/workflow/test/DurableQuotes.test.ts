@@ -3,11 +3,14 @@ import { Card, Errors } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents } from "@gcx/poller"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { BigDecimal, Effect, Equal, Exit, Fiber, Layer, Queue, Result, Stream } from "effect"
+import { BigDecimal, Effect, Equal, Exit, Fiber, Layer, Option, Queue, Result, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Path from "node:path"
-import { CardCipher, DurableQuotes, Embedded, QuoteWorkflow, SubmitAttempts } from "../src/index.js"
-import { card, quotesLayer, sandbox, tempDatabase, tempDirectory, withQuotes } from "./fixtures.js"
+import { CardCipher, DurableQuotes, Embedded, QuoteWorkflow, RequestIds } from "../src/index.js"
+import { card, dataKey, quotesLayer, sandbox, tempDatabase, tempDirectory, withQuotes } from "./fixtures.js"
+
+/** A data key of another deployment. */
+const otherKey = () => Result.getOrThrow(CardCipher.parseKey(CardCipher.generateKey()))
 
 layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite)", (it) => {
   it.effect("execute: a quote completes through the workflow, with one transaction for its requestId", () =>
@@ -108,13 +111,20 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
     withQuotes()(Effect.gen(function*() {
       const server = yield* Sandbox.SandboxServer
       const quotes = yield* DurableQuotes.DurableQuotes
-      const attempts = yield* SubmitAttempts.SubmitAttempts.pipe(Effect.provide(SubmitAttempts.layer), Effect.orDie)
+      const requestIds = yield* RequestIds.RequestIds.pipe(
+        Effect.provide(RequestIds.layer.pipe(Layer.provide(CardCipher.layer(dataKey)))),
+        Effect.orDie
+      )
       const client = yield* ExchangeClient.ExchangeClient
       // A run that crashed after its POST: attempt 0 taken from the counter and sent, its outcome never recorded.
       const requestId = "durable-replay-1"
-      const first = yield* attempts.next(requestId).pipe(Effect.orDie)
-      expect(first).toBe(0)
-      const created = yield* client.createQuote(card(TestData.Cards.success), { requestId, previousAttempts: first })
+      const validated = yield* Effect.orDie(Card.validate(card(TestData.Cards.success)))
+      const executionId = yield* Effect.orDie(requestIds.register(requestId, validated))
+      const first = yield* requestIds.nextAttempt(requestId, executionId).pipe(Effect.orDie)
+      expect(first).toEqual(Option.some(0))
+      // another execution id is not the quote's: no attempt for it
+      expect(yield* Effect.orDie(requestIds.nextAttempt(requestId, "0".repeat(32)))).toEqual(Option.none())
+      const created = yield* client.createQuote(card(TestData.Cards.success), { requestId, previousAttempts: 0 })
       // The replay: the workflow's submit takes the next attempt, and the service answers the original transaction.
       const quote = yield* quotes.execute(card(TestData.Cards.success), { requestId })
       expect(quote.transactionId).toBe(created.transactionId)
@@ -148,24 +158,25 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
       }).pipe(Effect.provide(quotesLayer(server, filename).pipe(Layer.provide(outcomes)), { local: true }))
     }).pipe(Effect.scoped))
 
-  it.effect("a card that cannot be decrypted fails that quote with a typed error, and the runner carries on", () =>
+  it.effect("a card that cannot be opened fails that quote with a typed error; its requestId is then free", () =>
     withQuotes()(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
       const quotes = yield* DurableQuotes.DurableQuotes
-      const other = yield* CardCipher.make(
-        CardCipher.parseKey(CardCipher.generateKey()).pipe((key) => {
-          assert(Result.isSuccess(key))
-          return key.success
-        })
+      // A node of this deployment with another data key (misconfigured): its cards cannot be opened here.
+      const elsewhere = yield* DurableQuotes.make().pipe(
+        Effect.provideService(CardCipher.CardCipher, yield* CardCipher.make(otherKey())),
+        Effect.orDie
       )
       const requestId = "durable-wrong-key-1"
-      const validated = yield* Effect.orDie(Card.validate(card(TestData.Cards.success)))
-      const sealed = yield* other.seal(validated, requestId)
-      const error = yield* Effect.flip(QuoteWorkflow.QuoteWorkflow.execute({ requestId, card: sealed }))
+      const error = yield* Effect.flip(elsewhere.execute(card(TestData.Cards.success), { requestId }))
       assert(error._tag === "CardDecryptionError")
       expect(error.requestId).toBe(requestId)
       expect((yield* Effect.flip(quotes.result(requestId)))._tag).toBe("CardDecryptionError")
-      const quote = yield* quotes.execute(card(TestData.Cards.success))
-      expect(quote.transactionId).toBeTypeOf("string")
+      expect((yield* server.journal).transactionsByRequestId[requestId]).toBeUndefined()
+      // The requestId does not stand for ever with that failure: the card sealed here completes under it.
+      const quote = yield* quotes.execute(card(TestData.Cards.success), { requestId })
+      expect((yield* quotes.result(requestId)).transactionId).toBe(quote.transactionId)
+      expect((yield* server.journal).transactionsByRequestId[requestId]).toEqual([quote.transactionId])
     })))
 })
 

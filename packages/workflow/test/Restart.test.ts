@@ -80,7 +80,7 @@ layer(sandbox({ partners: [partner], timeScale: 0.5 }), { excludeTestServices: t
 
           // At rest: every table of the database, dumped; the run is in it, and nothing secret.
           const dump = yield* dumpTables
-          expect(dump.tables).toEqual(expect.arrayContaining(["cluster_messages", "gcx_submit_attempts"]))
+          expect(dump.tables).toEqual(expect.arrayContaining(["cluster_messages", "gcx_request_ids"]))
           expect(dump.text).toContain(quotes[0]!.requestId)
           expect(dump.text).toContain(`****${quotes[0]!.card.cardNumber.slice(-4)}`)
           const sentinels = [

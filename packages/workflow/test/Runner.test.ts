@@ -5,8 +5,9 @@ import { ConfigProvider, Context, Effect, Exit, Fiber, Layer, Logger, Redacted, 
 import * as RunnerAddress from "effect/cluster/RunnerAddress"
 import { FetchHttpClient } from "effect/http"
 import * as SqlClient from "effect/sql/SqlClient"
+import { randomBytes } from "node:crypto"
 import * as Database from "../src/Database.js"
-import { CardCipher, DurableQuotes } from "../src/index.js"
+import { CardCipher, DurableQuotes, QuoteWorkflow } from "../src/index.js"
 import * as Outcomes from "../src/Outcomes.js"
 import * as Runner from "../src/Runner.js"
 import { card, clientOptions, dataKey, sandbox } from "./fixtures.js"
@@ -171,6 +172,44 @@ describe("Runner: one runner and a client-only node on PostgreSQL", () => {
             }
           }
           expect(JSON.stringify(outcomes)).not.toContain(TestData.pin)
+        }).pipe(Effect.scoped))
+    }
+  )
+
+  layer(Layer.merge(TestPg.layer(), sandbox({ timeScale: 0.05 })), { excludeTestServices: true, timeout: 60_000 })(
+    "a requestId belongs to one card, across nodes",
+    (it) => {
+      it.effect("another node's card under a recorded requestId is RequestIdConflict; the same card is the same quote; a poisoned requestId stays free", () =>
+        Effect.gen(function*() {
+          const { api, db, server } = yield* twoNodes
+          const other = Context.get(yield* clientNode(db), DurableQuotes.DurableQuotes)
+          // the same card submitted at once from two nodes: one quote, one transaction
+          const [first, second] = yield* Effect.all([
+            api.execute(card(TestData.Cards.success), { requestId: "pg-reqid-1" }),
+            other.execute(card(TestData.Cards.success), { requestId: "pg-reqid-1" })
+          ], { concurrency: 2 })
+          expect(second.transactionId).toBe(first.transactionId)
+          const conflict = yield* Effect.flip(other.submit(card(TestData.Cards.instant), { requestId: "pg-reqid-1" }))
+          expect(conflict._tag).toBe("RequestIdConflict")
+          expect((yield* other.result("pg-reqid-1")).transactionId).toBe(first.transactionId)
+          // a run with a fake sealed card sent through the cluster under a requestId not used yet
+          const fake = new CardCipher.SealedCard({
+            masked: "****0001",
+            productLineId: TestData.defaultProductLineId,
+            sealed: Buffer.concat([Buffer.of(2), randomBytes(40)]).toString("base64")
+          })
+          const payload = { requestId: "pg-reqid-2", card: fake }
+          const derived = yield* QuoteWorkflow.QuoteWorkflow.executionId(payload)
+          const poisoned = yield* Effect.exit(
+            QuoteWorkflow.execute(payload, derived).pipe(Effect.provide(yield* clientNode(db)))
+          )
+          expect(Exit.isFailure(poisoned)).toBe(true)
+          expect((yield* Effect.flip(api.result("pg-reqid-2")))._tag).toBe("QuoteNotFound")
+          const genuine = yield* api.execute(card(TestData.Cards.instant), { requestId: "pg-reqid-2" })
+          expect((yield* other.result("pg-reqid-2")).transactionId).toBe(genuine.transactionId)
+          const journal = yield* server.journal
+          expect(journal.transactionsByRequestId["pg-reqid-1"]).toEqual([first.transactionId])
+          expect(journal.transactionsByRequestId["pg-reqid-2"]).toEqual([genuine.transactionId])
         }).pipe(Effect.scoped))
     }
   )

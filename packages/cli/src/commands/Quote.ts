@@ -21,6 +21,14 @@ export const options = {
     Flag.withMetavar("id"),
     Flag.withDescription("product line id (merchant), e.g. 1000")
   ),
+  requestId: Flag.String("request-id").pipe(
+    Flag.withMetavar("id"),
+    Flag.withDescription(
+      "the quote's requestId (idempotency key); one card's alone. Default: fresh; with --durable, " +
+        "that of the card's unfinished quote (an interrupted run resumes, no second POST)"
+    ),
+    Flag.optional
+  ),
   json: Flag.Boolean("json").pipe(Flag.withDescription("print one JSON event per line"), Flag.withDefault(false)),
   ...Polling.options,
   durable: Durable.flag,

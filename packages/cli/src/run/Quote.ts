@@ -7,17 +7,20 @@
  */
 import type * as Card from "@gcx/core/Card"
 import * as Errors from "@gcx/core/Errors"
+import * as Ids from "@gcx/core/Ids"
 import type * as Quote from "@gcx/core/Quote"
 import type * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import type * as Stdio from "effect/Stdio"
 import * as Stream from "effect/Stream"
 import type * as Terminal from "effect/Terminal"
 import * as Connection from "../Connection.js"
 import * as Durable from "../Durable.js"
+import * as ExitCode from "../ExitCode.js"
 import * as Polling from "../Polling.js"
 import * as Reachability from "../Reachability.js"
 import * as Render from "../Render.js"
@@ -47,10 +50,10 @@ export const follow = <E, R>(
     return yield* events(mode).pipe(Stream.tap(show), Stream.runLast, Effect.flatMap(outcome))
   }))
 
-/** Submits one quote and follows it; fails with its error. */
+/** Submits one quote (under `requestId` when given) and follows it; fails with its error. */
 export const run = (
   card: Card.CardInput,
-  options: Polling.Flags & { readonly json: boolean }
+  options: Polling.Flags & { readonly json: boolean; readonly requestId?: Option.Option<string> | undefined }
 ): Effect.Effect<
   Quote.CompletedQuote,
   Errors.QuoteFailure,
@@ -58,7 +61,18 @@ export const run = (
 > =>
   Effect.flatMap(
     QuotePoller.QuotePoller,
-    (poller) => follow((mode) => poller.quote(card, Polling.trackOptions(options, mode)), options.json)
+    (poller) =>
+      follow(
+        (mode) =>
+          poller.quote(card, {
+            ...Polling.trackOptions(options, mode),
+            ...Option.match(options.requestId ?? Option.none(), {
+              onNone: () => ({}),
+              onSome: (requestId) => ({ requestId })
+            })
+          }),
+        options.json
+      )
   )
 
 /** What `gcx quote` is given: its flags (`commands/Quote`). */
@@ -66,14 +80,32 @@ export interface Flags extends Polling.Flags {
   readonly card: Redacted.Redacted<string>
   readonly pin: Redacted.Redacted<string>
   readonly product: string
+  readonly requestId: Option.Option<string>
   readonly json: boolean
   readonly durable: boolean
   readonly connection: Connection.Flags
 }
 
-/** The `quote` command's handler: the quote of the flags, on the connection (or `--durable`) they give. */
+const isRequestId = Schema.is(Ids.RequestId)
+
+/**
+ * The `quote` command's handler: the quote of the flags, on the connection (or `--durable`) they give.
+ * With `--durable` and no `--request-id`, the quote takes the requestId of this card's unfinished quote
+ * (`DurableQuotes.claim`): a run interrupted and run again resumes it, and POSTs nothing twice.
+ */
 export const handler = ({ card, connection, durable, pin, product, ...options }: Flags) =>
-  run({ cardNumber: card, pinNumber: pin, productLineId: product }, options).pipe(
-    Reachability.explain,
-    Effect.provide(durable ? Durable.pollerLayer(connection) : Connection.pollerLayer(connection))
-  )
+  Option.isSome(options.requestId) && !isRequestId(options.requestId.value)
+    ? Effect.fail(
+      new ExitCode.CliError({
+        code: ExitCode.ExitCode.Usage,
+        message: "--request-id must be 1 to 64 visible ASCII characters"
+      })
+    )
+    : run({ cardNumber: card, pinNumber: pin, productLineId: product }, options).pipe(
+      Reachability.explain,
+      Effect.provide(
+        durable
+          ? Durable.pollerLayer(connection, { resumeByCard: Option.isNone(options.requestId) })
+          : Connection.pollerLayer(connection)
+      )
+    )

@@ -3,8 +3,8 @@
  * `Submitted` event (and terminal event, for a quote the POST answered
  * completed) published.
  */
-import type { Card, Errors } from "@gcx/core"
-import { Ids, Quote, QuoteEvent, Redaction } from "@gcx/core"
+import type { Errors } from "@gcx/core"
+import { Card, Ids, Quote, QuoteEvent, Redaction } from "@gcx/core"
 import type { ExchangeClient } from "@gcx/http"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as QuoteEvents from "../QuoteEvents.js"
 import * as QuoteJournal from "../QuoteJournal.js"
+import type { RequestIds } from "./requestIds.js"
 import * as Tracking from "./tracking.js"
 import type { Target } from "./watch.js"
 
@@ -23,6 +24,8 @@ export interface Dependencies {
   readonly client: ExchangeClient.Service
   readonly bus: QuoteEvents.QuoteEvents["Service"]
   readonly journal: QuoteJournal.QuoteJournal["Service"]
+  /** The requestIds callers gave, with their cards' fingerprints (a requestId belongs to one card). */
+  readonly requestIds: RequestIds
 }
 
 /** A submitted quote: its `Submitted` event, its terminal event when the POST answered it completed, and its transaction. */
@@ -50,21 +53,35 @@ const disableChecks = { disableChecks: true } as const
  * `Submitted` is published on the bus; a quote the POST answered completed
  * comes with its terminal event (published too), and needs no GET.
  * `onRetry` sees the POST's `Retrying` events as they happen.
+ *
+ * A requestId the caller gives is claimed for the card first (`RequestIds`):
+ * given before with another card, the quote fails with `RequestIdConflict`
+ * before any I/O; with the same card, the POST counts `previousAttempts` on,
+ * and the service answers the original transaction.
  */
 export const submit = (
-  { bus, client, journal }: Dependencies,
+  { bus, client, journal, requestIds }: Dependencies,
   request: QuoteInput,
   requestIdOption: string | undefined,
   onRetry: (event: QuoteEvent.Retrying) => Effect.Effect<void> = () => Effect.void
-): Effect.Effect<Submission, ExchangeClient.ClientError | Errors.InvalidCardInput> =>
+): Effect.Effect<Submission, ExchangeClient.ClientError | Errors.InvalidCardInput | Errors.RequestIdConflict> =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function*() {
       // Chosen here, so that the POST's Retrying events can name it before the service answers.
       const requestId = requestIdOption ?? Ids.makeRequestId()
-      const created = yield* restore(client.createQuote(request, {
+      let sent: QuoteInput = request
+      let previousAttempts: number | undefined
+      if (requestIdOption !== undefined) {
+        const card = request instanceof Quote.QuoteRequest ? request.card : yield* Card.validate(request)
+        previousAttempts = yield* Effect.fromResult(requestIds.claim(requestId, card))
+        sent = request instanceof Quote.QuoteRequest ? request : new Quote.QuoteRequest({ card }, disableChecks)
+      }
+      const created = yield* restore(client.createQuote(sent, {
         requestId,
+        previousAttempts,
         onRetry: (info) =>
           Effect.flatMap(DateTime.now, (timestamp) => {
+            if (previousAttempts !== undefined) requestIds.retried(requestId)
             const event = Tracking.retrying(
               { transactionId: "", timestamp, attempt: info.attempt, delay: info.delay, requestId },
               info.error

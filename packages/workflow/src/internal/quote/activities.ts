@@ -3,8 +3,12 @@
  *
  * - `submit` opens the sealed card and sends the POST with the workflow's
  *   requestId, each attempt's `previousAttempts` taken from the durable
- *   counter (`SubmitAttempts`), so that a replay after a crash never repeats
- *   one. It publishes `Submitted` on the runner's `QuoteEvents` bus.
+ *   counter (`RequestIds.nextAttempt`), so that a replay after a crash never
+ *   repeats one. It publishes `Submitted` on the runner's `QuoteEvents` bus.
+ *   Only the workflow recorded for the requestId (`RequestIds.register`) is
+ *   let through: one run under another execution id (a `run` not submitted
+ *   through `DurableQuotes`) fails with `RequestIdConflict` and sends nothing.
+ *   A card that cannot be opened frees the requestId (`RequestIds.release`).
  * - `outcome` polls the persisted transaction until it is terminal, through
  *   the runner's `QuotePoller` (one record in its due queue per quote, the
  *   poller's schedule and deadline; the events go to the bus). A replay reads
@@ -15,6 +19,7 @@
  * provides the quote (`CurrentPayload`, `CurrentSubmission`) around each, and
  * the engine runs the activity in the body's context.
  */
+import { RequestIdConflict } from "@gcx/core/Errors"
 import * as Quote from "@gcx/core/Quote"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as ExchangeClient from "@gcx/http/ExchangeClient"
@@ -29,7 +34,7 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Activity from "effect/workflow/Activity"
 import * as CardCipher from "../../CardCipher.js"
-import * as SubmitAttempts from "../../SubmitAttempts.js"
+import * as RequestIds from "../../RequestIds.js"
 import { DurableQuoteFailure, name, type Payload } from "./definition.js"
 import { type Options, remainingHint, Submission } from "./submission.js"
 
@@ -38,8 +43,16 @@ const databaseRetry = Schedule.min([Schedule.exponential("100 millis"), Schedule
   Schedule.upTo({ duration: "2 minutes" })
 )
 
-const nextAttempt = (attempts: SubmitAttempts.Service, requestId: string) =>
-  attempts.next(requestId).pipe(Effect.retry(databaseRetry), Effect.orDie)
+/** The `previousAttempts` of the next POST of the quote, or `RequestIdConflict` when this run is not the one recorded for it. */
+const nextAttempt = (requestIds: RequestIds.Service, { executionId, payload }: Current) =>
+  requestIds.nextAttempt(payload.requestId, executionId).pipe(
+    Effect.retry(databaseRetry),
+    Effect.orDie,
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.fail(new RequestIdConflict({ requestId: payload.requestId })),
+      onSome: Effect.succeed
+    }))
+  )
 
 const submitted = (payload: Payload, created: ExchangeClient.CreatedQuote) =>
   Effect.map(DateTime.now, (timestamp) =>
@@ -57,8 +70,14 @@ const submitted = (payload: Payload, created: ExchangeClient.CreatedQuote) =>
         : {})
     }, { disableChecks: true }))
 
+/** A quote as its workflow runs it: its payload and its execution id. */
+interface Current {
+  readonly payload: Payload
+  readonly executionId: string
+}
+
 /** The quote an activity runs for, provided by the workflow body around each activity. */
-class CurrentPayload extends Context.Service<CurrentPayload, Payload>()("@gcx/workflow/QuoteWorkflow/CurrentPayload") {}
+class CurrentPayload extends Context.Service<CurrentPayload, Current>()("@gcx/workflow/QuoteWorkflow/CurrentPayload") {}
 
 /** The persisted submission the outcome activity polls for, provided like `CurrentPayload`. */
 class CurrentSubmission
@@ -71,13 +90,19 @@ const submitActivity = Activity.make({
   success: Submission,
   error: DurableQuoteFailure,
   execute: Effect.gen(function*() {
-    const payload = yield* CurrentPayload
+    const current = yield* CurrentPayload
+    const { executionId, payload } = current
     const cipher = yield* CardCipher.CardCipher
-    const attempts = yield* SubmitAttempts.SubmitAttempts
+    const requestIds = yield* RequestIds.RequestIds
     const client = yield* ExchangeClient.ExchangeClient
     const bus = yield* QuoteEvents.QuoteEvents
-    const card = yield* cipher.open(payload.card, payload.requestId)
-    const previousAttempts = yield* nextAttempt(attempts, payload.requestId)
+    const card = yield* cipher.open(payload.card, payload.requestId).pipe(
+      // not this deployment's card: the requestId is free again (if this run is the one recorded for it)
+      Effect.tapError(() =>
+        requestIds.release(payload.requestId, executionId).pipe(Effect.retry(databaseRetry), Effect.orDie)
+      )
+    )
+    const previousAttempts = yield* nextAttempt(requestIds, current)
     if (previousAttempts > 0) {
       // an earlier run sent the POST and stopped before its answer was recorded: the same requestId again
       yield* Effect.logInfo("resuming a durable quote whose POST was interrupted").pipe(
@@ -87,7 +112,7 @@ const submitActivity = Activity.make({
     const created = yield* client.createQuote(new Quote.QuoteRequest({ card }, { disableChecks: true }), {
       requestId: payload.requestId,
       previousAttempts,
-      onRetry: () => Effect.asVoid(nextAttempt(attempts, payload.requestId))
+      onRetry: () => Effect.ignore(nextAttempt(requestIds, current))
     })
     yield* Effect.flatMap(submitted(payload, created), bus.publish)
     const completed = Quote.toCompleted(created.quote)
@@ -111,8 +136,9 @@ const submitActivity = Activity.make({
   })
 })
 
-/** The submit activity of one quote: open the card, POST with durable attempt counting, publish `Submitted`. */
-export const submit = (payload: Payload) => Effect.provideService(submitActivity, CurrentPayload, payload)
+/** The submit activity of one quote (its workflow `executionId`): open the card, POST with durable attempt counting, publish `Submitted`. */
+export const submit = (payload: Payload, executionId: string) =>
+  Effect.provideService(submitActivity, CurrentPayload, { payload, executionId })
 
 /** The outcome activity, made once per runner: poll the transaction in `CurrentSubmission` until it is terminal. */
 const makeOutcomeActivity = (options: Options) =>

@@ -1,6 +1,6 @@
 /**
  * The durable quote's definition: its name, what the engine persists of it
- * (the payload), how it can fail, and the `Workflow` keyed by its requestId.
+ * (the payload), how it can fail, and the `Workflow` (run under the execution id recorded for its requestId).
  */
 import * as Errors from "@gcx/core/Errors"
 import * as Ids from "@gcx/core/Ids"
@@ -30,7 +30,12 @@ export type Payload = typeof Payload.Type
 /** The name of the workflow, and the prefix of its activities. */
 export const name = "GcxQuote"
 
-/** The durable quote, keyed by its requestId. */
+/**
+ * The durable quote. gcx runs it under the execution id recorded for its
+ * requestId (`RequestIds`), not under one derived from `idempotencyKey`: a
+ * run under a derived id (`QuoteWorkflow.execute` of effect/workflow) is not
+ * the quote's, and its submit fails with `RequestIdConflict`.
+ */
 export const QuoteWorkflow = Workflow.make(name, {
   payload: Payload,
   success: Quote.CompletedQuote,
