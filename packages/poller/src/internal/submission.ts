@@ -49,20 +49,23 @@ const disableChecks = { disableChecks: true } as const
  * this process, without durability, and the failure is logged as an error.
  * `Submitted` is published on the bus; a quote the POST answered completed
  * comes with its terminal event (published too), and needs no GET.
- * `onRetry` sees the POST's `Retrying` events as they happen.
+ * `options` gives the requestId (a fresh one by default) and the attempts of
+ * it made before; `onRetry` sees the POST's `Retrying` events as they
+ * happen, each before its retry is sent.
  */
 export const submit = (
   { bus, client, journal }: Dependencies,
   request: QuoteInput,
-  requestIdOption: string | undefined,
+  options: { readonly requestId?: string | undefined; readonly previousAttempts?: number | undefined },
   onRetry: (event: QuoteEvent.Retrying) => Effect.Effect<void> = () => Effect.void
 ): Effect.Effect<Submission, ExchangeClient.ClientError | Errors.InvalidCardInput> =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function*() {
       // Chosen here, so that the POST's Retrying events can name it before the service answers.
-      const requestId = requestIdOption ?? Ids.makeRequestId()
+      const requestId = options.requestId ?? Ids.makeRequestId()
       const created = yield* restore(client.createQuote(request, {
         requestId,
+        previousAttempts: options.previousAttempts,
         onRetry: (info) =>
           Effect.flatMap(DateTime.now, (timestamp) => {
             const event = Tracking.retrying(
