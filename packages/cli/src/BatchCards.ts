@@ -18,7 +18,7 @@ import * as Errors from "@gcx/core/Errors"
 import * as Ids from "@gcx/core/Ids"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as Redaction from "@gcx/core/Redaction"
-import * as QuotePoller from "@gcx/poller/QuotePoller"
+import type * as QuotePoller from "@gcx/poller/QuotePoller"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -41,6 +41,9 @@ export interface Outcome {
   readonly error: Option.Option<Errors.QuoteFailure>
 }
 
+/** The lines are built from typed values: no checks again. */
+const trusted = { disableChecks: true } as const
+
 /** The fields of a result that say which card it is. */
 const cardFields = ({ key, row }: Pending) => ({
   key,
@@ -58,7 +61,7 @@ const completed = (pending: Pending, event: QuoteEvent.Completed, requestId: str
     actualCardValue: event.quote.actualCardValue,
     exchangeCardValue: event.quote.exchangeCardValue,
     finishedAt: event.timestamp
-  }),
+  }, trusted),
   error: Option.none()
 })
 
@@ -84,7 +87,7 @@ const failed = (pending: Pending, error: Errors.QuoteFailure, request: Request, 
     ...Option.match(Errors.customerMessage(error), { onNone: () => ({}), onSome: (userMessage) => ({ userMessage }) }),
     message: error.message,
     finishedAt
-  }),
+  }, trusted),
   error: Option.some(error)
 })
 
@@ -111,9 +114,12 @@ export const quote = (
 ): Effect.Effect<Outcome, PlatformError.PlatformError> => {
   const { log, poller, track } = context
   const record = (commit: boolean, progress: BatchResults.Progress) =>
-    Option.match(log, { onNone: () => Effect.void, onSome: (log) => commit ? log.commit(progress) : log.append(progress) })
+    Option.match(log, {
+      onNone: () => Effect.void,
+      onSome: (log) => commit ? log.commit(progress) : log.append(progress)
+    })
   const progress = (fields: Omit<ConstructorParameters<typeof BatchResults.Progress>[0], "key" | "line">) =>
-    new BatchResults.Progress({ key: pending.key, line: pending.row.line, ...fields })
+    new BatchResults.Progress({ key: pending.key, line: pending.row.line, ...fields }, trusted)
   const now = DateTime.now
 
   /**
@@ -138,7 +144,9 @@ export const quote = (
       Effect.flatMap((head): Effect.Effect<Outcome> => {
         if (Option.isNone(head)) return Effect.die(new Error("a quote's events ended without an outcome"))
         const item = head.value
-        if (Result.isFailure(item)) return Effect.map(now, (at) => failed(pending, item.failure, request(item.failure), at))
+        if (Result.isFailure(item)) {
+          return Effect.map(now, (at) => failed(pending, item.failure, request(item.failure), at))
+        }
         const event = item.success as QuoteEvent.Terminal
         return Effect.succeed(
           event._tag === "Completed"

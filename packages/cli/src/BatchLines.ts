@@ -15,6 +15,12 @@ import * as Stream from "effect/Stream"
 /** The longest line accepted, in bytes, without its line break: 64 KiB. */
 export const maxLineBytes = 64 * 1024
 
+/**
+ * The size of the reads: small, so that few lines are in flight at once (they would outlive the young
+ * generation of the heap and fill the old one with garbage).
+ */
+const chunkBytes = 16 * 1024
+
 /** One line of a file. */
 export interface Line {
   /** Its number, from 1. */
@@ -95,7 +101,7 @@ export const stream = <E>(
   tooLong: (line: number) => E,
   maxBytes: number = maxLineBytes
 ): Stream.Stream<Line, E | PlatformError.PlatformError> =>
-  fs.stream(path).pipe(
+  fs.stream(path, { chunkSize: chunkBytes }).pipe(
     Stream.mapAccumArrayEffect(() => makeSplitter(maxBytes), (splitter, chunks) => {
       const out: Array<Line> = []
       for (const chunk of chunks) {

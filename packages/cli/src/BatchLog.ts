@@ -42,7 +42,7 @@ export interface BatchLog {
 }
 
 /** How many records may wait for the writer before callers wait for it. */
-export const queueCapacity = 4096
+export const queueCapacity = 1024
 
 /** How many bytes compaction gathers before each write of the temporary file. */
 const compactionChunk = 1 << 20
@@ -101,26 +101,27 @@ export const rewrite = (
     const fs = yield* FileSystem.FileSystem
     const latest = new Map<string, number>()
     let lines = 1
-    yield* replace(fs, path, (file) => Effect.gen(function*() {
-      let buffer = `${BatchResults.encodeHeaderLine(header)}\n`
-      const flush = Effect.suspend(() => {
-        const bytes = encoder.encode(buffer)
-        buffer = ""
-        return file.writeAll(bytes)
-      })
-      yield* BatchLines.unlimited(fs, path).pipe(
-        Stream.runForEach((line) => {
-          if (line.number === 1 || !line.terminated) return Effect.void
-          const key = BatchResults.keyOfLine(line.text)
-          if (key === undefined || !keep(key, line.number)) return Effect.void
-          lines += 1
-          latest.set(key, lines)
-          buffer += `${line.text}\n`
-          return buffer.length >= compactionChunk ? flush : Effect.void
+    yield* replace(fs, path, (file) =>
+      Effect.gen(function*() {
+        let buffer = `${BatchResults.encodeHeaderLine(header)}\n`
+        const flush = Effect.suspend(() => {
+          const bytes = encoder.encode(buffer)
+          buffer = ""
+          return file.writeAll(bytes)
         })
-      )
-      yield* flush
-    }))
+        yield* BatchLines.unlimited(fs, path).pipe(
+          Stream.runForEach((line) => {
+            if (line.number === 1 || !line.terminated) return Effect.void
+            const key = BatchResults.keyOfLine(line.text)
+            if (key === undefined || !keep(key, line.number)) return Effect.void
+            lines += 1
+            latest.set(key, lines)
+            buffer += `${line.text}\n`
+            return buffer.length >= compactionChunk ? flush : Effect.void
+          })
+        )
+        yield* flush
+      }))
     return { latest, lines }
   })
 

@@ -30,8 +30,8 @@
  * - any other failure (the transaction failed: a merchant or service
  *   outcome): quoted again, as a new request.
  */
-import * as QuotePoller from "@gcx/poller/QuotePoller"
 import * as Wire from "@gcx/core/Wire"
+import * as QuotePoller from "@gcx/poller/QuotePoller"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
@@ -133,10 +133,12 @@ export const resumeOf = (record: Record): Resume => {
 const decodeHeader = Schema.decodeUnknownOption(Schema.fromJsonString(Header))
 const decodeRecord = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Union([Result, Progress])))
 const encodeHeader = Schema.encodeSync(Header)
-const encodeRecord = Schema.encodeSync(Schema.Union([Result, Progress]))
+const encodeResult = Schema.encodeSync(Result)
+const encodeProgress = Schema.encodeSync(Progress)
 
 /** A record as its line, without the line break. */
-export const encode = (record: Record): string => Text.json(encodeRecord(record))
+export const encode = (record: Record): string =>
+  Text.json(record instanceof Result ? encodeResult(record) : encodeProgress(record))
 
 /** The header as its line, without the line break. */
 export const encodeHeaderLine = (header: Header): string => Text.json(encodeHeader(header))

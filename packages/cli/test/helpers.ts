@@ -53,6 +53,8 @@ export const spawn = (
     readonly env?: Record<string, string>
     readonly timeout?: number
     readonly closeStdoutAfter?: number
+    /** Told of the process once it is started (to signal it, say). */
+    readonly onStart?: (child: ChildProcess.ChildProcess) => void
   } = {}
 ): Effect.Effect<Output> =>
   Effect.callback<Output>((resume) => {
@@ -73,6 +75,7 @@ export const spawn = (
       }
     })
     child.stderr.on("data", (chunk) => (stderr += chunk))
+    options.onStart?.(child)
     const timer = setTimeout(() => child.kill("SIGKILL"), options.timeout ?? 60_000)
     child.on("close", (code, signal) => {
       clearTimeout(timer)
@@ -87,7 +90,7 @@ export const spawn = (
 /** Runs `gcx <args>` (the TypeScript entry, as `pnpm gcx` does) and checks that its output holds no secret. */
 export const gcx = (
   args: ReadonlyArray<string>,
-  options: { readonly env?: Record<string, string>; readonly timeout?: number } = {}
+  options: Parameters<typeof spawn>[2] = {}
 ): Effect.Effect<Output> =>
   spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], options).pipe(
     Effect.tap((output) => Effect.sync(() => expectNoSecrets(output)))

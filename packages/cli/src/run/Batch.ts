@@ -25,7 +25,7 @@ import * as QuotePoller from "@gcx/poller/QuotePoller"
 import type * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as FileSystem from "effect/FileSystem"
+import type * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import type * as PlatformError from "effect/PlatformError"
 import type * as Stdio from "effect/Stdio"
@@ -110,8 +110,8 @@ const listedDuplicates = 100
 /** What the first pass over the batch file finds. */
 interface Scan {
   readonly rows: number
-  /** The first line of each distinct card, by fingerprint: the row that is quoted. */
-  readonly first: Map<string, number>
+  /** The fingerprint of each row to quote, by its rank among the rows (from 0); none for the others. */
+  readonly quoted: Array<string | undefined>
   /** Duplicate rows (the first `listedDuplicates`), and how many there are. */
   readonly duplicates: Array<{ readonly line: number; readonly firstLine: number }>
   duplicateCount: number
@@ -124,12 +124,14 @@ const scan = (
   file: string,
   fingerprint: (row: BatchFile.Row) => string,
   loaded: Option.Option<BatchResults.Loaded>
-) =>
-  BatchFile.rows(file).pipe(
+) => {
+  // the first line of each distinct card, by fingerprint
+  const first = new Map<string, number>()
+  return BatchFile.rows(file).pipe(
     Stream.runFold(
       (): Scan & { rows: number } => ({
         rows: 0,
-        first: new Map(),
+        quoted: [],
         duplicates: [],
         duplicateCount: 0,
         skipped: 0,
@@ -138,19 +140,25 @@ const scan = (
       (scan, row) => {
         scan.rows += 1
         const key = fingerprint(row)
-        const firstLine = scan.first.get(key)
+        const firstLine = first.get(key)
+        let quoted: string | undefined
         if (firstLine !== undefined) {
           scan.duplicateCount += 1
           if (scan.duplicates.length < listedDuplicates) scan.duplicates.push({ line: row.line, firstLine })
         } else {
-          scan.first.set(key, row.line)
+          first.set(key, row.line)
           if (BatchResults.resumeFor(loaded, key)._tag === "Finished") scan.skipped += 1
-          else scan.pending += 1
+          else {
+            scan.pending += 1
+            quoted = key
+          }
         }
+        scan.quoted.push(quoted)
         return scan
       }
     )
   )
+}
 
 /**
  * Quotes a batch file: skips the cards `--out` says are finished (found by
@@ -173,8 +181,7 @@ export const run = (
       onNone: () => BatchKey.ephemeral,
       onSome: (target) => BatchKey.resolve(target.path, Option.map(loaded, ({ header }) => header.keyId))
     })
-    const fingerprint = (row: BatchFile.Row) => BatchKey.fingerprint(key, row)
-    const found = yield* scan(input.file, fingerprint, loaded)
+    const found = yield* scan(input.file, (row) => BatchKey.fingerprint(key, row), loaded)
     const mode = yield* Render.mode(input.json)
     // with --json, stdout holds only the result lines
     const say = mode === "json" ? Console.error : Console.log
@@ -220,14 +227,12 @@ export const run = (
         log,
         track: Polling.trackOptions(input, mode === "bar" ? "lines" : mode)
       }
+      // each card once (its first row), unless it finished earlier: the rows the first pass kept
       const summary = yield* BatchFile.rows(input.file).pipe(
-        Stream.map((row): BatchCards.Pending => ({ row, key: fingerprint(row) })),
-        Stream.map((card) => ({ card, resume: BatchResults.resumeFor(loaded, card.key) })),
-        // each card once (its first row), unless it finished earlier
-        Stream.filter(({ card, resume }) =>
-          found.first.get(card.key) === card.row.line && resume._tag !== "Finished"
-        ),
-        Stream.mapEffect(({ card, resume }) => BatchCards.quote(context, card, resume), {
+        Stream.zipWithIndex,
+        Stream.filter(([, rank]) => found.quoted[rank] !== undefined),
+        Stream.map(([row, rank]): BatchCards.Pending => ({ row, key: found.quoted[rank]! })),
+        Stream.mapEffect((card) => BatchCards.quote(context, card, BatchResults.resumeFor(loaded, card.key)), {
           concurrency: input.concurrency,
           unordered: true
         }),
