@@ -42,13 +42,15 @@ export interface BatchLog {
 }
 
 /** How many records may wait for the writer before callers wait for it. */
-export const queueCapacity = 1024
+export const queueCapacity = 256
 
 /** How many bytes compaction gathers before each write of the temporary file. */
 const compactionChunk = 1 << 20
 
 interface Item {
-  readonly record: BatchResults.Record
+  readonly key: string
+  /** The record's line, with its line break: encoded by the caller, so that the queue holds strings. */
+  readonly line: string
   readonly done: Deferred.Deferred<void, PlatformError.PlatformError> | undefined
 }
 
@@ -154,10 +156,10 @@ export const make = (
     const write = (items: ReadonlyArray<Item>) =>
       Effect.suspend(() => {
         let text = ""
-        for (const { record } of items) {
-          text += `${BatchResults.encode(record)}\n`
+        for (const { key, line } of items) {
+          text += line
           lines += 1
-          latest.set(record.key, lines)
+          latest.set(key, lines)
         }
         return Effect.andThen(file.writeAll(encoder.encode(text)), file.sync)
       }).pipe(
@@ -179,7 +181,11 @@ export const make = (
     yield* Effect.addFinalizer(() => Effect.andThen(Queue.end(queue), Fiber.await(writer)))
 
     const offer = (record: BatchResults.Record, done: Item["done"]) =>
-      Effect.suspend(() => failure === undefined ? Queue.offer(queue, { record, done }) : Effect.fail(failure))
+      Effect.suspend(() =>
+        failure === undefined
+          ? Queue.offer(queue, { key: record.key, line: `${BatchResults.encode(record)}\n`, done })
+          : Effect.fail(failure)
+      )
 
     return {
       commit: (record) =>
