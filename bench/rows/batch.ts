@@ -5,7 +5,9 @@
  *   measured is gcx's own bookkeeping (reading the file, fingerprints, the results file's group
  *   commits and its compaction), beside the baseline `baseline/csv-lines.mjs`, which reads the
  *   same CSV and writes one JSON line per row with nothing else. Wall-clock seconds and peak RSS
- *   (GNU time's maximum resident set size, else `/proc/<pid>/status` VmHWM polled) of both.
+ *   (GNU time's maximum resident set size, else `/proc/<pid>/status` VmHWM polled) of both; and, for
+ *   information, gcx again with V8's young generation capped (`NODE_OPTIONS=--max-semi-space-size=8`):
+ *   V8 sizes it to the allocation rate, and it is most of the RSS of a long batch.
  * - Instant cards at concurrency 32: cards whose POST answers completed (the instant card, each row
  *   with its own PIN, so that no row is a duplicate), against the sandbox's own ceiling for the same
  *   requests: a token, then the same number of POSTs with plain `fetch` at the same concurrency
@@ -32,6 +34,9 @@ import { round } from "../internal/stats.js"
 /** The goals of the refused rows: at most this many seconds and this much peak RSS. */
 const goalSeconds = 10
 const goalRssMb = 250
+
+/** The V8 option that caps the young generation, for the line "for information". */
+const semiSpaceOption = "--max-semi-space-size=8"
 
 const gnuTime = "/usr/bin/time"
 const hasGnuTime = Fs.existsSync(gnuTime)
@@ -114,9 +119,19 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           const refusedOut = Path.join(directory, "refused.jsonl")
           const refused = await measure(bin, ["batch", refusedCsv, "--out", refusedOut], env)
           // exit 2: every card was refused as invalid input, the expected outcome
-          if (refused.code !== 2 || lineCount(refusedOut) !== refusedRows + 1) {
-            throw new Error(`gcx batch (refused rows) exited ${refused.code}: ${refused.stderr.slice(-2_000)}`)
+          const expectRefused = (measured: Measured) => {
+            if (measured.code !== 2 || lineCount(refusedOut) !== refusedRows + 1) {
+              throw new Error(`gcx batch (refused rows) exited ${measured.code}: ${measured.stderr.slice(-2_000)}`)
+            }
           }
+          expectRefused(refused)
+          // for information: the same with V8's young generation capped (docs/cli.md, large batches)
+          Fs.rmSync(refusedOut)
+          const capped = await measure(bin, ["batch", refusedCsv, "--out", refusedOut], {
+            ...env,
+            NODE_OPTIONS: semiSpaceOption
+          })
+          expectRefused(capped)
 
           // (b) instant cards at concurrency 32, beside the sandbox's ceiling for the same POSTs
           const instantCsv = Path.join(directory, "instant.csv")
@@ -168,6 +183,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
               refusedSeconds: seconds,
               refusedRssMb: round(refused.rssMb, 1),
               refusedRowsPerSecond: round(refusedRows / (refused.millis / 1000), 0),
+              cappedSeconds: round(capped.millis / 1000, 2),
+              cappedRssMb: round(capped.rssMb, 1),
               baselineSeconds,
               baselineRssMb: round(baseline.rssMb, 1),
               instantSeconds: round(instant.millis / 1000, 2),
@@ -191,6 +208,12 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
                 baseline: fmt(baseline.rssMb, 0),
                 ratio: fmt(refused.rssMb / baseline.rssMb, 1),
                 goal: "batch.refusedRssMb"
+              },
+              {
+                measure: `peak RSS MB, the same with NODE_OPTIONS=${semiSpaceOption} (for information)`,
+                gcx: fmt(capped.rssMb, 0),
+                baseline: fmt(baseline.rssMb, 0),
+                ratio: fmt(capped.rssMb / baseline.rssMb, 1)
               },
               {
                 measure: `cards/s, ${
@@ -218,6 +241,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
               )
             ],
             notes: [
+              `with NODE_OPTIONS=${semiSpaceOption}: ${round(capped.millis / 1000, 2)} s`,
               `the gcx sides include the process start; the instant cards made ${fmt(posts)} POSTs for ${
                 fmt(instantCards)
               } cards`
