@@ -4,12 +4,17 @@
  * handler (`src/run/`, see `Lazy.handler`) with the client, the poller, the sandbox or the
  * workflow is evaluated only when its command runs. Node would otherwise resolve several hundred
  * small modules of effect and its dependencies at each start, and compile them all
- * (`pnpm bench --only startup`, bench/README.md row 7). The package's bin (`bin/gcx.mjs`) runs it
+ * (`pnpm bench --only startup`, bench/NOTES.md row 7). The package's bin (`bin/gcx.mjs`) runs it
  * with Node's compile cache (`module.enableCompileCache`), so that V8 neither parses nor compiles
  * it again at the next start.
  *
  * The library modules of @gcx/cli stay unbundled in `dist/`, sharing the application's effect.
  * Run by `pnpm build`, after tsc.
+ *
+ * The bundle's source map (`dist/gcx/gcx.cjs.map`, about 18 MB, four times the bundle) is written
+ * beside it and linked, so that `node --enable-source-maps` maps a stack trace of a build here to
+ * the sources; the package's `files` leave it out of the tarball (`pnpm test:install` checks), and
+ * an installed bundle, whose map is absent, runs and reports as it would without the link.
  */
 import * as Esbuild from "esbuild"
 import * as Fs from "node:fs"
