@@ -46,6 +46,8 @@ interface Measured {
   readonly code: number | null
   readonly millis: number
   readonly rssMb: number
+  /** User + system CPU seconds (GNU time), when measurable: what a busy machine inflates less than the wall clock. */
+  readonly cpuSeconds: number | undefined
   readonly stderr: string
 }
 
@@ -63,7 +65,7 @@ const measure = (command: string, args: ReadonlyArray<string>, env: Record<strin
   new Promise((resolve, reject) => {
     const started = performance.now()
     const child = hasGnuTime
-      ? ChildProcess.spawn(gnuTime, ["-f", "gcx-bench-rss-kb %M", command, ...args], {
+      ? ChildProcess.spawn(gnuTime, ["-f", "gcx-bench-rss-kb %M %U %S", command, ...args], {
         env,
         stdio: ["ignore", "ignore", "pipe"]
       })
@@ -76,9 +78,15 @@ const measure = (command: string, args: ReadonlyArray<string>, env: Record<strin
     child.on("close", (code) => {
       clearInterval(poll)
       const millis = performance.now() - started
-      const reported = /gcx-bench-rss-kb (\d+)/.exec(stderr)
+      const reported = /gcx-bench-rss-kb (\d+) ([\d.]+) ([\d.]+)/.exec(stderr)
       if (reported !== null) peakKb = Number(reported[1])
-      resolve({ code, millis, rssMb: peakKb / 1024, stderr: stderr.replace(/gcx-bench-rss-kb \d+\n?/, "") })
+      resolve({
+        code,
+        millis,
+        rssMb: peakKb / 1024,
+        cpuSeconds: reported === null ? undefined : Number(reported[2]) + Number(reported[3]),
+        stderr: stderr.replace(/gcx-bench-rss-kb .*\n?/, "")
+      })
     })
   })
 
@@ -183,6 +191,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
               refusedSeconds: seconds,
               refusedRssMb: round(refused.rssMb, 1),
               refusedRowsPerSecond: round(refusedRows / (refused.millis / 1000), 0),
+              refusedCpuSeconds: refused.cpuSeconds ?? null,
+              baselineCpuSeconds: baseline.cpuSeconds ?? null,
               cappedSeconds: round(capped.millis / 1000, 2),
               cappedRssMb: round(capped.rssMb, 1),
               baselineSeconds,
@@ -202,6 +212,12 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
                 ratio: fmt(seconds / baselineSeconds, 1),
                 goal: "batch.refusedSeconds"
               },
+              ...(refused.cpuSeconds === undefined || baseline.cpuSeconds === undefined ? [] : [{
+                measure: `CPU s (user + system) for the same`,
+                gcx: fmt(refused.cpuSeconds, 2),
+                baseline: fmt(baseline.cpuSeconds, 2),
+                ratio: fmt(refused.cpuSeconds / baseline.cpuSeconds, 1)
+              }]),
               {
                 measure: `peak RSS MB, ${fmt(refusedRows)} refused rows`,
                 gcx: fmt(refused.rssMb, 0),
