@@ -84,6 +84,10 @@ describe("gcx batch interrupted", () => {
               env: envFor(server),
               ...(interrupt === undefined ? {} : { onStart: interrupting(out, interrupt) })
             })
+            // never a PIN or a full card number in the file, whatever state a kill left it in
+            const text = Fs.existsSync(out) ? Fs.readFileSync(out, "utf8") : ""
+            expect(text).not.toContain(pin)
+            expect(numbers.some((number) => text.includes(number))).toBe(false)
             if (output.code === 0) finished = true
             else {
               signals.push(`${interrupt?.signal}: ${output.code ?? output.signal}`)
