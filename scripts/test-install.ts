@@ -15,8 +15,8 @@
  *   `getQuote`, a `.cjs` file does the same through `require(esm)`, every public module loads,
  *   and the installed `gcx` runs (`--version`, each command's `--help`, a run of each command's
  *   handler, `quote --durable` embedded on SQLite and client-only on a `gcx runner` over a
- *   throwaway PostgreSQL); `npx @gcx/cli sandbox` and `npx @gcx/sandbox`, offline, serve on a
- *   loopback port and stop on Ctrl+C;
+ *   throwaway PostgreSQL, and `gcx result` of each); `npx @gcx/cli sandbox` and `npx @gcx/sandbox`,
+ *   offline, serve on a loopback port and stop on Ctrl+C;
  * - reported, not required: the plain program under Bun, from its npm package.
  *
  * Prints one line per check and a summary; exits 1 when a required check fails.

@@ -3,7 +3,6 @@
  * the other commands never load the cluster's socket and PostgreSQL modules.
  */
 import * as CardCipher from "@gcx/workflow/CardCipher"
-import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Runner from "@gcx/workflow/Runner"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
@@ -11,14 +10,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
-import * as Schema from "effect/Schema"
-import * as SchemaIssue from "effect/SchemaIssue"
 import * as Connection from "./Connection.js"
 import * as ExitCode from "./ExitCode.js"
+import * as Text from "./Text.js"
 
-/** A configuration error at `path`: reported, as any, naming the setting (`Describe.configError`). */
-const configError = (path: string, issue: SchemaIssue.Issue): Config.ConfigError =>
-  new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.Pointer([path], issue)))
+/** A usage error of `gcx runner`, one line naming the flag or the variable (with the help hint of `runner`). */
+const usage = (message: string) => new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message })
 
 /** What `gcx runner` is given: its flags (`commands/Runner`). */
 export interface Flags {
@@ -37,21 +34,18 @@ export const run = (options: Flags) =>
       onNone: () => Effect.succeed(undefined),
       onSome: (value) =>
         Result.match(Runner.parseRunnerAddress(value), {
-          onFailure: () =>
-            Effect.fail(
-              configError(
-                "listen",
-                new SchemaIssue.InvalidValue({ message: `--listen: expected host:port, got "${value}"` })
-              )
-            ),
+          onFailure: () => Effect.fail(usage(`--listen must be host:port, got '${Text.safe(value.slice(0, 80))}'`)),
           onSuccess: Effect.succeed
         })
     })
     const advertised = yield* Config.option(Runner.runnerAddressConfig("GCX_RUNNER_ADDRESS"))
     const runnerAddress = Option.getOrUndefined(advertised) ?? listen
     if (runnerAddress === undefined) {
-      // `GCX_RUNNER_ADDRESS is not set`: set it, or `--listen`, to host:port
-      return yield* Effect.fail(configError("GCX_RUNNER_ADDRESS", new SchemaIssue.MissingKey(undefined)))
+      return yield* Effect.fail(
+        usage(
+          "GCX_RUNNER_ADDRESS is not set: set it, or --listen, to the host:port the other nodes reach this runner at"
+        )
+      )
     }
     const databaseUrl = yield* Runner.databaseUrlConfig
     yield* Effect.scoped(Effect.gen(function*() {
@@ -60,7 +54,7 @@ export const run = (options: Flags) =>
         Layer.merge(CardCipher.layerConfig(), Connection.layer(options.connection, "none"))
       )
       yield* Layer.build(
-        DurableQuotes.layerRunner(Runner.layer({ databaseUrl, runnerAddress, listenAddress: listen })).pipe(
+        Runner.layerQuotes({ databaseUrl, runnerAddress, listenAddress: listen }).pipe(
           Layer.provide(Layer.succeedContext(services))
         )
       )

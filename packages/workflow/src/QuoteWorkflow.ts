@@ -10,6 +10,7 @@ import type * as Quote from "@gcx/core/Quote"
 import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import type * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import type * as QuotePoller from "@gcx/poller/QuotePoller"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -24,10 +25,48 @@ import { executionIdSync } from "./internal/quote/executionId.js"
 import type { Options } from "./internal/quote/submission.js"
 import * as SubmitAttempts from "./SubmitAttempts.js"
 
-export { outcomes, submit } from "./internal/quote/activities.js"
-export { DurableQuoteFailure, name, Payload, QuoteWorkflow } from "./internal/quote/definition.js"
-export { executionId, executionIdSync } from "./internal/quote/executionId.js"
-export { type Options, remainingHint, Submission } from "./internal/quote/submission.js"
+export {
+  /** The outcome activities of a runner: one for its polling options. */
+  outcomes,
+  /** The submit activity of one quote: open the card, POST with durable attempt counting, publish `Submitted`. */
+  submit
+} from "./internal/quote/activities.js"
+export {
+  /**
+   * Every way a durable quote can fail: the core `QuoteFailure`, which holds a
+   * card that could not be opened (`CardDecryptionError`) with the local errors.
+   */
+  DurableQuoteFailure,
+  /** The name of the workflow, and the prefix of its activities. */
+  name,
+  /** What the engine persists of a quote: its requestId and its sealed card. */
+  Payload,
+  /** The durable quote, keyed by its requestId. */
+  QuoteWorkflow
+} from "./internal/quote/definition.js"
+export {
+  /** The execution id of the quote `requestId` (see `executionIdSync`). */
+  executionId,
+  /**
+   * The execution id of the quote `requestId`, what the engine keys its rows by:
+   * the same value as `QuoteWorkflow.executionId` (the first 16 bytes of the
+   * SHA-256 of `8:GcxQuote:<requestId>`, in hex, as `effect/workflow` derives it
+   * from the idempotency key).
+   */
+  executionIdSync
+} from "./internal/quote/executionId.js"
+export {
+  /** How a runner polls its quotes. */
+  type Options,
+  /**
+   * The service's hint less the time since the POST was answered, never below
+   * zero: a quote resumed on another runner after a crash polls at once when
+   * its hint has passed, instead of waiting a whole hint again.
+   */
+  remainingHint,
+  /** The persisted result of the submit activity: the transaction, and the quote when the POST answered it completed. */
+  Submission
+} from "./internal/quote/submission.js"
 
 /** The terminal outcome of a quote, as the runner that ran it tells `QuoteOutcomes`. */
 export interface Outcome {
@@ -66,9 +105,16 @@ export const makeRun = (options: Options = {}) => {
 const run = Effect.fnUntraced(function*(payload: Payload, outcome: ReturnType<typeof outcomes>) {
   const told = yield* QuoteOutcomes
   let transactionId: string | undefined
+  const started = yield* Clock.currentTimeMillis
   return yield* Effect.gen(function*() {
     const submission = yield* submit(payload)
     transactionId = submission.transactionId
+    if (submission.submittedAt !== undefined && submission.submittedAt < started) {
+      // the submission was recorded by an earlier run: this runner resumes the quote (failover or restart)
+      yield* Effect.logInfo("resuming a durable quote submitted by an earlier run").pipe(
+        Effect.annotateLogs({ requestId: payload.requestId, transactionId })
+      )
+    }
     if (submission.completed !== undefined) return submission.completed
     return yield* outcome(submission)
   }).pipe(

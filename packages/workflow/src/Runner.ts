@@ -10,15 +10,19 @@
  * its workflows from storage. `shardingConfig` below sets these intervals (see the README).
  *
  * Every node provides `Outcomes` (the terminal outcomes of all runners, over LISTEN); a runner's
- * engine announces the outcomes of the workflows it runs (NOTIFY).
+ * engine announces the outcomes of the workflows it runs (NOTIFY), and `layerQuotes` relays their
+ * progress events (`EventRelay`). A runner logs at INFO the shards it acquires and releases (`ShardLog`).
  */
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import type * as PgClient from "@effect/sql-pg/PgClient"
+import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import type * as MessageStorage from "effect/cluster/MessageStorage"
 import { RunnerAddress } from "effect/cluster/RunnerAddress"
 import type * as Sharding from "effect/cluster/Sharding"
-import type * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -31,9 +35,14 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import type * as SocketServer from "effect/socket/SocketServer"
 import type * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import type * as CardCipher from "./CardCipher.js"
 import * as Database from "./Database.js"
+import * as DurableQuotes from "./DurableQuotes.js"
+import * as EventRelay from "./EventRelay.js"
 import * as Outcomes from "./Outcomes.js"
+import * as ShardLog from "./ShardLog.js"
 
 /**
  * Sharding settings of every node (runners and clients must agree on `shardsPerGroup`).
@@ -126,7 +135,7 @@ export const runnerAddressConfig = (name: string): Config.Config<RunnerAddress> 
   Config.String(name).pipe(
     Config.mapEffect((value) =>
       Result.match(parseRunnerAddress(value), {
-        onFailure: () => Effect.fail(refused(name, `expected host:port, got "${value}"`)),
+        onFailure: () => Effect.fail(refused(name, `${name} must be host:port, got "${value.slice(0, 80)}"`)),
         onSuccess: Effect.succeed
       })
     )
@@ -138,19 +147,44 @@ export const databaseUrlConfig: Config.Config<Redacted.Redacted> = Config.Redact
 /** A runner: serves its shards' workflows on `runnerAddress` and stores everything in PostgreSQL. */
 export const layer = (
   options: RunnerOptions
-): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError> =>
-  Layer.merge(Outcomes.layerPublisher.pipe(Layer.provide(ClusterWorkflowEngine.layer)), Outcomes.layer).pipe(
-    Layer.provideMerge(Database.withSchemaLock(NodeClusterSocket.layer({
-      storage: "sql",
-      shardingConfig: {
-        ...shardingConfig,
-        ...options.sharding,
-        runnerAddress: Option.some(options.runnerAddress),
-        runnerListenAddress: Option.fromNullishOr(options.listenAddress)
-      }
-    }))),
+): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError> => {
+  const config: Partial<ShardingConfig.ShardingConfig["Service"]> = {
+    ...shardingConfig,
+    ...options.sharding,
+    runnerAddress: Option.some(options.runnerAddress),
+    runnerListenAddress: Option.fromNullishOr(options.listenAddress)
+  }
+  // the cluster's SQL storage, as `storage: "sql"` builds it, but for the runner storage, which logs its shards
+  const storage = Layer.merge(
+    SqlMessageStorage.layer.pipe(Layer.provide(NodeCrypto.layerDigest)),
+    Layer.orDie(ShardLog.layerSql)
+  ).pipe(Layer.provide(ShardingConfig.layerFromEnv(config)))
+  return Layer.merge(Outcomes.layerPublisher.pipe(Layer.provide(ClusterWorkflowEngine.layer)), Outcomes.layer).pipe(
+    Layer.provideMerge(Database.withSchemaLock(
+      NodeClusterSocket.layer({ storage: "byo", shardingConfig: config }).pipe(Layer.provideMerge(storage))
+    )),
     Layer.provideMerge(Database.layer(options.databaseUrl))
   )
+}
+
+/**
+ * The durable quotes of a runner (`DurableQuotes.layerRunner` over `layer`), relaying the events of the
+ * quotes it runs to the client-only nodes (`EventRelay.layerPublisher`).
+ */
+export const layerQuotes = (
+  options: RunnerOptions,
+  quotes?: DurableQuotes.RunnerOptions
+): Layer.Layer<
+  Layer.Success<ReturnType<typeof DurableQuotes.layerRunner>> | Services,
+  Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError | SqlError.SqlError,
+  ExchangeClient.ExchangeClient | CardCipher.CardCipher
+> => {
+  const deployment = layer(options)
+  return EventRelay.layerPublisher.pipe(
+    Layer.provideMerge(DurableQuotes.layerRunner(deployment, quotes)),
+    Layer.provideMerge(deployment)
+  )
+}
 
 /** A runner from `GCX_DATABASE_URL` and `GCX_RUNNER_ADDRESS` (and `GCX_RUNNER_LISTEN`, optional). */
 export const layerConfig = (
