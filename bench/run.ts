@@ -15,6 +15,7 @@ import * as Machine from "./internal/machine.js"
 import type { RowContext, RowResult } from "./internal/report.js"
 import * as Report from "./internal/report.js"
 import { round } from "./internal/stats.js"
+import * as Batch from "./rows/batch.js"
 import * as Durable from "./rows/durable.js"
 import * as Memory from "./rows/memory.js"
 import * as Polling from "./rows/polling.js"
@@ -30,7 +31,8 @@ const rows: ReadonlyArray<readonly [string, (context: RowContext) => Effect.Effe
   ["memory", Memory.run],
   ["sandbox", Sandbox.run],
   ["durable", Durable.run],
-  ["startup", Startup.run]
+  ["startup", Startup.run],
+  ["batch", Batch.run]
 ]
 
 const args = process.argv.slice(2).filter((arg) => arg !== "--")

@@ -46,7 +46,7 @@ export interface Line {
 
 /** What a row hands back. */
 export interface RowResult {
-  /** The row's number in the issue (1 to 5). */
+  /** The row's number (1 to 8). */
   readonly number: number
   readonly id: string
   readonly title: string

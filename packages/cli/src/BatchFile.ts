@@ -5,14 +5,23 @@
  * three fields per line. The format is told by the first non-blank character:
  * `{` for JSON lines, anything else for CSV. Blank lines are skipped.
  *
+ * The file is streamed (`rows`), so memory does not grow with its size; a
+ * line over 64 KiB is refused as soon as it is read. CSV fields cannot span
+ * lines.
+ *
  * A problem with the file names its line, never its content. The card number
  * and PIN are `Redacted` from the moment they are read; each card is
  * validated (`Card.validate`) when it is submitted, so one bad card is one
  * failed card, not a failed batch.
  */
 import type * as Card from "@gcx/core/Card"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import type * as PlatformError from "effect/PlatformError"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
+import * as BatchLines from "./BatchLines.js"
 import { CliError, ExitCode } from "./ExitCode.js"
 
 /** One card of a batch file, with the line it was read from (1-based). */
@@ -70,76 +79,102 @@ export const splitCsvLine = (text: string): Result.Result<ReadonlyArray<string>,
   return Result.succeed(out.map((value) => value.trim()))
 }
 
-const lines = (text: string): ReadonlyArray<readonly [line: number, text: string]> =>
-  text.split(/\r?\n/).map((text, index) => [index + 1, text] as const).filter(([, text]) => text.trim() !== "")
-
-const parseCsv = (text: string): Result.Result<ReadonlyArray<Row>, CliError> =>
-  Result.gen(function*() {
-    const [header, ...body] = lines(text.replace(/^\uFEFF/, ""))
-    if (header === undefined) return []
-    const names = yield* Result.mapError(splitCsvLine(header[1]), (reason) => problem(`line ${header[0]}: ${reason}`))
-    const columns = fields.map((field) => names.indexOf(field))
-    if (columns.some((column) => column < 0)) {
-      return yield* Result.fail(problem(`line ${header[0]}: the CSV header must name ${fields.join(", ")}`))
-    }
-    const rows: Array<Row> = []
-    for (const [line, content] of body) {
-      const values = yield* Result.mapError(splitCsvLine(content), (reason) => problem(`line ${line}: ${reason}`))
-      const [cardNumber, pinNumber, productLineId] = columns.map((column) => values[column] ?? "")
-      rows.push(row(line, { cardNumber: cardNumber!, pinNumber: pinNumber!, productLineId: productLineId! }))
-    }
-    return rows
-  })
+const refuse = (line: number, reason: string) => Result.fail(problem(`line ${line}: ${reason}`))
 
 /** A JSON field as text: a string, or a safe integer (`"productLineId": 1000`). */
 const textOf = (value: unknown): string | undefined =>
   typeof value === "string" ? value : Number.isSafeInteger(value) ? String(value) : undefined
 
-const parseJsonLines = (text: string): Result.Result<ReadonlyArray<Row>, CliError> =>
-  Result.gen(function*() {
-    const rows: Array<Row> = []
-    for (const [line, content] of lines(text)) {
-      const json = yield* Result.try({
-        try: () => JSON.parse(content) as unknown,
-        catch: () => problem(`line ${line} is not JSON`)
-      })
-      if (typeof json !== "object" || json === null || Array.isArray(json)) {
-        return yield* Result.fail(problem(`line ${line} is not a JSON object`))
-      }
-      const record = json as Record<string, unknown>
-      const values = fields.map((field) => textOf(record[field]))
-      const missing = fields.filter((_, index) => values[index] === undefined)
-      if (missing.length > 0) {
-        return yield* Result.fail(
-          problem(`line ${line}: ${missing.join(", ")} must be ${missing.length === 1 ? "a string" : "strings"}`)
-        )
-      }
-      const [cardNumber, pinNumber, productLineId] = values as Array<string>
-      rows.push(row(line, { cardNumber: cardNumber!, pinNumber: pinNumber!, productLineId: productLineId! }))
-    }
-    return rows
-  })
-
-/** Reads the cards of a batch file, CSV or JSON lines. */
-export const parse = (text: string): Result.Result<ReadonlyArray<Row>, CliError> =>
-  text.trimStart().replace(/^\uFEFF/, "").startsWith("{") ? parseJsonLines(text) : parseCsv(text)
-
-/** A row whose card appeared on an earlier row: quoted once, reported. */
-export interface Duplicate {
-  readonly line: number
-  readonly firstLine: number
-}
-
-/** The cards of the rows, each once, by fingerprint; and the rows that repeat an earlier card. */
-export const distinct = <C extends { readonly row: Row; readonly key: string }>(
-  cards: ReadonlyArray<C>
-): { readonly unique: ReadonlyArray<C>; readonly duplicates: ReadonlyArray<Duplicate> } => {
-  const first = new Map<string, C>()
-  const duplicates: Array<Duplicate> = []
-  for (const card of cards) {
-    const seen = first.get(card.key)
-    if (seen === undefined) first.set(card.key, card)
-    else duplicates.push({ line: card.row.line, firstLine: seen.row.line })
+const jsonRow = (line: number, content: string): Result.Result<Row, CliError> => {
+  let json: unknown
+  try {
+    json = JSON.parse(content)
+  } catch {
+    return Result.fail(problem(`line ${line} is not JSON`))
   }
-  return { unique: Array.from(first.values()), duplicates }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    return Result.fail(problem(`line ${line} is not a JSON object`))
+  }
+  const record = json as Record<string, unknown>
+  const values = fields.map((field) => textOf(record[field]))
+  const missing = fields.filter((_, index) => values[index] === undefined)
+  if (missing.length > 0) {
+    return refuse(line, `${missing.join(", ")} must be ${missing.length === 1 ? "a string" : "strings"}`)
+  }
+  const [cardNumber, pinNumber, productLineId] = values as Array<string>
+  return Result.succeed(row(line, { cardNumber: cardNumber!, pinNumber: pinNumber!, productLineId: productLineId! }))
 }
+
+/**
+ * A reader of a batch file, one line at a time, in order: the first
+ * non-blank line tells the format (`{`: JSON lines; else the CSV header).
+ * Gives the line's row, `undefined` for a blank line or the header, or the
+ * problem of the line.
+ */
+export type Parser = (line: number, text: string) => Result.Result<Row | undefined, CliError>
+
+/** A new `Parser`, for one pass over one file. */
+export const parser = (): Parser => {
+  let format: "json" | ReadonlyArray<number> | undefined
+  return (line, raw) => {
+    const text = format === undefined ? raw.replace(/^\uFEFF/, "") : raw
+    if (text.trim() === "") return Result.succeed(undefined)
+    if (format === "json") return jsonRow(line, text)
+    if (format === undefined) {
+      if (text.trimStart().startsWith("{")) {
+        format = "json"
+        return jsonRow(line, text)
+      }
+      const names = splitCsvLine(text)
+      if (Result.isFailure(names)) return refuse(line, names.failure)
+      const columns = fields.map((field) => names.success.indexOf(field))
+      if (columns.some((column) => column < 0)) {
+        return refuse(line, `the CSV header must name ${fields.join(", ")}`)
+      }
+      format = columns
+      return Result.succeed(undefined)
+    }
+    const values = splitCsvLine(text)
+    if (Result.isFailure(values)) return refuse(line, values.failure)
+    const [cardNumber, pinNumber, productLineId] = format.map((column) => values.success[column] ?? "")
+    return Result.succeed(row(line, { cardNumber: cardNumber!, pinNumber: pinNumber!, productLineId: productLineId! }))
+  }
+}
+
+/** Reads the cards of a batch text, CSV or JSON lines, whole (`rows` streams a file). */
+export const parse = (text: string): Result.Result<ReadonlyArray<Row>, CliError> => {
+  const next = parser()
+  const rows: Array<Row> = []
+  const lines = text.split("\n")
+  for (let index = 0; index < lines.length; index++) {
+    const result = next(index + 1, lines[index]!.replace(/\r$/, ""))
+    if (Result.isFailure(result)) return Result.fail(result.failure)
+    if (result.success !== undefined) rows.push(result.success)
+  }
+  return Result.succeed(rows)
+}
+
+/**
+ * The cards of the batch file at `path`, streamed (`BatchLines`): memory does
+ * not grow with the file. A line over `BatchLines.maxLineBytes` is refused as
+ * soon as it is read; every problem names its line, never its content.
+ */
+export const rows = (
+  path: string
+): Stream.Stream<Row, CliError | PlatformError.PlatformError, FileSystem.FileSystem> =>
+  Stream.unwrap(Effect.map(FileSystem.FileSystem, (fs) =>
+    BatchLines.stream(
+      fs,
+      path,
+      (line) => problem(`line ${line} is longer than ${BatchLines.maxLineBytes / 1024} KiB`)
+    ).pipe(
+      Stream.mapAccumArrayEffect(parser, (next, lines) => {
+        const out: Array<Row> = []
+        for (const line of lines) {
+          const result = next(line.number, line.text)
+          if (Result.isFailure(result)) return Effect.fail(result.failure)
+          if (result.success !== undefined) out.push(result.success)
+        }
+        return Effect.succeed([next, out] as const)
+      })
+    )))

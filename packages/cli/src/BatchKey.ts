@@ -27,7 +27,7 @@ import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import type * as PlatformError from "effect/PlatformError"
 import * as Redacted from "effect/Redacted"
-import { createHmac, randomBytes } from "node:crypto"
+import { createHmac, createSecretKey, type KeyObject, randomBytes } from "node:crypto"
 
 /** The key could not be used: missing, not the one the results file was written with, or unsafe. */
 export class BatchKeyError extends Data.TaggedError("BatchKeyError")<{
@@ -47,11 +47,24 @@ export const variable: Config.Config<Option.Option<Redacted.Redacted<string>>> =
   Config.option
 )
 
-const hmac = (key: BatchKey, text: string): string =>
-  createHmac("sha256", Redacted.value(key.secret)).update(text).digest("hex")
+/** The first `digits` hex digits of an HMAC-SHA-256 (a string of its own, not a slice that keeps the whole digest). */
+const hmac = (key: BatchKey, text: string, digits: number): string =>
+  createHmac("sha256", keyObject(key)).update(text).digest().toString("hex", 0, digits / 2)
+
+const keyObjects = new WeakMap<BatchKey, KeyObject>()
+
+/** The key as Node's `KeyObject`, made once per key: one per HMAC costs more than the HMAC. */
+const keyObject = (key: BatchKey): KeyObject => {
+  let object = keyObjects.get(key)
+  if (object === undefined) {
+    object = createSecretKey(Redacted.value(key.secret))
+    keyObjects.set(key, object)
+  }
+  return object
+}
 
 /** The id of a key, stored in the results file: an HMAC of a fixed label, 16 hex digits. */
-export const id = (key: BatchKey): string => hmac(key, "gcx batch key id").slice(0, 16)
+export const id = (key: BatchKey): string => hmac(key, "gcx batch key id", 16)
 
 /** What a fingerprint is made of: a card's number, PIN and product line (a `BatchFile.Row`'s card). */
 export interface Card {
@@ -65,8 +78,9 @@ export const fingerprint = (key: BatchKey, row: { readonly card: Card }): string
   hmac(
     key,
     ["gcx card v1", Redacted.value(row.card.cardNumber), Redacted.value(row.card.pinNumber), row.card.productLineId]
-      .join("\n")
-  ).slice(0, 32)
+      .join("\n"),
+    32
+  )
 
 /** A key drawn for one run (no results file). */
 export const ephemeral: Effect.Effect<BatchKey> = Effect.sync(() => ({
@@ -167,7 +181,10 @@ export const resolve = (
             })
           }
           const text = randomBytes(32).toString("hex")
-          yield* fs.writeFileString(path, `${text}\n`, { flag: "wx", mode: 0o600 })
+          // whole or absent, whenever the process is killed: written beside it, then linked (never over another)
+          const temporary = `${path}.${process.pid}.tmp`
+          yield* fs.writeFileString(temporary, `${text}\n`, { flag: "w", mode: 0o600 })
+          yield* fs.link(temporary, path).pipe(Effect.ensuring(Effect.ignore(fs.remove(temporary))))
           return fromText(text, path)
         })
     })

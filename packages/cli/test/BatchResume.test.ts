@@ -99,6 +99,56 @@ describe.concurrent("gcx batch --out", () => {
       }))
   })
 
+  layer(sandbox({ timeScale: 0.02 }), { excludeTestServices: true })("posts", (it) => {
+    it.effect("each POST's requestId and previousAttempts are in the file before it goes out; retries too", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const directory = workspace()
+        const input = Path.join(directory, "cards.csv")
+        const out = Path.join(directory, "results.jsonl")
+        Fs.writeFileSync(input, csv(seven.slice(0, 1)))
+        // the first two POSTs fail: the client retries with the same requestId and previousAttempts 1, then 2
+        yield* server.setFaults([{ route: "createQuote", kind: "status503", times: 2 }])
+        const log: Array<{ readonly status: string; readonly previousAttempts?: number; readonly requestId?: string }> =
+          []
+        const watcher = setInterval(() => {
+          const lines = Fs.existsSync(out) ? Fs.readFileSync(out, "utf8").split("\n").filter((l) => l !== "") : []
+          for (const line of lines.slice(1 + log.length)) log.push(JSON.parse(line))
+        }, 1)
+        const output = yield* gcxInProcess(["batch", input, "--out", out], envFor(server)).pipe(
+          Effect.ensuring(Effect.sync(() => clearInterval(watcher)))
+        )
+        yield* server.setFaults([])
+        expect(output.code).toBe(0)
+        const posts = (yield* server.journal).entries.filter((entry) => entry.route === "createQuote")
+        expect(posts.map((entry) => entry.previousAttempts ?? 0)).toEqual([0, 1, 2])
+        const requestId = posts[0]!.requestId
+        expect(posts.every((entry) => entry.requestId === requestId)).toBe(true)
+        // the file, appended as the batch went (read before its compaction): each attempt recorded before it
+        const postings = log.filter((line) => line.status === "posting")
+        expect(postings.map((line) => [line.requestId, line.previousAttempts])).toEqual([
+          [requestId, 0],
+          [requestId, 1],
+          [requestId, 2]
+        ])
+        expect(readResults(out).results).toEqual([
+          expect.objectContaining({ status: "completed", requestId })
+        ])
+      }))
+
+    it.effect("a line over 64 KiB is a usage error naming its line, before any POST", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const input = Path.join(workspace(), "cards.csv")
+        Fs.writeFileSync(input, `${csv(seven.slice(0, 1))}6006000000000001,${"x".repeat(70_000)},1000\n`)
+        expectUsageError(
+          yield* gcxInProcess(["batch", input], envFor(server)),
+          "batch file: line 3 is longer than 64 KiB"
+        )
+        expect((yield* server.journal).requests.createQuote).toBe(0)
+      }))
+  })
+
   layer(sandbox({ timeScale: 0.02 }), { excludeTestServices: true })("refusals", (it) => {
     it.effect("--out naming the batch file, however spelled or linked, or a file that is not results: exit 2, untouched", () =>
       Effect.gen(function*() {

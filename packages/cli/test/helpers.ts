@@ -55,6 +55,8 @@ export const spawn = (
     readonly timeout?: number
     readonly closeStdoutAfter?: number
     readonly onStdout?: (stdout: string, child: ChildProcess.ChildProcess) => void
+    /** Told of the process once it is started (to signal it, say). */
+    readonly onStart?: (child: ChildProcess.ChildProcess) => void
   } = {}
 ): Effect.Effect<Output> =>
   Effect.callback<Output>((resume) => {
@@ -76,6 +78,7 @@ export const spawn = (
       options.onStdout?.(stdout, child)
     })
     child.stderr.on("data", (chunk) => (stderr += chunk))
+    options.onStart?.(child)
     const timer = setTimeout(() => child.kill("SIGKILL"), options.timeout ?? 60_000)
     child.on("close", (code, signal) => {
       clearTimeout(timer)
@@ -90,7 +93,7 @@ export const spawn = (
 /** Runs `gcx <args>` (the TypeScript entry, as `pnpm gcx` does) and checks that its output holds no secret. */
 export const gcx = (
   args: ReadonlyArray<string>,
-  options: { readonly env?: Record<string, string>; readonly timeout?: number } = {}
+  options: Parameters<typeof spawn>[2] = {}
 ): Effect.Effect<Output> =>
   spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], options).pipe(
     Effect.tap((output) => Effect.sync(() => expectNoSecrets(output)))

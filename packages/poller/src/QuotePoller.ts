@@ -49,7 +49,27 @@ export interface QuoteOptions extends TrackOptions {
    * last `Options.rememberedRequestIds` requestIds it was given.
    */
   readonly requestId?: string | undefined
+  /**
+   * Attempts of this same requestId made before (default 0): the POST sends
+   * it as `previousAttempts`, and each retry one more, so a resumed POST is
+   * answered with the transaction of an earlier attempt instead of a new one.
+   */
+  readonly previousAttempts?: number | undefined
+  /**
+   * Runs before each retry of the POST is sent, and the retry waits for it:
+   * where a caller records durably the `previousAttempts` it is about to send
+   * (the event's `attempt` minus 1).
+   */
+  readonly beforeRetry?: ((event: QuoteEvent.Retrying) => Effect.Effect<void>) | undefined
 }
+
+/**
+ * Whether a quote that ended with an error of this tag may still have an
+ * outcome to learn by tracking its transaction again: `PollTimeout`, and
+ * failures of the client's own credentials or configuration. After any other
+ * failure, the transaction's outcome is known.
+ */
+export const isOutcomeUnknown: (errorTag: string) => boolean = Scheduler.isOutcomeUnknown
 
 /** What a quote is submitted from: a validated request, or card input that is validated before any I/O. */
 export type QuoteInput = Submission.QuoteInput
@@ -210,8 +230,9 @@ export const make = (
         const posting = yield* Submission.submit(
           submission,
           request,
-          options.requestId,
-          (event) => Effect.asVoid(Queue.offer(retries, event))
+          options,
+          (event) =>
+            Effect.andThen(Queue.offer(retries, event), options.beforeRetry ? options.beforeRetry(event) : Effect.void)
         ).pipe(
           Effect.onExit((exit) => Exit.isSuccess(exit) ? Queue.end(retries) : Queue.failCause(retries, exit.cause)),
           Effect.forkScoped
@@ -228,7 +249,7 @@ export const make = (
       )
 
     const getQuote: Service["getQuote"] = (request, options = {}) =>
-      Submission.submit(submission, request, options.requestId).pipe(
+      Submission.submit(submission, request, options).pipe(
         Effect.flatMap(({ finished, target }) =>
           finished !== undefined
             ? Effect.succeed(finished)

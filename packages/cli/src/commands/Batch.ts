@@ -21,8 +21,9 @@ export const options = {
   out: Flag.String("out").pipe(
     Flag.withMetavar("results.jsonl"),
     Flag.withDescription(
-      "results file, one JSON line per card, written whole each time; re-running with it skips finished cards, " +
-        "wherever their rows are now. Its key file <out>.key (or GCX_BATCH_KEY) must stay with it. " +
+      "results file, JSON lines appended in group commits and compacted to one line per card at the end; " +
+        "re-running with it skips finished cards wherever their rows are now, and never POSTs a card twice. " +
+        "Its key file <out>.key (or GCX_BATCH_KEY) must stay with it. " +
         "Refused: the batch file itself, or an existing file that is not a gcx results file"
     ),
     Flag.mapEffect(GcxFlag.writableFile("out")),

@@ -1,36 +1,41 @@
 /**
  * `gcx batch <file> [--concurrency N] [--out results.jsonl] [--json] [--metrics-port P]`: quotes
  * every card of a CSV or JSON-lines file (`BatchFile`), `N` at a time, with
- * one progress display for the batch (`BatchDisplay`); writes one result
- * line per card to `--out` (`BatchResults`: refused when it is the batch file
- * or not a results file; written whole each time); prints a summary table:
- * completed, failures by error code, skipped, duplicates. A card is known by
- * its keyed fingerprint (`BatchKey`), not its row: re-run with the same
- * `--out`, it skips the cards already finished (completed, or refused as a
- * card outcome) wherever their rows moved, and quotes the others; a
- * duplicate row is quoted once.
+ * one progress display for the batch (`BatchDisplay`); appends each card's
+ * lines to `--out` in group commits and compacts it at the end (`BatchLog`,
+ * `BatchResults`: refused when it is the batch file or not a results file);
+ * prints a summary table: completed, failures by error code, skipped,
+ * duplicates. A card is known by its keyed fingerprint (`BatchKey`), not its
+ * row: re-run with the same `--out`, it skips the cards already finished
+ * (completed, or refused as a card outcome) wherever their rows moved, tracks
+ * those whose transaction is known, POSTs again with the same requestId those
+ * that were being POSTed (`BatchCards`), and quotes the others; a duplicate
+ * row is quoted once.
+ *
+ * The batch file is read twice, streamed: a first pass checks every line
+ * and counts the cards (a bad line is an error before any quote), the second
+ * quotes them. Memory holds a fingerprint per distinct card (about 100
+ * bytes), never the file.
  *
  * Its exit code is the most serious outcome among the cards it quoted:
  * usage (2), then service failure (5), then merchant (4), then card (3);
  * 0 when every card completed. Its flags are in `commands/Batch`.
  */
-import * as Errors from "@gcx/core/Errors"
-import type * as QuoteEvent from "@gcx/core/QuoteEvent"
-import * as Redaction from "@gcx/core/Redaction"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
 import type * as Config from "effect/Config"
 import * as Console from "effect/Console"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as FileSystem from "effect/FileSystem"
+import type * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import type * as PlatformError from "effect/PlatformError"
 import type * as Stdio from "effect/Stdio"
 import * as Stream from "effect/Stream"
 import type * as Terminal from "effect/Terminal"
+import * as BatchCards from "../BatchCards.js"
 import * as BatchDisplay from "../BatchDisplay.js"
 import * as BatchFile from "../BatchFile.js"
 import * as BatchKey from "../BatchKey.js"
+import * as BatchLog from "../BatchLog.js"
 import * as BatchResults from "../BatchResults.js"
 import * as Connection from "../Connection.js"
 import * as Durable from "../Durable.js"
@@ -61,48 +66,6 @@ export interface Summary {
   readonly code: ExitCode.ExitCode
 }
 
-interface Pending {
-  readonly row: BatchFile.Row
-  /** The card's fingerprint (`BatchKey.fingerprint`). */
-  readonly key: string
-}
-
-const completedResult = (pending: Pending, event: QuoteEvent.Completed) =>
-  new BatchResults.Result({
-    ...cardFields(pending),
-    status: "completed",
-    transactionId: event.quote.transactionId,
-    actualCardValue: event.quote.actualCardValue,
-    exchangeCardValue: event.quote.exchangeCardValue,
-    finishedAt: event.timestamp
-  })
-
-const failedResult = (
-  pending: Pending,
-  error: Errors.QuoteFailure,
-  transactionId: string | undefined,
-  finishedAt: DateTime.Utc
-) =>
-  new BatchResults.Result({
-    ...cardFields(pending),
-    status: "failed",
-    ...(transactionId === undefined ? {} : { transactionId }),
-    group: Errors.groupOf(error),
-    error: error._tag,
-    ...("errorCode" in error && error.errorCode !== undefined ? { errorCode: error.errorCode } : {}),
-    ...Option.match(Errors.customerMessage(error), { onNone: () => ({}), onSome: (userMessage) => ({ userMessage }) }),
-    message: error.message,
-    finishedAt
-  })
-
-/** The fields of a result that say which card it is. */
-const cardFields = ({ key, row }: Pending) => ({
-  key,
-  line: row.line,
-  card: Redaction.maskCardNumber(row.card.cardNumber),
-  productLineId: row.card.productLineId
-})
-
 /** One line describing a card's outcome, for the display. */
 const outcomeLine = (result: BatchResults.Result): string =>
   Text.safe(
@@ -127,40 +90,8 @@ export const summaryTable = (summary: Summary): string =>
     ["total", summary.total]
   ])
 
-/** A finished card: its result line, and its error unless it completed. */
-interface Outcome {
-  readonly result: BatchResults.Result
-  readonly error: Option.Option<Errors.QuoteFailure>
-}
-
-/** The outcome an item of the batch stream gives, if it ends its card. */
-const outcomeOf = (
-  pending: ReadonlyArray<Pending>,
-  item: QuotePoller.BatchEvent
-): Effect.Effect<Option.Option<Outcome>> => {
-  const card = pending[item.index]!
-  if (item._tag === "Rejected") {
-    return Effect.map(
-      DateTime.now,
-      (now) => Option.some({ result: failedResult(card, item.error, undefined, now), error: Option.some(item.error) })
-    )
-  }
-  const event = item.event
-  switch (event._tag) {
-    case "Completed":
-      return Effect.succeedSome({ result: completedResult(card, event), error: Option.none() })
-    case "Failed":
-      return Effect.succeedSome({
-        result: failedResult(card, event.error, event.transactionId, event.timestamp),
-        error: Option.some(event.error)
-      })
-    default:
-      return Effect.succeedNone
-  }
-}
-
 /** Adds a finished card to the summary. */
-const count = (summary: Summary, { error, result }: Outcome): Summary =>
+const count = (summary: Summary, { error, result }: BatchCards.Outcome): Summary =>
   Option.match(error, {
     onNone: () => ({ ...summary, completed: summary.completed + 1 }),
     onSome: (error) => {
@@ -173,10 +104,67 @@ const count = (summary: Summary, { error, result }: Outcome): Summary =>
     }
   })
 
+/** How many duplicate rows are listed one by one; the rest are counted. */
+const listedDuplicates = 100
+
+/** What the first pass over the batch file finds. */
+interface Scan {
+  readonly rows: number
+  /** The fingerprint of each row to quote, by its rank among the rows (from 0); none for the others. */
+  readonly quoted: Array<string | undefined>
+  /** Duplicate rows (the first `listedDuplicates`), and how many there are. */
+  readonly duplicates: Array<{ readonly line: number; readonly firstLine: number }>
+  duplicateCount: number
+  skipped: number
+  pending: number
+}
+
+/** The first pass: every line checked, each card's fingerprint, the duplicates and what is left to quote. */
+const scan = (
+  file: string,
+  fingerprint: (row: BatchFile.Row) => string,
+  loaded: Option.Option<BatchResults.Loaded>
+) => {
+  // the first line of each distinct card, by fingerprint
+  const first = new Map<string, number>()
+  return BatchFile.rows(file).pipe(
+    Stream.runFold(
+      (): Scan & { rows: number } => ({
+        rows: 0,
+        quoted: [],
+        duplicates: [],
+        duplicateCount: 0,
+        skipped: 0,
+        pending: 0
+      }),
+      (scan, row) => {
+        scan.rows += 1
+        const key = fingerprint(row)
+        const firstLine = first.get(key)
+        let quoted: string | undefined
+        if (firstLine !== undefined) {
+          scan.duplicateCount += 1
+          if (scan.duplicates.length < listedDuplicates) scan.duplicates.push({ line: row.line, firstLine })
+        } else {
+          first.set(key, row.line)
+          if (BatchResults.resumeFor(loaded, key)._tag === "Finished") scan.skipped += 1
+          else {
+            scan.pending += 1
+            quoted = key
+          }
+        }
+        scan.quoted.push(quoted)
+        return scan
+      }
+    )
+  )
+}
+
 /**
  * Quotes a batch file: skips the cards `--out` says are finished (found by
  * content, wherever their row is now), quotes each other card once, records
- * each outcome as it comes, and prints the summary.
+ * each outcome as it comes, compacts the results file, and prints the
+ * summary.
  */
 export const run = (
   input: Input
@@ -186,73 +174,73 @@ export const run = (
   QuotePoller.QuotePoller | FileSystem.FileSystem | Terminal.Terminal | Stdio.Stdio
 > =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
     const poller = yield* QuotePoller.QuotePoller
-    const rows = yield* Effect.fromResult(BatchFile.parse(yield* fs.readFileString(input.file)))
     const target = yield* Effect.transposeOption(Option.map(input.out, (out) => BatchResults.target(input.file, out)))
     const loaded = Option.flatMap(target, (target) => target.loaded)
     const key = yield* Option.match(target, {
       onNone: () => BatchKey.ephemeral,
       onSome: (target) => BatchKey.resolve(target.path, Option.map(loaded, ({ header }) => header.keyId))
     })
-    const { duplicates, unique } = BatchFile.distinct(
-      rows.map((row): Pending => ({ row, key: BatchKey.fingerprint(key, row) }))
-    )
+    const found = yield* scan(input.file, (row) => BatchKey.fingerprint(key, row), loaded)
     const mode = yield* Render.mode(input.json)
     // with --json, stdout holds only the result lines
     const say = mode === "json" ? Console.error : Console.log
 
-    const earlier = Option.match(loaded, { onNone: () => [], onSome: ({ results }) => results })
-    const finished = new Set(earlier.filter(BatchResults.isFinal).map((result) => result.key))
-    const pending = unique.filter((card) => !finished.has(card.key))
-    const writer = yield* Effect.transposeOption(Option.map(
-      target,
-      (target) =>
-        BatchResults.writer(
-          target.path,
-          new BatchResults.Header({ format: "gcx-batch-results", version: 2, keyId: BatchKey.id(key) }),
-          earlier
-        )
-    ))
-    const skipped = unique.length - pending.length
     yield* say(
-      `batch: ${rows.length} card(s) from ${Text.safe(input.file)}` +
-        (skipped > 0 ? `, ${skipped} finished earlier (skipped)` : "") +
-        (duplicates.length > 0 ? `, ${duplicates.length} duplicate row(s) (quoted once)` : "") +
+      `batch: ${found.rows} card(s) from ${Text.safe(input.file)}` +
+        (found.skipped > 0 ? `, ${found.skipped} finished earlier (skipped)` : "") +
+        (found.duplicateCount > 0 ? `, ${found.duplicateCount} duplicate row(s) (quoted once)` : "") +
         `, ${input.concurrency} at a time` +
         Option.match(input.out, { onNone: () => "", onSome: (out) => `, results in ${Text.safe(out)}` })
     )
-    for (const { firstLine, line } of duplicates) {
+    for (const { firstLine, line } of found.duplicates) {
       yield* say(`line ${line}: the same card as line ${firstLine}, quoted once`)
+    }
+    if (found.duplicateCount > found.duplicates.length) {
+      yield* say(`… and ${found.duplicateCount - found.duplicates.length} more duplicate row(s)`)
     }
 
     const initial: Summary = {
-      total: rows.length,
-      skipped,
-      duplicates: duplicates.length,
+      total: found.rows,
+      skipped: found.skipped,
+      duplicates: found.duplicateCount,
       completed: 0,
       failures: new Map(),
       code: ExitCode.ExitCode.Completed
     }
     const summary = yield* Effect.scoped(Effect.gen(function*() {
-      const display = mode === "json" ? undefined : yield* BatchDisplay.make(mode, pending.length)
-      const record = ({ error, result }: Outcome) =>
+      const log = yield* Effect.transposeOption(Option.map(
+        target,
+        (target) => BatchLog.make(target.path, BatchResults.header(BatchKey.id(key)), loaded)
+      ))
+      const display = mode === "json" ? undefined : yield* BatchDisplay.make(mode, found.pending)
+      const record = ({ error, result }: BatchCards.Outcome) =>
         Effect.andThen(
-          Option.match(writer, { onNone: () => Effect.void, onSome: (writer) => writer.record(result) }),
+          Option.match(log, { onNone: () => Effect.void, onSome: (log) => log.append(result) }),
           display === undefined
             ? Console.log(BatchResults.encode(result))
             : display.finished(outcomeLine(result), Option.isNone(error))
         )
       // the batch display moves per card: the schedule need not follow the progress bar's pace
-      const track = Polling.trackOptions(input, mode === "bar" ? "lines" : mode)
-      return yield* poller.quoteAll(pending.map((card) => card.row.card), { ...track, concurrency: input.concurrency })
-        .pipe(
-          Stream.mapEffect((item) => outcomeOf(pending, item)),
-          Stream.filter(Option.isSome),
-          Stream.map((outcome) => outcome.value),
-          Stream.tap(record),
-          Stream.runFold(() => initial, count)
-        )
+      const context: BatchCards.Context = {
+        poller,
+        log,
+        track: Polling.trackOptions(input, mode === "bar" ? "lines" : mode)
+      }
+      // each card once (its first row), unless it finished earlier: the rows the first pass kept
+      const summary = yield* BatchFile.rows(input.file).pipe(
+        Stream.zipWithIndex,
+        Stream.filter(([, rank]) => found.quoted[rank] !== undefined),
+        Stream.map(([row, rank]): BatchCards.Pending => ({ row, key: found.quoted[rank]! })),
+        Stream.mapEffect((card) => BatchCards.quote(context, card, BatchResults.resumeFor(loaded, card.key)), {
+          concurrency: input.concurrency,
+          unordered: true
+        }),
+        Stream.tap(record),
+        Stream.runFold(() => initial, count)
+      )
+      if (Option.isSome(log)) yield* log.value.compact
+      return summary
     }))
     yield* say(`summary\n${summaryTable(summary)}`)
     return summary

@@ -13,9 +13,16 @@ import type { QuoteEvent } from "@gcx/core"
  * or credentials (`Unauthorized`: revoked credentials).
  */
 export const keepsJournalEntry = (event: QuoteEvent.Terminal): boolean =>
-  event._tag === "Failed" &&
+  event._tag === "Failed" && isOutcomeUnknown(event.error._tag)
+
+/**
+ * Whether a quote whose polling ended with an error of this tag may still
+ * have an outcome to learn by tracking its transaction again (see
+ * `keepsJournalEntry`).
+ */
+export const isOutcomeUnknown = (errorTag: string): boolean =>
   ["PollTimeout", "TokenError", "InvalidApiKey", "PartnerNotFound", "MissingRequestId", "Unauthorized"].includes(
-    event.error._tag
+    errorTag
   )
 
 /**

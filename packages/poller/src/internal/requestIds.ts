@@ -16,10 +16,11 @@ import * as CardFingerprint from "../CardFingerprint.js"
 export interface RequestIds {
   /**
    * Claims `requestId` for `card`: the `previousAttempts` of its next POST
-   * (0 the first time), or `RequestIdConflict` when it was given another card.
-   * The attempt is counted at once.
+   * (0 the first time, never below `atLeast`: the attempts the caller knows
+   * were made, by an earlier process say), or `RequestIdConflict` when it was
+   * given another card. The attempt is counted at once.
    */
-  readonly claim: (requestId: string, card: Card.Card) => Result.Result<number, RequestIdConflict>
+  readonly claim: (requestId: string, card: Card.Card, atLeast?: number) => Result.Result<number, RequestIdConflict>
   /** Counts one more attempt of `requestId` (a retry of its POST). */
   readonly retried: (requestId: string) => void
 }
@@ -36,17 +37,19 @@ export const make = (
 ): RequestIds => {
   const entries = new Map<string, Entry>()
   return {
-    claim: (requestId, card) => {
+    claim: (requestId, card, atLeast = 0) => {
       const print = fingerprint.of(card)
       const entry = entries.get(requestId)
       if (entry === undefined) {
         // a Map iterates in insertion order: the first key is the oldest
         if (entries.size >= capacity) entries.delete(entries.keys().next().value!)
-        entries.set(requestId, { fingerprint: print, attempts: 1 })
-        return Result.succeed(0)
+        entries.set(requestId, { fingerprint: print, attempts: atLeast + 1 })
+        return Result.succeed(atLeast)
       }
       if (!CardFingerprint.equals(entry.fingerprint, print)) return Result.fail(new RequestIdConflict({ requestId }))
-      return Result.succeed(entry.attempts++)
+      const attempt = Math.max(entry.attempts, atLeast)
+      entry.attempts = attempt + 1
+      return Result.succeed(attempt)
     },
     retried: (requestId) => {
       const entry = entries.get(requestId)

@@ -28,7 +28,7 @@ import * as Polling from "./polling.js"
 import type { Entry, Sink, Target, Watch, WatchOptions } from "./watch.js"
 import { makeEntry } from "./watch.js"
 
-export { keepsJournalEntry } from "./failures.js"
+export { isOutcomeUnknown, keepsJournalEntry } from "./failures.js"
 export type { Sink, Target, WatchOptions } from "./watch.js"
 
 /** What the engine needs from the poller. */

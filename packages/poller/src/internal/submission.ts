@@ -52,28 +52,31 @@ const disableChecks = { disableChecks: true } as const
  * this process, without durability, and the failure is logged as an error.
  * `Submitted` is published on the bus; a quote the POST answered completed
  * comes with its terminal event (published too), and needs no GET.
- * `onRetry` sees the POST's `Retrying` events as they happen.
+ * `options` gives the requestId (a fresh one by default) and the attempts of
+ * it made before; `onRetry` sees the POST's `Retrying` events as they
+ * happen, each before its retry is sent.
  *
  * A requestId the caller gives is claimed for the card first (`RequestIds`):
  * given before with another card, the quote fails with `RequestIdConflict`
- * before any I/O; with the same card, the POST counts `previousAttempts` on,
+ * before any I/O; with the same card, the POST counts `previousAttempts` on
+ * (from the attempts given, or those this poller made, whichever is more),
  * and the service answers the original transaction.
  */
 export const submit = (
   { bus, client, journal, requestIds }: Dependencies,
   request: QuoteInput,
-  requestIdOption: string | undefined,
+  options: { readonly requestId?: string | undefined; readonly previousAttempts?: number | undefined },
   onRetry: (event: QuoteEvent.Retrying) => Effect.Effect<void> = () => Effect.void
 ): Effect.Effect<Submission, ExchangeClient.ClientError | Errors.InvalidCardInput | Errors.RequestIdConflict> =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function*() {
       // Chosen here, so that the POST's Retrying events can name it before the service answers.
-      const requestId = requestIdOption ?? Ids.makeRequestId()
+      const requestId = options.requestId ?? Ids.makeRequestId()
       let sent: QuoteInput = request
-      let previousAttempts: number | undefined
-      if (requestIdOption !== undefined) {
+      let previousAttempts = options.previousAttempts
+      if (options.requestId !== undefined) {
         const card = request instanceof Quote.QuoteRequest ? request.card : yield* Card.validate(request)
-        previousAttempts = yield* Effect.fromResult(requestIds.claim(requestId, card))
+        previousAttempts = yield* Effect.fromResult(requestIds.claim(requestId, card, options.previousAttempts ?? 0))
         sent = request instanceof Quote.QuoteRequest ? request : new Quote.QuoteRequest({ card }, disableChecks)
       }
       const created = yield* restore(client.createQuote(sent, {
