@@ -92,9 +92,16 @@ export const terminalEvent = (
       }
     }))
 
-/** What an interrupted `gcx quote --durable` prints: the quote goes on, and how to fetch its outcome. */
-export const interruptedLine = (requestId: string): string =>
-  `gcx: the durable quote ${requestId} was recorded and goes on; its outcome: gcx result ${requestId} --wait`
+/**
+ * What an interrupted `gcx quote --durable` prints: the quote goes on, and how to fetch its outcome; or, on
+ * the embedded sandbox, which ends with the process, that it cannot be resumed.
+ */
+export const interruptedLine = (requestId: string, embeddedSandbox = false): string =>
+  embeddedSandbox
+    ? `gcx: the durable quote ${requestId} was recorded, but its transaction was on the embedded sandbox, ` +
+      `which ends with this process: it cannot be resumed (quote with the GCX_* variables of a service or of ` +
+      `gcx sandbox)`
+    : `gcx: the durable quote ${requestId} was recorded and goes on; its outcome: gcx result ${requestId} --wait`
 
 /** The fields of a `Submitted` event, to make another. */
 const fieldsOf = ({ _tag: _, ...fields }: QuoteEvent.Submitted) => fields
@@ -102,76 +109,83 @@ const fieldsOf = ({ _tag: _, ...fields }: QuoteEvent.Submitted) => fields
 /**
  * A poller whose `quote`, `quoteAll` and `getQuote` go through the durable
  * workflow; `track`, `trackAll` and `resumeAll` are the plain poller's.
+ * `embeddedSandbox`: the client talks to the embedded sandbox (said when interrupted).
  */
-export const durablePoller = Effect.gen(function*() {
-  const plain = yield* QuotePoller.QuotePoller
-  const bus = yield* QuoteEvents.QuoteEvents
-  const quotes = yield* DurableQuotes.DurableQuotes
+export const makeDurablePoller = ({ embeddedSandbox = false }: { readonly embeddedSandbox?: boolean } = {}) =>
+  Effect.gen(function*() {
+    const plain = yield* QuotePoller.QuotePoller
+    const bus = yield* QuoteEvents.QuoteEvents
+    const quotes = yield* DurableQuotes.DurableQuotes
 
-  /** One quote; `onInterrupt`: an interrupted stream says how to fetch the quote's outcome later. */
-  const follow = (
-    request: QuotePoller.QuoteInput,
-    options: QuotePoller.TrackOptions & QuotePoller.QuoteOptions,
-    onInterrupt: boolean
-  ) =>
-    Stream.unwrap(Effect.gen(function*() {
-      // Subscribed before the submit: the runner publishes the quote's events here (a client-only node's
-      // bus hears the runners' through `EventRelay`).
-      const events = yield* bus.subscribe
-      const requestId = yield* quotes.submit(request, { requestId: options.requestId }).pipe(
-        Effect.mapError(toQuoteFailure)
-      )
-      const outcome = yield* Effect.forkScoped(Effect.exit(quotes.result(requestId)))
-      if (onInterrupt) {
-        yield* Effect.addFinalizer((exit) =>
-          Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause) && outcome.pollUnsafe() === undefined
-            ? Console.error(interruptedLine(requestId))
-            : Effect.void
+    /** One quote; `onInterrupt`: an interrupted stream says how to fetch the quote's outcome later. */
+    const follow = (
+      request: QuotePoller.QuoteInput,
+      options: QuotePoller.TrackOptions & QuotePoller.QuoteOptions,
+      onInterrupt: boolean
+    ) =>
+      Stream.unwrap(Effect.gen(function*() {
+        // Subscribed before the submit: the runner publishes the quote's events here (a client-only node's
+        // bus hears the runners' through `EventRelay`).
+        const events = yield* bus.subscribe
+        const requestId = yield* quotes.submit(request, { requestId: options.requestId }).pipe(
+          Effect.mapError(toQuoteFailure)
         )
-      }
-      const card = request instanceof Quote.QuoteRequest ? request.card.masked : maskCardNumber(request.cardNumber)
-      let transactionId: string | undefined
-      const progress = events.pipe(
-        Stream.filter((event) => {
-          if (event._tag === "Submitted" && event.requestId === requestId) transactionId = event.transactionId
-          return event.transactionId === transactionId && !QuoteEvent.isTerminal(event)
-        }),
-        // a runner relays `Submitted` without the card: this node shows its own, masked
-        Stream.map((event) =>
-          event._tag === "Submitted" && event.card === undefined
-            ? new QuoteEvent.Submitted({ ...fieldsOf(event), card }, { disableChecks: true })
-            : event
-        ),
-        // a runner's events come in batches (`EventRelay`): an outcome that comes first waits a moment for `Submitted`
-        Stream.interruptWhen(
-          Fiber.await(outcome).pipe(
-            Effect.andThen(Effect.suspend(() => transactionId === undefined ? Effect.sleep("300 millis") : Effect.void))
+        const outcome = yield* Effect.forkScoped(Effect.exit(quotes.result(requestId)))
+        if (onInterrupt) {
+          yield* Effect.addFinalizer((exit) =>
+            Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause) && outcome.pollUnsafe() === undefined
+              ? Console.error(interruptedLine(requestId, embeddedSandbox))
+              : Effect.void
+          )
+        }
+        const card = request instanceof Quote.QuoteRequest ? request.card.masked : maskCardNumber(request.cardNumber)
+        let transactionId: string | undefined
+        const progress = events.pipe(
+          Stream.filter((event) => {
+            if (event._tag === "Submitted" && event.requestId === requestId) transactionId = event.transactionId
+            return event.transactionId === transactionId && !QuoteEvent.isTerminal(event)
+          }),
+          // a runner relays `Submitted` without the card: this node shows its own, masked
+          Stream.map((event) =>
+            event._tag === "Submitted" && event.card === undefined
+              ? new QuoteEvent.Submitted({ ...fieldsOf(event), card }, { disableChecks: true })
+              : event
+          ),
+          // a runner's events come in batches (`EventRelay`): an outcome that comes first waits a moment for `Submitted`
+          Stream.interruptWhen(
+            Fiber.await(outcome).pipe(
+              Effect.andThen(
+                Effect.suspend(() => transactionId === undefined ? Effect.sleep("300 millis") : Effect.void)
+              )
+            )
           )
         )
+        return Stream.concat(
+          progress,
+          Stream.fromEffect(Effect.flatMap(Fiber.join(outcome), (exit) => terminalEvent(exit, transactionId)))
+        )
+      }))
+
+    const quote: QuotePoller.Service["quote"] = (request, options = {}) => follow(request, options, true)
+
+    const getQuote: QuotePoller.Service["getQuote"] = (request, options = {}) =>
+      quotes.execute(request, { requestId: options.requestId }).pipe(Effect.mapError(toQuoteFailure))
+
+    const quoteAll: QuotePoller.Service["quoteAll"] = (requests, { concurrency, ...options }) =>
+      Stream.fromIterable(requests).pipe(
+        Stream.zipWithIndex,
+        Stream.flatMap(([request, index]) =>
+          follow(request, options, false).pipe(
+            Stream.map((event): QuotePoller.BatchEvent => ({ _tag: "Event", index, event })),
+            Stream.catch((error) => Stream.succeed<QuotePoller.BatchEvent>({ _tag: "Rejected", index, error }))
+          ), { concurrency })
       )
-      return Stream.concat(
-        progress,
-        Stream.fromEffect(Effect.flatMap(Fiber.join(outcome), (exit) => terminalEvent(exit, transactionId)))
-      )
-    }))
 
-  const quote: QuotePoller.Service["quote"] = (request, options = {}) => follow(request, options, true)
+    return QuotePoller.QuotePoller.of({ ...plain, quote, quoteAll, getQuote })
+  })
 
-  const getQuote: QuotePoller.Service["getQuote"] = (request, options = {}) =>
-    quotes.execute(request, { requestId: options.requestId }).pipe(Effect.mapError(toQuoteFailure))
-
-  const quoteAll: QuotePoller.Service["quoteAll"] = (requests, { concurrency, ...options }) =>
-    Stream.fromIterable(requests).pipe(
-      Stream.zipWithIndex,
-      Stream.flatMap(([request, index]) =>
-        follow(request, options, false).pipe(
-          Stream.map((event): QuotePoller.BatchEvent => ({ _tag: "Event", index, event })),
-          Stream.catch((error) => Stream.succeed<QuotePoller.BatchEvent>({ _tag: "Rejected", index, error }))
-        ), { concurrency })
-    )
-
-  return QuotePoller.QuotePoller.of({ ...plain, quote, quoteAll, getQuote })
-})
+/** `makeDurablePoller` for a configured service. */
+export const durablePoller = makeDurablePoller()
 
 /** Where the embedded database lives: `GCX_DATABASE_FILE`, default `.gcx/gcx.db`. */
 export const databaseFile: Config.Config<string> = Config.String("GCX_DATABASE_FILE").pipe(
@@ -256,8 +270,10 @@ export const pollerLayer = (
 > =>
   Layer.unwrap(Effect.gen(function*() {
     const url = yield* databaseUrl
-    const client = Connection.layer(flags, Option.isSome(url) ? "none" : "embedded")
-    return Layer.effect(QuotePoller.QuotePoller, durablePoller).pipe(
+    const fallback = Option.isSome(url) ? "none" : "embedded"
+    const client = Connection.layer(flags, fallback)
+    const embeddedSandbox = Option.isSome(yield* Connection.embeddedReason(flags, fallback))
+    return Layer.effect(QuotePoller.QuotePoller, makeDurablePoller({ embeddedSandbox })).pipe(
       Layer.provideMerge(layerQuotes(client, url)),
       Layer.provideMerge(client),
       Layer.catchTag(
