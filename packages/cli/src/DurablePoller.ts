@@ -92,9 +92,16 @@ export const terminalEvent = (
       }
     }))
 
-/** What an interrupted `gcx quote --durable` prints: the quote goes on, and how to fetch its outcome. */
-export const interruptedLine = (requestId: string): string =>
-  `gcx: the durable quote ${requestId} was recorded and goes on; its outcome: gcx result ${requestId} --wait`
+/**
+ * What an interrupted `gcx quote --durable` prints: the quote goes on, and how to fetch its outcome; or, on
+ * the embedded sandbox, which ends with the process, that it cannot be resumed.
+ */
+export const interruptedLine = (requestId: string, embeddedSandbox = false): string =>
+  embeddedSandbox
+    ? `gcx: the durable quote ${requestId} was recorded, but its transaction was on the embedded sandbox, ` +
+      `which ends with this process: it cannot be resumed (quote with the GCX_* variables of a service or of ` +
+      `gcx sandbox)`
+    : `gcx: the durable quote ${requestId} was recorded and goes on; its outcome: gcx result ${requestId} --wait`
 
 /** The fields of a `Submitted` event, to make another. */
 const fieldsOf = ({ _tag: _, ...fields }: QuoteEvent.Submitted) => fields
@@ -109,6 +116,8 @@ export interface Options {
    * new quote. For `gcx quote --durable`.
    */
   readonly resumeByCard?: boolean | undefined
+  /** The client talks to the embedded sandbox, which ends with the process (said when interrupted). */
+  readonly embeddedSandbox?: boolean | undefined
 }
 
 /**
@@ -141,7 +150,7 @@ export const durablePoller = (pollerOptions: Options = {}) =>
         if (onInterrupt) {
           yield* Effect.addFinalizer((exit) =>
             Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause) && outcome.pollUnsafe() === undefined
-              ? Console.error(interruptedLine(requestId))
+              ? Console.error(interruptedLine(requestId, pollerOptions.embeddedSandbox))
               : Effect.void
           )
         }
@@ -277,8 +286,10 @@ export const pollerLayer = (
 > =>
   Layer.unwrap(Effect.gen(function*() {
     const url = yield* databaseUrl
-    const client = Connection.layer(flags, Option.isSome(url) ? "none" : "embedded")
-    return Layer.effect(QuotePoller.QuotePoller, durablePoller(options)).pipe(
+    const fallback = Option.isSome(url) ? "none" : "embedded"
+    const client = Connection.layer(flags, fallback)
+    const embeddedSandbox = Option.isSome(yield* Connection.embeddedReason(flags, fallback))
+    return Layer.effect(QuotePoller.QuotePoller, durablePoller({ ...options, embeddedSandbox })).pipe(
       Layer.provideMerge(layerQuotes(client, url)),
       Layer.provideMerge(client),
       Layer.catchTag(

@@ -84,6 +84,25 @@ describe.concurrent("gcx --durable", () => {
       }))
   })
 
+  layer(sandbox({ timeScale: 0.3 }), { excludeTestServices: true })("interrupted on the embedded sandbox", (it) => {
+    it.effect("Ctrl-C with no GCX_* connection settings says the quote cannot be resumed, not 'goes on'", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        // Only the durable variables: the quote runs on the embedded sandbox, which ends with the process.
+        const { GCX_DATABASE_FILE, GCX_DATA_KEY } = durableEnv(server, "interrupted-embedded")
+        const interrupted = yield* interruptedGcx(
+          ["quote", "--durable", ...cardArgs(Cards.slow)],
+          { GCX_DATABASE_FILE, GCX_DATA_KEY },
+          /^submitted /m
+        )
+        expect(interrupted.code).toBe(130)
+        expect(interrupted.stderr).toMatch(
+          /^gcx: the durable quote \w+ was recorded, but its transaction was on the embedded sandbox, which ends with this process: it cannot be resumed/m
+        )
+        expect(interrupted.stderr).not.toContain("goes on")
+      }))
+  })
+
   layer(sandbox({ timeScale: 0.05 }), { excludeTestServices: true })("embedded", (it) => {
     it.effect("quote --durable goes through the workflow: one transaction for its requestId, the quote printed", () =>
       Effect.gen(function*() {

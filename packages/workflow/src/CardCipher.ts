@@ -230,15 +230,28 @@ const refused = (name: string, message: string): Config.ConfigError =>
     new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message })))
   )
 
-/** The data key of the variable `name` (32 bytes in base64); missing or refused, a `ConfigError` naming it. */
+/**
+ * A `ConfigError` saying that the variable `name` is not set: a missing
+ * `Config.Redacted` reads as "not a string" in Effect 4, so it is said here.
+ */
+const notSet = (name: string): Config.ConfigError =>
+  new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.MissingKey(undefined))))
+
+/** The data key of a variable `name` that is set (32 bytes in base64); refused, a `ConfigError` naming it. */
+const parseAs = (name: string) => (key: Redacted.Redacted<string>): Effect.Effect<DataKey, Config.ConfigError> =>
+  Result.match(parseKey(Redacted.value(key)), {
+    onFailure: (reason) => Effect.fail(refused(name, `${name} ${reason}`)),
+    onSuccess: Effect.succeed
+  })
+
+/** The data key of the optional variable `name`: absent when it is not set. */
+const optionalKeyOf = (name: string): Config.Config<Option.Option<DataKey>> =>
+  Config.option(Config.Redacted(name).pipe(Config.mapEffect(parseAs(name))))
+
+/** The data key of the required variable `name`; missing or refused, a `ConfigError` naming it. */
 const keyOf = (name: string): Config.Config<DataKey> =>
-  Config.Redacted(name).pipe(
-    Config.mapEffect((key) =>
-      Result.match(parseKey(Redacted.value(key)), {
-        onFailure: (reason) => Effect.fail(refused(name, `${name} ${reason}`)),
-        onSuccess: Effect.succeed
-      })
-    )
+  Config.option(Config.Redacted(name)).pipe(
+    Config.mapEffect(Option.match({ onNone: () => Effect.fail(notSet(name)), onSome: parseAs(name) }))
   )
 
 /** The data keys of a cipher: the one that seals, and the previous one, which only opens. */
@@ -254,7 +267,7 @@ export interface Keys {
  */
 export const keysConfig: Config.Config<Keys> = Config.all({
   current: keyOf(keyVariable),
-  previous: Config.option(keyOf(previousKeyVariable))
+  previous: optionalKeyOf(previousKeyVariable)
 })
 
 /** A key given in base64, parsed; a malformed one is a defect (use `layerConfig` for configuration). */

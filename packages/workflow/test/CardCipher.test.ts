@@ -1,5 +1,5 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Card } from "@gcx/core"
+import { Card, ConfigProblem } from "@gcx/core"
 import { Config, ConfigProvider, Effect, Layer, Redacted, Result } from "effect"
 import * as Crypto from "node:crypto"
 import { CardCipher } from "../src/index.js"
@@ -87,6 +87,10 @@ describe("CardCipher", () => {
       const missing = yield* fromEnv({})
       assert(missing instanceof Config.ConfigError)
       expect(String(missing)).toContain("GCX_DATA_KEY")
+      // gcx prints this line: "is not set", never Effect 4's "is not a string" for a missing variable.
+      expect(ConfigProblem.fromError(missing)).toEqual([
+        { path: "GCX_DATA_KEY", kind: "missing", message: "GCX_DATA_KEY is not set" }
+      ])
       const short = yield* fromEnv({ GCX_DATA_KEY: Buffer.alloc(16).toString("base64") })
       expect(String(short)).toContain("GCX_DATA_KEY must be 32 bytes in base64, not 16")
       const notBase64 = yield* fromEnv({ GCX_DATA_KEY: "not base64 at all!" })
