@@ -23,6 +23,7 @@ import { ExchangeClient } from "@gcx/http"
 import { QuotePoller } from "@gcx/poller"
 import { TestData } from "@gcx/sandbox"
 import * as CardCipher from "@gcx/workflow/CardCipher"
+import * as ClusterSecurity from "@gcx/workflow/ClusterSecurity"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Embedded from "@gcx/workflow/Embedded"
 import * as Runner from "@gcx/workflow/Runner"
@@ -177,7 +178,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         DurableQuotes.layerRunner(
           Runner.layer({
             databaseUrl: database.url,
-            runnerAddress: Result.getOrThrow(Runner.parseRunnerAddress(`127.0.0.1:${runnerPort}`))
+            runnerAddress: Result.getOrThrow(Runner.parseRunnerAddress(`127.0.0.1:${runnerPort}`)),
+            security: ClusterSecurity.insecureLoopback
           })
         ).pipe(Layer.provide(runnerDependencies(endpoint)), Layer.orDie)
       ),

@@ -3,6 +3,7 @@
  * the other commands never load the cluster's socket and PostgreSQL modules.
  */
 import * as CardCipher from "@gcx/workflow/CardCipher"
+import * as ClusterSecurity from "@gcx/workflow/ClusterSecurity"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Runner from "@gcx/workflow/Runner"
 import * as Config from "effect/Config"
@@ -23,8 +24,38 @@ const configError = (path: string, issue: SchemaIssue.Issue): Config.ConfigError
 /** What `gcx runner` is given: its flags (`commands/Runner`). */
 export interface Flags {
   readonly listen: Option.Option<string>
+  readonly insecureLoopback: boolean
   readonly connection: Connection.Flags
 }
+
+/** A usage failure of `gcx runner` (exit 2, one line). */
+const usage = (message: string) => Effect.fail(new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message }))
+
+/**
+ * How this runner authenticates the other nodes: the certificates of `GCX_RUNNER_TLS_*`, or plain TCP with
+ * `--insecure-loopback` on a loopback address only. Anything else refuses to start, naming the variables.
+ */
+const security = (insecureLoopback: boolean, listen: { readonly host: string }) =>
+  Effect.gen(function*() {
+    const chosen = yield* ClusterSecurity.securityConfig(insecureLoopback).pipe(
+      Effect.catchTag("ConfigError", (error): Effect.Effect<never, Config.ConfigError | ExitCode.CliError> =>
+        // a PEM that cannot be read is reported as any configuration error, naming its variable
+        error.message.includes(ClusterSecurity.notSet)
+          ? usage(
+            `${ClusterSecurity.tlsVariables.join(", ")} must all be set: the runner port authenticates the ` +
+              `other nodes with the cluster's TLS certificates (or --insecure-loopback on a loopback --listen)`
+          )
+          : Effect.fail(error))
+    )
+    if (chosen._tag === "InsecureLoopback" && !ClusterSecurity.isLoopback(listen.host)) {
+      return yield* usage(
+        `--insecure-loopback listens on a loopback address only, got ${listen.host} (set ${
+          ClusterSecurity.tlsVariables.join(", ")
+        } to serve other machines)`
+      )
+    }
+    return chosen
+  })
 
 /**
  * The runner over the exchange connection of the flags, until interrupted. A runner serves other
@@ -53,6 +84,8 @@ export const run = (options: Flags) =>
       // `GCX_RUNNER_ADDRESS is not set`: set it, or `--listen`, to host:port
       return yield* Effect.fail(configError("GCX_RUNNER_ADDRESS", new SchemaIssue.MissingKey(undefined)))
     }
+    const cluster = yield* security(options.insecureLoopback, listen ?? runnerAddress)
+    const limits = yield* ClusterSecurity.limitsConfig
     const databaseUrl = yield* Runner.databaseUrlConfig
     yield* Effect.scoped(Effect.gen(function*() {
       // built first, so that missing settings or a bad key fail before any connection to the database
@@ -60,7 +93,13 @@ export const run = (options: Flags) =>
         Layer.merge(CardCipher.layerConfig(), Connection.layer(options.connection, "none"))
       )
       yield* Layer.build(
-        DurableQuotes.layerRunner(Runner.layer({ databaseUrl, runnerAddress, listenAddress: listen })).pipe(
+        DurableQuotes.layerRunner(Runner.layer({
+          databaseUrl,
+          runnerAddress,
+          listenAddress: listen,
+          security: cluster,
+          limits
+        })).pipe(
           Layer.provide(Layer.succeedContext(services))
         )
       )

@@ -9,10 +9,12 @@
  * shards, take their advisory locks (PostgreSQL released them when its connection died) and replay
  * its workflows from storage. `shardingConfig` below sets these intervals (see the README).
  *
+ * The nodes authenticate each other with mutual TLS before the cluster reads a byte, and every
+ * connection's frames are bounded (`ClusterSecurity`): `security` is required on every node.
+ *
  * Every node provides `Outcomes` (the terminal outcomes of all runners, over LISTEN); a runner's
  * engine announces the outcomes of the workflows it runs (NOTIFY).
  */
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import type * as MessageStorage from "effect/cluster/MessageStorage"
@@ -32,7 +34,9 @@ import * as SchemaTransformation from "effect/SchemaTransformation"
 import type * as SocketServer from "effect/socket/SocketServer"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import * as ClusterSecurity from "./ClusterSecurity.js"
 import * as Database from "./Database.js"
+import * as Transport from "./internal/cluster/transport.js"
 import * as Outcomes from "./Outcomes.js"
 
 /**
@@ -85,6 +89,10 @@ export interface RunnerOptions {
   readonly listenAddress?: RunnerAddress | undefined
   /** Overrides of `shardingConfig`. */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
+  /** How the nodes authenticate each other (`ClusterSecurity.securityConfig`). */
+  readonly security: ClusterSecurity.Security
+  /** Bounds of the connections; default `ClusterSecurity.defaultLimits`. */
+  readonly limits?: ClusterSecurity.Limits | undefined
 }
 
 /** Settings of a client-only node. */
@@ -93,6 +101,10 @@ export interface ClientOptions {
   readonly databaseUrl: Redacted.Redacted
   /** Overrides of `shardingConfig`. */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
+  /** How the nodes authenticate each other (`ClusterSecurity.securityConfig`). */
+  readonly security: ClusterSecurity.Security
+  /** Bounds of the connections; default `ClusterSecurity.defaultLimits`. */
+  readonly limits?: ClusterSecurity.Limits | undefined
 }
 
 /** `host:port` as a runner address: a non-empty host and a port in 1..65535. */
@@ -140,8 +152,9 @@ export const layer = (
   options: RunnerOptions
 ): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError> =>
   Layer.merge(Outcomes.layerPublisher.pipe(Layer.provide(ClusterWorkflowEngine.layer)), Outcomes.layer).pipe(
-    Layer.provideMerge(Database.withSchemaLock(NodeClusterSocket.layer({
-      storage: "sql",
+    Layer.provideMerge(Database.withSchemaLock(Transport.layerRunner({
+      security: options.security,
+      limits: options.limits ?? ClusterSecurity.defaultLimits,
       shardingConfig: {
         ...shardingConfig,
         ...options.sharding,
@@ -152,7 +165,10 @@ export const layer = (
     Layer.provideMerge(Database.layer(options.databaseUrl))
   )
 
-/** A runner from `GCX_DATABASE_URL` and `GCX_RUNNER_ADDRESS` (and `GCX_RUNNER_LISTEN`, optional). */
+/**
+ * A runner from `GCX_DATABASE_URL` and `GCX_RUNNER_ADDRESS` (and `GCX_RUNNER_LISTEN`, optional), with the
+ * security of `ClusterSecurity.securityConfig` and the limits of `ClusterSecurity.limitsConfig`.
+ */
 export const layerConfig = (
   overrides?: Partial<Omit<RunnerOptions, "databaseUrl" | "runnerAddress">>
 ): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError> =>
@@ -160,14 +176,18 @@ export const layerConfig = (
     Config.all({
       databaseUrl: databaseUrlConfig,
       runnerAddress: runnerAddressConfig("GCX_RUNNER_ADDRESS"),
-      listenAddress: Config.option(runnerAddressConfig("GCX_RUNNER_LISTEN"))
+      listenAddress: Config.option(runnerAddressConfig("GCX_RUNNER_LISTEN")),
+      security: ClusterSecurity.securityConfig(),
+      limits: ClusterSecurity.limitsConfig
     }).pipe(
-      Config.map(({ databaseUrl, listenAddress, runnerAddress }) =>
+      Config.map(({ databaseUrl, limits, listenAddress, runnerAddress, security }) =>
         layer({
           databaseUrl,
           runnerAddress,
           listenAddress: overrides?.listenAddress ?? Option.getOrUndefined(listenAddress),
-          sharding: overrides?.sharding
+          sharding: overrides?.sharding,
+          security: overrides?.security ?? security,
+          limits: overrides?.limits ?? limits
         })
       )
     )
@@ -178,18 +198,31 @@ export const layerClient = (
   options: ClientOptions
 ): Layer.Layer<Services, Database.DatabaseUnreachable | Config.ConfigError> =>
   Layer.merge(ClusterWorkflowEngine.layer, Outcomes.layer).pipe(
-    Layer.provideMerge(Database.withSchemaLock(NodeClusterSocket.layer({
-      storage: "sql",
-      clientOnly: true,
+    Layer.provideMerge(Database.withSchemaLock(Transport.layerClient({
+      security: options.security,
+      limits: options.limits ?? ClusterSecurity.defaultLimits,
       shardingConfig: { ...shardingConfig, ...options.sharding, runnerAddress: Option.none() }
     }))),
     Layer.provideMerge(Database.layer(options.databaseUrl))
   )
 
-/** A client-only node from `GCX_DATABASE_URL`. */
+/** A client-only node from `GCX_DATABASE_URL`, with the security and limits of `ClusterSecurity`'s configs. */
 export const layerClientConfig = (
   overrides?: Partial<Omit<ClientOptions, "databaseUrl">>
 ): Layer.Layer<Services, Database.DatabaseUnreachable | Config.ConfigError> =>
   Layer.unwrap(
-    Config.map(databaseUrlConfig, (databaseUrl) => layerClient({ databaseUrl, sharding: overrides?.sharding }))
+    Config.all({
+      databaseUrl: databaseUrlConfig,
+      security: ClusterSecurity.securityConfig(),
+      limits: ClusterSecurity.limitsConfig
+    }).pipe(
+      Config.map(({ databaseUrl, limits, security }) =>
+        layerClient({
+          databaseUrl,
+          sharding: overrides?.sharding,
+          security: overrides?.security ?? security,
+          limits: overrides?.limits ?? limits
+        })
+      )
+    )
   )

@@ -18,6 +18,9 @@ export const options = {
     Flag.withDescription("host:port to listen on for the other nodes (default: GCX_RUNNER_ADDRESS)"),
     Flag.optional
   ),
+  insecureLoopback: Flag.Boolean("insecure-loopback").pipe(
+    Flag.withDescription("without TLS certificates: plain TCP, on a loopback --listen only (one machine)")
+  ),
   connection: ConnectionFlags.options
 }
 
@@ -34,6 +37,10 @@ export const command = Command.make("runner", options, Lazy.handler(() => import
       ["GCX_DATA_KEY", "key that seals and opens the cards, 32 bytes in base64 (required; secret)"],
       ["GCX_DATA_KEY_PREVIOUS", "the key before a rotation: opens the cards it sealed, never seals (secret)"],
       ["GCX_RUNNER_ADDRESS", "host:port the other nodes reach this runner at (default: --listen)"],
+      ["GCX_RUNNER_TLS_CA", "the cluster's CA certificate (PEM or file; required unless --insecure-loopback)"],
+      ["GCX_RUNNER_TLS_CERT", "this node's certificate, signed by the CA (PEM or file)"],
+      ["GCX_RUNNER_TLS_KEY", "this node's private key (PEM or file; secret)"],
+      ["GCX_RUNNER_MAX_FRAME_BYTES", "the longest frame a cluster connection may send (default 1048576)"],
       ...Help.connectionVariables.filter(([name]) => name !== "GCX_SANDBOX_TIME_SCALE")
     ]
   )
