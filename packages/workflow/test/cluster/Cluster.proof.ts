@@ -15,6 +15,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { CardCipher, DurableQuotes, Outcomes } from "../../src/index.js"
 import * as Runner from "../../src/Runner.js"
 import { jwtShape } from "../fixtures.js"
+import * as Certificates from "../utils/certificates.js"
 import * as TestPg from "../utils/postgres.js"
 import * as Processes from "./processes.js"
 
@@ -83,10 +84,13 @@ const cardNumber = (index: number) => `4929${String(100_000_000_000 + index * 79
 
 const dataKey = CardCipher.generateKey()
 
+/** The cluster's CA and the certificate every node of the proof presents (authentication on). */
+const certificates = Certificates.make("cluster-proof")
+
 /** This process as a client-only node: the API and the outcomes announced by every runner. */
 const clientNode = (db: TestPg.TestDatabase) =>
   DurableQuotes.layer().pipe(
-    Layer.provideMerge(Runner.layerClient({ databaseUrl: db.url })),
+    Layer.provideMerge(Runner.layerClient({ databaseUrl: db.url, security: certificates.security })),
     Layer.provide(CardCipher.layer(dataKey))
   )
 
@@ -106,7 +110,8 @@ describe("cluster", () => {
             GCX_DATABASE_URL: db.urlString,
             GCX_SANDBOX: JSON.stringify(endpoint),
             GCX_PARTNER: JSON.stringify(partner),
-            GCX_DATA_KEY: dataKey
+            GCX_DATA_KEY: dataKey,
+            ...certificates.env
           }
           const events: Array<Processes.EventLine> = []
           const ports = yield* Effect.forEach([0, 1, 2], () => TestPg.freePort)
