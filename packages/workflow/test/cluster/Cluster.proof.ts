@@ -1,8 +1,10 @@
 /**
  * The multi-runner proof (`pnpm test:cluster`): three runner processes on one throwaway PostgreSQL,
  * the sandbox in its own process (quotes of about 3 s, 5 % 503 answers), this process as the
- * client-only node. It submits 1,000 quotes (200 under CI), SIGKILLs one runner at about 40 %
- * complete, then restarts the other two one after the other. Every quote must end with exactly one
+ * client-only node, all with the cluster's TLS certificates (authentication on). It submits 1,000
+ * quotes (200 under CI), 40 % of them at once; once 30 % of them are in flight (300; 60 under CI) it
+ * SIGKILLs the runner that holds the most (at least a quarter of those in flight), then restarts the
+ * other two one after the other. Every quote must end with exactly one
  * outcome, readable with `result` on the client; the sandbox must hold exactly one transaction per
  * requestId. Failover is measured from the kill to the next GET of each quote the killed runner
  * held. Afterwards every table of the database is dumped and scanned for the planted sentinels.
@@ -20,9 +22,10 @@ import * as TestPg from "../utils/postgres.js"
 import * as Processes from "./processes.js"
 
 const quotes = Number(process.env.GCX_CLUSTER_QUOTES ?? (process.env.CI === "true" ? 200 : 1_000))
-const killAt = 0.4
-/** Quotes in flight at once: the killed runner holds some, and the run outlasts the rolling restart. */
-const inFlight = Math.max(10, Math.min(50, Math.round(quotes / 20)))
+/** Quotes submitted at once: 40 % of the run. */
+const inFlight = Math.round(quotes * 0.4)
+/** The kill comes once this many quotes are in flight (submitted, no outcome yet): 300 of 1,000. */
+const killInFlight = Math.round(quotes * 0.3)
 
 /** The planted partner: its secret and API key are sentinels the at-rest scan looks for. */
 const partner = {
@@ -132,9 +135,11 @@ describe("cluster", () => {
 
           // a client keeping `inFlight` quotes going: submit (durably recorded once it returns), then await
           const submitFailures: Array<string> = []
+          let submitted = 0
           const run = Effect.forEach(requestIds, (requestId, index) =>
             api.submit({ cardNumber: cardNumber(index), pinNumber: pinSentinel, productLineId: "1000" }, { requestId })
               .pipe(
+                Effect.tap(() => Effect.sync(() => submitted++)),
                 Effect.andThen(Effect.exit(api.result(requestId))),
                 Effect.tap((exit) =>
                   Effect.sync(() => outcomes.set(requestId, exit))
@@ -144,36 +149,39 @@ describe("cluster", () => {
           const startedAt = Date.now()
           const runFiber = yield* Effect.forkChild(run)
 
-          // the kill at ~40 %
-          yield* Effect.repeat(
-            Effect.sync(() =>
-              outcomes.size
-            ),
-            {
-              until: (done) => done >= quotes * killAt,
-              schedule: Schedule.spaced("100 millis")
+          /** The quotes each runner holds: a transaction with events on it and no terminal event yet. */
+          const holdings = () => {
+            const held = [new Set<string>(), new Set<string>(), new Set<string>()]
+            for (const event of events) {
+              if (event.tag === "Completed" || event.tag === "Failed") held[event.runner]!.delete(event.transactionId)
+              else held[event.runner]!.add(event.transactionId)
             }
-          ).pipe(Effect.timeout("5 minutes"))
+            return held
+          }
+          // the kill: once `killInFlight` quotes are in flight, of the runner that holds the most, once it
+          // holds a quarter of them (a quote is held from its runner's first event, after its POST)
+          const moment = () => {
+            const atKill = holdings()
+            const victim = atKill.reduce((best, held, index) => held.size > atKill[best]!.size ? index : best, 0)
+            return { atKill, victim, held: atKill[victim]!, inFlightAtKill: submitted - outcomes.size }
+          }
+          const { atKill, held, inFlightAtKill, victim } = yield* Effect.repeat(Effect.sync(moment), {
+            until: ({ held, inFlightAtKill }) => inFlightAtKill >= killInFlight && held.size >= inFlightAtKill / 4,
+            schedule: Schedule.spaced("20 millis")
+          }).pipe(Effect.timeout("5 minutes"))
+          runners[victim]!.process.kill("SIGKILL")
           const killedAt = Date.now()
           console.log(
-            `kill at ${outcomes.size} outcomes, ${((killedAt - startedAt) / 1000).toFixed(1)} s after the start`
+            `kill of runner ${victim} at ${outcomes.size} outcomes, ${inFlightAtKill} in flight, ${
+              ((killedAt - startedAt) / 1000).toFixed(1)
+            } s after the start: it held ${held.size} (${
+              (100 * held.size / inFlightAtKill).toFixed(0)
+            } %); the others ${atKill.filter((_, i) => i !== victim).map((h) => h.size).join(", ")}`
           )
-          runners[0]!.process.kill("SIGKILL")
-          console.log(
-            `events per runner at the kill: ${[0, 1, 2].map((r) => events.filter((e) => e.runner === r).length)}`
-          )
-          const held = new Set<string>()
-          for (const event of events) {
-            if (event.runner === 0) held.add(event.transactionId)
-          }
-          for (const event of events) {
-            if (event.runner === 0 && (event.tag === "Completed" || event.tag === "Failed")) {
-              held.delete(event.transactionId)
-            }
-          }
+          expect(held.size).toBeGreaterThanOrEqual(inFlightAtKill / 4)
           // the rolling restart of the other two, once the failover is under way
           yield* Effect.sleep("10 seconds")
-          for (const index of [1, 2]) {
+          for (const index of [0, 1, 2].filter((i) => i !== victim)) {
             yield* Processes.stop(runners[index]!)
             runners[index] = yield* startRunner(index)
             yield* Effect.sleep("5 seconds")
