@@ -19,7 +19,8 @@ export const options = {
     Flag.optional
   ),
   insecureLoopback: Flag.Boolean("insecure-loopback").pipe(
-    Flag.withDescription("without TLS certificates: plain TCP, on a loopback --listen only (one machine)")
+    Flag.withDescription("without TLS certificates: plain TCP, on a loopback --listen only (one machine)"),
+    Flag.withDefault(false)
   ),
   connection: ConnectionFlags.options
 }
