@@ -42,7 +42,9 @@ export interface InsecureLoopback {
 export type Security = Tls | InsecureLoopback
 
 /** Mutual TLS with these PEM texts. */
-export const tls = (pem: { readonly ca: string; readonly cert: string; readonly key: Redacted.Redacted<string> }): Tls => ({
+export const tls = (
+  pem: { readonly ca: string; readonly cert: string; readonly key: Redacted.Redacted<string> }
+): Tls => ({
   _tag: "Tls",
   ...pem
 })
@@ -100,8 +102,10 @@ const readPem = (name: string, value: string): Effect.Effect<string, Config.Conf
           problem(name, new SchemaIssue.InvalidValue({ message: `cannot read the PEM file "${value}"` }))
         ])
     }).pipe(
-      Effect.filterOrFail((pem) => pem.includes("-----BEGIN "), () =>
-        configError([problem(name, new SchemaIssue.InvalidValue({ message: `"${value}" holds no PEM` }))]))
+      Effect.filterOrFail(
+        (pem) => pem.includes("-----BEGIN "),
+        () => configError([problem(name, new SchemaIssue.InvalidValue({ message: `"${value}" holds no PEM` }))])
+      )
     )
 
 /**

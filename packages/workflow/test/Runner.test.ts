@@ -52,7 +52,11 @@ describe("Runner: bad input", () => {
     Effect.gen(function*() {
       const port = yield* TestPg.freePort
       const url = Redacted.make(`postgres://gcx:hunter2-SENTINEL@127.0.0.1:${port}/gcx`)
-      const failure = yield* Effect.flip(Layer.build(Runner.layerClient({ databaseUrl: url, security: ClusterSecurity.insecureLoopback })).pipe(Effect.scoped))
+      const failure = yield* Effect.flip(
+        Layer.build(Runner.layerClient({ databaseUrl: url, security: ClusterSecurity.insecureLoopback })).pipe(
+          Effect.scoped
+        )
+      )
       expect(failure._tag).toBe("DatabaseUnreachable")
       expect(failure.message).toContain(`cannot reach PostgreSQL at 127.0.0.1:${port}/gcx (GCX_DATABASE_URL)`)
       expect(failure.message).toContain("ECONNREFUSED")
@@ -62,7 +66,12 @@ describe("Runner: bad input", () => {
   it.effect("a GCX_DATABASE_URL that is not a PostgreSQL URL fails before any I/O", () =>
     Effect.gen(function*() {
       const failure = yield* Effect.flip(
-        Layer.build(Runner.layerClient({ databaseUrl: Redacted.make("mysql://db/gcx"), security: ClusterSecurity.insecureLoopback })).pipe(Effect.scoped)
+        Layer.build(
+          Runner.layerClient({
+            databaseUrl: Redacted.make("mysql://db/gcx"),
+            security: ClusterSecurity.insecureLoopback
+          })
+        ).pipe(Effect.scoped)
       )
       expect(failure._tag).toBe("DatabaseUnreachable")
       expect(failure.message).toContain("(malformed URL)")

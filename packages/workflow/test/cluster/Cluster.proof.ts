@@ -139,11 +139,11 @@ describe("cluster", () => {
           const run = Effect.forEach(requestIds, (requestId, index) =>
             api.submit({ cardNumber: cardNumber(index), pinNumber: pinSentinel, productLineId: "1000" }, { requestId })
               .pipe(
-                Effect.tap(() => Effect.sync(() => submitted++)),
-                Effect.andThen(Effect.exit(api.result(requestId))),
-                Effect.tap((exit) =>
-                  Effect.sync(() => outcomes.set(requestId, exit))
+                Effect.tap(() =>
+                  Effect.sync(() => submitted++)
                 ),
+                Effect.andThen(Effect.exit(api.result(requestId))),
+                Effect.tap((exit) => Effect.sync(() => outcomes.set(requestId, exit))),
                 Effect.catchCause((cause) => Effect.sync(() => submitFailures.push(Cause.pretty(cause))))
               ), { concurrency: inFlight, discard: true })
           const startedAt = Date.now()
@@ -153,8 +153,9 @@ describe("cluster", () => {
           const holdings = () => {
             const held = [new Set<string>(), new Set<string>(), new Set<string>()]
             for (const event of events) {
-              if (event.tag === "Completed" || event.tag === "Failed") held[event.runner]!.delete(event.transactionId)
-              else held[event.runner]!.add(event.transactionId)
+              if (event.tag === "Completed" || event.tag === "Failed") {
+                held[event.runner]!.delete(event.transactionId)
+              } else held[event.runner]!.add(event.transactionId)
             }
             return held
           }
@@ -162,7 +163,8 @@ describe("cluster", () => {
           // holds a quarter of them (a quote is held from its runner's first event, after its POST)
           const moment = () => {
             const atKill = holdings()
-            const victim = atKill.reduce((best, held, index) => held.size > atKill[best]!.size ? index : best, 0)
+            const victim = atKill.reduce((best, held, index) =>
+              held.size > atKill[best]!.size ? index : best, 0)
             return { atKill, victim, held: atKill[victim]!, inFlightAtKill: submitted - outcomes.size }
           }
           const { atKill, held, inFlightAtKill, victim } = yield* Effect.repeat(Effect.sync(moment), {

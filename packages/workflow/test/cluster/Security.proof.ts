@@ -34,7 +34,11 @@ const partner = {
 const dataKey = CardCipher.generateKey()
 const cluster = Certificates.make("cluster")
 const stranger = Certificates.make("stranger")
-const card = (n: number) => ({ cardNumber: `49291000000${String(10_000 + n)}`, pinNumber: "1234", productLineId: "1000" })
+const card = (n: number) => ({
+  cardNumber: `49291000000${String(10_000 + n)}`,
+  pinNumber: "1234",
+  productLineId: "1000"
+})
 
 /** CPU seconds (user + system) of process `pid` so far. */
 const cpuSeconds = (pid: number): number => {
@@ -60,7 +64,7 @@ const drip = (port: number, frameBytes: number, total: number) =>
     socket.once("secureConnect", () => {
       // the frame's length, then never all of its body
       const header: Array<number> = []
-      for (let n = frameBytes; ; n = Math.floor(n / 128)) {
+      for (let n = frameBytes;; n = Math.floor(n / 128)) {
         if (n < 0x80) {
           header.push(n)
           break
@@ -91,15 +95,21 @@ describe("cluster security", () => {
           const port = yield* TestPg.freePort
           let refused = 0
           const runner = yield* Effect.promise(() =>
-            Processes.runner(0, port, {
-              GCX_DATABASE_URL: db.urlString,
-              GCX_SANDBOX: JSON.stringify(endpoint),
-              GCX_PARTNER: JSON.stringify(partner),
-              GCX_DATA_KEY: dataKey,
-              ...cluster.env
-            }, () => undefined, (line) => {
-              if (line.startsWith("REFUSED ")) refused = Number(line.slice(8))
-            })
+            Processes.runner(
+              0,
+              port,
+              {
+                GCX_DATABASE_URL: db.urlString,
+                GCX_SANDBOX: JSON.stringify(endpoint),
+                GCX_PARTNER: JSON.stringify(partner),
+                GCX_DATA_KEY: dataKey,
+                ...cluster.env
+              },
+              () => undefined,
+              (line) => {
+                if (line.startsWith("REFUSED ")) refused = Number(line.slice(8))
+              }
+            )
           )
           yield* Effect.addFinalizer(() => Processes.stop(runner, 5_000))
 

@@ -67,7 +67,8 @@ const RunPayload = Schema.Struct({
 /** The `run` payload in the bytes the runner decodes (the codec of the binary serialization). */
 const encodeRun = Effect.map(
   RpcSerialization.RpcSerialization,
-  (serialization: RpcSerialization.RpcSerialization["Service"]) => Schema.encodeSync(serialization.codecFor(RunPayload)) as (value: typeof RunPayload.Type) => Uint8Array
+  (serialization: RpcSerialization.RpcSerialization["Service"]) =>
+    Schema.encodeSync(serialization.codecFor(RunPayload)) as (value: typeof RunPayload.Type) => Uint8Array
 ).pipe(Effect.provide(RpcSerialization.layerSchemaBinary()), Effect.runSync)
 
 /** A sealed card no key of the deployment sealed. */

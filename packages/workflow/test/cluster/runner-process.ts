@@ -45,7 +45,10 @@ const refusedLines = Layer.effectDiscard(Effect.gen(function*() {
     (states) => states.reduce((sum, state) => sum + state.count, 0)
   )
   yield* Effect.forkScoped(Effect.repeat(
-    Effect.flatMap(total, (n) => n === last ? Effect.void : Effect.andThen(Effect.sync(() => last = n), print(`REFUSED ${n}`))),
+    Effect.flatMap(
+      total,
+      (n) => n === last ? Effect.void : Effect.andThen(Effect.sync(() => last = n), print(`REFUSED ${n}`))
+    ),
     Schedule.spaced("100 millis")
   ))
 }))
