@@ -88,10 +88,9 @@ const request = (address: EntityAddress, tag: string, payload: Uint8Array): Enve
   headers: Headers.empty
 })
 
-/** The quote workflow's `run` under `requestId` with a fake sealed card: a replay (read) or a poison. */
-export const runQuote = (requestId: string): Envelope.PartialRequest => {
-  const entityId = QuoteWorkflow.executionIdSync(requestId)
-  return request(
+/** The workflow entity `entityId`'s `run` with a fake sealed card for `requestId`. */
+const run = (entityId: string, requestId: string): Envelope.PartialRequest =>
+  request(
     new EntityAddress({
       shardId: shardOf(entityId),
       entityType: EntityType.make(`Workflow/${QuoteWorkflow.name}`),
@@ -100,18 +99,13 @@ export const runQuote = (requestId: string): Envelope.PartialRequest => {
     "run",
     encodeRun({ requestId: requestId as never, card: fakeCard() })
   )
-}
+
+/** The quote workflow's `run` under `requestId` with a fake sealed card: a replay (read) or a poison. */
+export const runQuote = (requestId: string): Envelope.PartialRequest =>
+  run(QuoteWorkflow.executionIdSync(requestId), requestId)
 
 /** A message for an entity of the attacker's choosing, to be persisted (a row in `cluster_messages`). */
 export const writeRow = (): Envelope.PartialRequest => {
   const entityId = `attacker-${Crypto.randomUUID()}`
-  return request(
-    new EntityAddress({
-      shardId: shardOf(entityId),
-      entityType: EntityType.make(`Workflow/${QuoteWorkflow.name}`),
-      entityId: EntityId.make(entityId)
-    }),
-    "run",
-    encodeRun({ requestId: entityId as never, card: fakeCard() })
-  )
+  return run(entityId, entityId)
 }
