@@ -8,7 +8,8 @@
  *   requestId) and `write` (a message to persist) are all refused: no answer, the connection closed, each
  *   counted by the runner; the rows of `cluster_messages` are unchanged; the genuine quote later submitted
  *   under the attacked requestId completes. With the cluster's certificate the same raw client is answered
- *   (the requests are the protocol's own).
+ *   (the requests are the protocol's own; effect/cluster 4.1 answers them unpersisted, `persisted: false`:
+ *   a persisted request is read from storage by the runner, which the sender must have written).
  * - A drip: 3 × 15 MiB of partial frames from a certificate holder cost the runner under 0.3 s of CPU
  *   (read in `/proc/<pid>/stat`), and it keeps its shard locks.
  */
@@ -136,9 +137,9 @@ describe("cluster security", () => {
           type Client = Effect.Success<ReturnType<typeof RawClient.make>>
           const calls: ReadonlyArray<readonly [string, (c: Client) => Effect.Effect<unknown, unknown>]> = [
             ["ping", (c) => c.Ping()],
-            ["read", (c) => c.Effect({ request: RawClient.runQuote(known), persisted: true })],
-            ["poison", (c) => c.Effect({ request: RawClient.runQuote(attacked), persisted: true })],
-            ["write", (c) => c.Effect({ request: RawClient.writeRow(), persisted: true })]
+            ["read", (c) => c.Effect({ request: RawClient.runQuote(known), persisted: false })],
+            ["poison", (c) => c.Effect({ request: RawClient.runQuote(attacked), persisted: false })],
+            ["write", (c) => c.Effect({ request: RawClient.writeRow(), persisted: false })]
           ]
           const attack = (credentials: RawClient.Credentials) =>
             Effect.forEach(calls, ([name, call]) =>
@@ -158,15 +159,6 @@ describe("cluster security", () => {
           yield* Effect.sleep("500 millis")
           expect(refused - refusedBefore).toBeGreaterThanOrEqual(8)
           expect(yield* messages).toEqual(rowsBefore)
-
-          // the same raw client with the cluster's certificate is answered: the requests were the protocol's
-          const member = yield* RawClient.make(port, cluster).pipe(
-            Effect.flatMap((c) => c.Ping()),
-            Effect.timeout("5 seconds"),
-            Effect.scoped,
-            Effect.exit
-          )
-          expect(Exit.isSuccess(member)).toBe(true)
 
           // the genuine quote under the requestId attacked before completes
           const genuine = yield* api.execute(card(2), { requestId: attacked })
@@ -199,6 +191,10 @@ describe("cluster security", () => {
           expect(runner.stderr()).not.toMatch(/unhealthy|lost/i)
           const after = yield* api.execute(card(3))
           expect(after.transactionId).toBeTruthy()
+
+          // the same raw client with the cluster's certificate is answered (on a runner without
+          // authentication, as gcx's was, these four succeed): the requests are the protocol's own
+          expect(yield* attack(cluster)).toEqual(expected.map(([name]) => [name, "answered"]))
         }).pipe(Effect.scoped),
       5 * 60_000
     )
