@@ -76,6 +76,25 @@ describe.concurrent("commands that serve never invent a service", () => {
       expect(output.stderr).not.toContain("cannot reach PostgreSQL")
     }))
 
+  it.live("a client-only quote --durable without the cluster's TLS certificates exits 2 naming them", () =>
+    Effect.gen(function*() {
+      const connection = {
+        GCX_BASE_URL: "http://127.0.0.1:9",
+        GCX_AUTH_URL: "http://127.0.0.1:9/token",
+        GCX_CLIENT_ID: "client",
+        GCX_CLIENT_SECRET: "client-secret",
+        GCX_API_KEY: "api-key"
+      }
+      const output = yield* gcx(["quote", "--durable", ...cardArgs(TestData.Cards.success)], {
+        env: { ...nodeEnv, ...connection }
+      })
+      expect(output.code).toBe(2)
+      for (const name of ["GCX_RUNNER_TLS_CA", "GCX_RUNNER_TLS_CERT", "GCX_RUNNER_TLS_KEY"]) {
+        expect(output.stderr).toContain(name)
+      }
+      expect(output.stderr).not.toContain("cannot reach PostgreSQL")
+    }))
+
   it.live("a client-only quote --durable without connection settings exits 2 naming them", () =>
     Effect.gen(function*() {
       const output = yield* gcx(["quote", "--durable", ...cardArgs(TestData.Cards.success)], { env: nodeEnv })
