@@ -65,6 +65,8 @@ export interface GuardOptions {
   readonly onRefused: (reason: Refusal) => Effect.Effect<void>
 }
 
+const encoder = new TextEncoder()
+
 const readError = (reason: Refusal) =>
   new Socket.SocketError({ reason: new Socket.SocketReadError({ cause: new Error(`cluster connection: ${reason}`) }) })
 
@@ -83,7 +85,7 @@ export const guard = (socket: Socket.Socket, options: GuardOptions): Socket.Sock
         chunks: Arr.NonEmptyReadonlyArray<Uint8Array | string>
       ): Effect.Effect<Arr.NonEmptyReadonlyArray<Uint8Array | string>, Socket.SocketError> => {
         for (const chunk of chunks) {
-          const refusal = frames.feed(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk)
+          const refusal = frames.feed(typeof chunk === "string" ? encoder.encode(chunk) : chunk)
           if (refusal !== undefined) return refuse(refusal)
         }
         return Effect.succeed(chunks)

@@ -9,8 +9,7 @@
  */
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
-import * as DurationModule from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -48,7 +47,7 @@ export const make = (
       requestCert: true,
       rejectUnauthorized: true,
       minVersion: "TLSv1.3",
-      handshakeTimeout: DurationModule.toMillis(DurationModule.fromInputUnsafe(options.handshakeTimeout))
+      handshakeTimeout: Duration.toMillis(Duration.fromInputUnsafe(options.handshakeTimeout))
     })
     server.on("tlsClientError", (_error, socket) => {
       options.onRefused()
