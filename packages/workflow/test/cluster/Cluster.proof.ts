@@ -12,7 +12,7 @@
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, expect, layer } from "@effect/vitest"
 import { Api, Journal, Lifecycle } from "@gcx/sandbox"
-import { Cause, Context, DateTime, Effect, Exit, Fiber, Layer, Schedule, Schema, Stream } from "effect"
+import { Cause, Context, DateTime, Deferred, Effect, Exit, Fiber, Layer, Schedule, Schema, Stream } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { CardCipher, DurableQuotes, Outcomes } from "../../src/index.js"
 import * as Runner from "../../src/Runner.js"
@@ -128,21 +128,35 @@ describe("cluster", () => {
           const client = yield* Layer.build(clientNode(db))
           const api = Context.get(client, DurableQuotes.DurableQuotes)
           const announced = new Map<string, Outcomes.Outcome>()
+          const waiters = new Map(requestIds.map((requestId) => [requestId, Deferred.makeUnsafe<void>()]))
           yield* Context.get(client, Outcomes.Outcomes).subscribe.pipe(
-            Stream.runForEach((outcome) => Effect.sync(() => announced.set(outcome.requestId, outcome))),
+            Stream.runForEach((outcome) =>
+              Effect.sync(() => {
+                announced.set(outcome.requestId, outcome)
+                const waiter = waiters.get(outcome.requestId)
+                if (waiter !== undefined) Deferred.doneUnsafe(waiter, Exit.void)
+              })
+            ),
             Effect.forkScoped
           )
 
-          // a client keeping `inFlight` quotes going: submit (durably recorded once it returns), then await
+          // a client keeping `inFlight` quotes going: submit (durably recorded once it returns), then read
+          // the outcome once announced (`Outcomes`), or by polling `result` if no announcement came in 30 s:
+          // 400 quotes each polling `result` would load the database more than the runners do
           const submitFailures: Array<string> = []
           let submitted = 0
+          const awaitOutcome = (requestId: string) =>
+            Effect.raceFirst(
+              Effect.andThen(Deferred.await(waiters.get(requestId)!), Effect.exit(api.result(requestId))),
+              Effect.delay(Effect.exit(api.result(requestId)), "30 seconds")
+            )
           const run = Effect.forEach(requestIds, (requestId, index) =>
             api.submit({ cardNumber: cardNumber(index), pinNumber: pinSentinel, productLineId: "1000" }, { requestId })
               .pipe(
                 Effect.tap(() =>
                   Effect.sync(() => submitted++)
                 ),
-                Effect.andThen(Effect.exit(api.result(requestId))),
+                Effect.andThen(awaitOutcome(requestId)),
                 Effect.tap((exit) => Effect.sync(() => outcomes.set(requestId, exit))),
                 Effect.catchCause((cause) => Effect.sync(() => submitFailures.push(Cause.pretty(cause))))
               ), { concurrency: inFlight, discard: true })
