@@ -14,7 +14,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Api, Journal, Lifecycle } from "@gcx/sandbox"
 import { Cause, Context, DateTime, Deferred, Effect, Exit, Fiber, Layer, Schedule, Schema, Stream } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { CardCipher, DurableQuotes, Outcomes } from "../../src/index.js"
+import { CardCipher, ClusterSecurity, DurableQuotes, Outcomes } from "../../src/index.js"
 import * as Runner from "../../src/Runner.js"
 import { jwtShape } from "../fixtures.js"
 import * as Certificates from "../utils/certificates.js"
@@ -89,11 +89,16 @@ const dataKey = CardCipher.generateKey()
 
 /** The cluster's CA and the certificate every node of the proof presents (authentication on). */
 const certificates = Certificates.make("cluster-proof")
+/** `GCX_CLUSTER_TRANSPORT=insecure-loopback`: the same run without authentication, for comparison. */
+const insecure = process.env.GCX_CLUSTER_TRANSPORT === "insecure-loopback"
 
 /** This process as a client-only node: the API and the outcomes announced by every runner. */
 const clientNode = (db: TestPg.TestDatabase) =>
   DurableQuotes.layer().pipe(
-    Layer.provideMerge(Runner.layerClient({ databaseUrl: db.url, security: certificates.security })),
+    Layer.provideMerge(Runner.layerClient({
+      databaseUrl: db.url,
+      security: insecure ? ClusterSecurity.insecureLoopback : certificates.security
+    })),
     Layer.provide(CardCipher.layer(dataKey))
   )
 
@@ -114,7 +119,7 @@ describe("cluster", () => {
             GCX_SANDBOX: JSON.stringify(endpoint),
             GCX_PARTNER: JSON.stringify(partner),
             GCX_DATA_KEY: dataKey,
-            ...certificates.env
+            ...(insecure ? { GCX_RUNNER_INSECURE_LOOPBACK: "true" } : certificates.env)
           }
           const events: Array<Processes.EventLine> = []
           const ports = yield* Effect.forEach([0, 1, 2], () => TestPg.freePort)
@@ -265,7 +270,7 @@ describe("cluster", () => {
           const p50 = percentile(delays, 0.5)
           const max = delays[delays.length - 1]!
           console.log(
-            `cluster: ${quotes} quotes, 3 runners, 1 killed: ${outcomes.size} outcomes, ${lost} lost, ${duplicates} duplicate transactions, failover p50 ${
+            `cluster${insecure ? " (no authentication)" : ""}: ${quotes} quotes, 3 runners, 1 killed: ${outcomes.size} outcomes, ${lost} lost, ${duplicates} duplicate transactions, failover p50 ${
               p50.toFixed(1)
             } s max ${max.toFixed(1)} s (${delays.length} held quotes)`
           )

@@ -61,7 +61,8 @@ const connect = (options: Options, address: RunnerAddress): Effect.Effect<Socket
       : Effect.fail(refusedAddress(address))
   }
   return NodeSocket.makeTls({
-    openTimeout: 1000,
+    // a TLS 1.3 handshake is one more round trip and two signatures: more than TCP's 1 s on a busy machine
+    openTimeout: 5000,
     host: address.host,
     port: address.port,
     ca: security.ca,
