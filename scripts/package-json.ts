@@ -13,7 +13,8 @@
  *   one copy) with the catalog pin in `devDependencies`; `@opentelemetry/*` and
  *   `@effect/opentelemetry`, and any peer already marked optional, are optional peers.
  * - The metadata npm and the registry need: version, license, keywords, engines, repository,
- *   `sideEffects: false`, `files`, `publishConfig.access`.
+ *   `sideEffects: false`, `files` (without `dist/.tsbuildinfo` and the bundles' source maps),
+ *   `publishConfig.access`.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -103,6 +104,8 @@ export const publishable = (
   const files = [
     "dist",
     "!dist/.tsbuildinfo",
+    // the source map of a bundle (the CLI's, 18 MB): written by the build, never shipped
+    "!dist/**/*.cjs.map",
     "src",
     ...(pkg.bin === undefined ? [] : ["bin"]),
     "README.md",

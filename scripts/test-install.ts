@@ -6,7 +6,7 @@
  *
  * - each tarball: no `workspace:` or `catalog:` left, `publint` and `@arethetypeswrong/cli`
  *   (esm-only profile) without error; the README's install line names every required peer of
- *   the packages it installs;
+ *   the packages it installs; the CLI's tarball without its bundle's source map, under 2 MB;
  * - `tsc --noEmit` on a strict consumer (NodeNext, exactOptionalPropertyTypes) of every
  *   package's public API, handling errors with `Effect.catchTags` (the optional peers and
  *   TypeScript are added by a second `npm i`);
@@ -15,7 +15,8 @@
  *   `getQuote`, a `.cjs` file does the same through `require(esm)`, every public module loads,
  *   and the installed `gcx` runs (`--version`, each command's `--help`, a run of each command's
  *   handler, `quote --durable` embedded on SQLite and client-only on a `gcx runner` over a
- *   throwaway PostgreSQL);
+ *   throwaway PostgreSQL, and `gcx result` of each); `npx @gcx/cli sandbox` and `npx @gcx/sandbox`,
+ *   offline, serve on a loopback port and stop on Ctrl+C;
  * - reported, not required: the plain program under Bun, from its npm package.
  *
  * Prints one line per check and a summary; exits 1 when a required check fails.
@@ -27,9 +28,11 @@ import * as Url from "node:url"
 import * as App from "./install/App.js"
 import * as Bin from "./install/Bin.js"
 import { check, completedQuote, failed, lastLine, passedIf, summarize } from "./install/Checks.js"
+import * as Npx from "./install/Npx.js"
 import * as Postgres from "./install/Postgres.js"
 import { run, start, startService, userEnvironment } from "./install/Process.js"
 import * as Runtimes from "./install/Runtimes.js"
+import * as Tarball from "./install/Tarball.js"
 
 const consumer = Path.join(Path.dirname(Url.fileURLToPath(import.meta.url)), "install", "consumer")
 
@@ -65,6 +68,13 @@ const main = async () => {
     })
   ) return
 
+  const cliPack = packed.find((pkg) => pkg.name === "@gcx/cli")
+  await check(
+    "@gcx/cli: the tarball without its bundle's source map, under 2 MB",
+    true,
+    () => cliPack === undefined ? { fail: "no @gcx/cli tarball" } : Tarball.cliVerdict(cliPack.tarball)
+  )
+
   const bin = (name: string) => Path.join(App.root, "node_modules", ".bin", name)
   const linted = packed.map((pkg) => ({
     pkg,
@@ -90,7 +100,8 @@ const main = async () => {
   await check("the README's install line names every required peer of the libraries it installs", true, () => {
     const named = new Set(App.readmeInstallLines().flat())
     const missing = packed
-      .filter((pkg) => named.has(pkg.name) && pkg.manifest.bin === undefined)
+      // the CLI is a command (npm installs its peers); the sandbox, with its bin, is a library too
+      .filter((pkg) => named.has(pkg.name) && pkg.manifest.bin?.gcx === undefined)
       .flatMap((pkg) =>
         Object.keys(pkg.manifest.peerDependencies ?? {})
           .filter((peer) => pkg.manifest.peerDependenciesMeta?.[peer]?.optional !== true && !named.has(peer))
@@ -123,7 +134,7 @@ const main = async () => {
       `the README's minimal program, verbatim, ${on}: against \`gcx sandbox\`'s GCX_* variables`,
       true,
       async () => {
-        // as the README says: `npx gcx sandbox` prints the GCX_* variables to export
+        // as the README says: `npx @gcx/cli sandbox` prints the GCX_* variables to export
         const sandbox = await startService(
           Path.join(app, "node_modules", ".bin", "gcx"),
           ["sandbox", "--port", "0"],
@@ -218,6 +229,7 @@ const main = async () => {
       version: cli?.manifest.version,
       postgres: () => (postgres ??= Postgres.startPostgres())
     })
+    await Npx.checks(app, runtime)
   }
 
   // Bun, from its npm package: reported, never required.

@@ -1,7 +1,8 @@
 /**
  * The installed `gcx` bin on one Node runtime: its version and compile cache, each command's help,
  * and a run of each command's handler (each a module of the bundle evaluated only when its command
- * runs), `quote --durable` embedded on SQLite and client-only on the runners of a PostgreSQL.
+ * runs), `quote --durable` embedded on SQLite and client-only on the runners of a PostgreSQL, and
+ * `gcx result` of each.
  */
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
@@ -41,6 +42,15 @@ export const checks = async ({ app, postgres, runtime, version }: Options): Prom
   const gcxRun = (args: ReadonlyArray<string>, extra: Record<string, string> = {}, timeout = 60_000): Result =>
     run(gcx, args, { cwd: app, env: env(extra), timeout })
 
+  /** `gcx result <requestId> --wait --json` of the quote a `--json` run printed: its outcome again. */
+  const resultOf = (quoted: Result, node: Record<string, string>) => {
+    const submitted = quoted.stdout.split("\n").find((line) => line.includes(`"_tag":"Submitted"`))
+    const requestId = submitted === undefined ? undefined : JSON.parse(submitted).requestId
+    if (typeof requestId !== "string") return failed(quoted)
+    const done = completedQuote(gcxRun(["result", requestId, "--wait", "--json", "--embedded"], node, 120_000))
+    return typeof done === "string" ? `gcx result ${requestId}: ${done}` : done
+  }
+
   await check(`installed bin ${on}: gcx --version, compile cache written`, true, () => {
     const result = gcxRun(["--version"])
     if (result.code !== 0) return failed(result)
@@ -57,7 +67,7 @@ export const checks = async ({ app, postgres, runtime, version }: Options): Prom
     true,
     () => completedQuote(gcxRun(["quote", "--embedded", "--json", ...card]))
   )
-  for (const command of ["heartbeat", "quote", "watch", "batch", "sandbox", "runner"]) {
+  for (const command of ["heartbeat", "quote", "watch", "batch", "result", "sandbox", "runner"]) {
     await check(`installed bin ${on}: gcx ${command} --help`, true, () => {
       const result = gcxRun([command, "--help"])
       const named = result.stdout.includes(`gcx ${command} `)
@@ -91,12 +101,16 @@ export const checks = async ({ app, postgres, runtime, version }: Options): Prom
     const result = gcxRun(["runner"], { GCX_DATABASE_URL: "postgres://gcx@127.0.0.1:9/gcx" })
     return result.code === 2 && result.stderr.includes("GCX_RUNNER_ADDRESS") ? "" : failed(result)
   })
-  await check(`installed bin ${on}: gcx quote --durable --embedded --json, embedded on SQLite`, true, () => {
-    const database = Path.join(app, `durable-node${runtime.major}`, "gcx.db")
-    return completedQuote(
-      gcxRun(["quote", "--durable", "--embedded", "--json", ...card], { GCX_DATABASE_FILE: database }, 120_000)
-    )
-  })
+  await check(
+    `installed bin ${on}: gcx quote --durable --embedded --json, embedded on SQLite; gcx result`,
+    true,
+    () => {
+      const node = { GCX_DATABASE_FILE: Path.join(app, `durable-node${runtime.major}`, "gcx.db") }
+      const quoted = gcxRun(["quote", "--durable", "--embedded", "--json", ...card], node, 120_000)
+      const done = completedQuote(quoted)
+      return typeof done === "string" ? resultOf(quoted, node) : done
+    }
+  )
   await check(
     `installed bin ${on}: gcx quote --durable --embedded --json, client-only on a gcx runner over PostgreSQL`,
     true,
@@ -117,8 +131,15 @@ export const checks = async ({ app, postgres, runtime, version }: Options): Prom
         }
       )
       try {
-        const done = completedQuote(gcxRun(["quote", "--durable", "--embedded", "--json", ...card], node, 120_000))
-        return typeof done === "string" ? done : { fail: `${done.fail}\nrunner:\n${runner.output().trim()}` }
+        const quoted = gcxRun(["quote", "--durable", "--embedded", "--json", ...card], node, 120_000)
+        const done = completedQuote(quoted)
+        if (typeof done !== "string") return { fail: `${done.fail}\nrunner:\n${runner.output().trim()}` }
+        // a client-only node says where it submits, and shows the runner's events (Submitted) before the outcome
+        if (!/^gcx: --durable: client-only, submitting to the runners of PostgreSQL /m.test(quoted.stderr)) {
+          return failed(quoted)
+        }
+        if (!quoted.stdout.split("\n").some((line) => line.includes(`"_tag":"Submitted"`))) return failed(quoted)
+        return resultOf(quoted, node)
       } finally {
         await runner.stop()
       }

@@ -90,36 +90,60 @@ export const freePort = (): Promise<number> =>
 /** A process left running: what it printed so far, and how to stop it. */
 export interface Service {
   readonly output: () => string
-  /** Sends SIGTERM and resolves when it has exited. */
+  /**
+   * Sends SIGTERM (SIGINT to the whole group, as Ctrl+C does, for a `processGroup`) and resolves
+   * when it has exited and closed its output; a group still running after 15 s gets SIGKILL.
+   */
   readonly stop: () => Promise<Result>
 }
 
 /**
  * Starts a long-running process and resolves once its output (stdout and stderr) matches `ready`;
- * rejects, with what it printed, when it exits first or after `timeout` ms.
+ * rejects, with what it printed, when it exits first or after `timeout` ms. With `processGroup`,
+ * it runs in a process group of its own, stopped as a whole: for a launcher such as `npx`, which
+ * does not pass a signal on to the program it runs.
  */
 export const startService = (
   command: string,
   args: ReadonlyArray<string>,
   ready: RegExp,
-  options: { readonly cwd?: string; readonly env?: Record<string, string>; readonly timeout?: number } = {}
+  options: {
+    readonly cwd?: string
+    readonly env?: Record<string, string>
+    readonly timeout?: number
+    readonly processGroup?: boolean
+  } = {}
 ): Promise<Service> =>
   new Promise((resolve, reject) => {
     const started = performance.now()
     const child = ChildProcess.spawn(command, args, {
       cwd: options.cwd ?? root,
       env: options.env ?? userEnvironment(),
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: options.processGroup === true
     })
     let stdout = ""
     let stderr = ""
     let settled = false
+    // "close": every process holding its output (the group's included) has ended
     const exited = new Promise<Result>((done) =>
       child.on("close", (code) => done({ code, stdout, stderr, millis: performance.now() - started }))
     )
+    const signalGroup = (signal: NodeJS.Signals) => {
+      try {
+        process.kill(-child.pid!, signal)
+      } catch {
+        // the group has ended
+      }
+    }
     const service: Service = {
       output: () => stdout + stderr,
       stop: () => {
+        if (options.processGroup === true && child.pid !== undefined) {
+          signalGroup("SIGINT")
+          const kill = setTimeout(() => signalGroup("SIGKILL"), 15_000)
+          return exited.finally(() => clearTimeout(kill))
+        }
         if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
         return exited
       }

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Batch from "./commands/Batch.js"
 import * as Heartbeat from "./commands/Heartbeat.js"
 import * as Quote from "./commands/Quote.js"
+import * as Result from "./commands/Result.js"
 import * as RunnerCommand from "./commands/Runner.js"
 import * as SandboxCommand from "./commands/SandboxCommand.js"
 import * as Watch from "./commands/Watch.js"
@@ -30,6 +31,7 @@ export const command = Command.make("gcx").pipe(
     Quote.command,
     Watch.command,
     Batch.command,
+    Result.command,
     SandboxCommand.command,
     RunnerCommand.command
   ])

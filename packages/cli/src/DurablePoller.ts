@@ -19,8 +19,9 @@
  * then its outcome as the workflow recorded it.
  */
 import * as Errors from "@gcx/core/Errors"
-import type * as Quote from "@gcx/core/Quote"
+import * as Quote from "@gcx/core/Quote"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
+import { maskCardNumber } from "@gcx/core/Redaction"
 import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import type * as ExchangeConfig from "@gcx/http/ExchangeConfig"
 import * as QuoteEvents from "@gcx/poller/QuoteEvents"
@@ -30,10 +31,12 @@ import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as ClusterSecurity from "@gcx/workflow/ClusterSecurity"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Embedded from "@gcx/workflow/Embedded"
+import * as EventRelay from "@gcx/workflow/EventRelay"
 import type * as QuoteWorkflow from "@gcx/workflow/QuoteWorkflow"
 import * as Runner from "@gcx/workflow/Runner"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
+import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -41,7 +44,7 @@ import * as Fiber from "effect/Fiber"
 import type { ServeError } from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as Connection from "./Connection.js"
 
@@ -58,7 +61,7 @@ const unopened = <A>(message: string): Layer.Layer<A, QuoteJournal.JournalError>
  */
 export const clientDeployment = (
   databaseUrl: Redacted.Redacted<string>
-): DurableQuotes.ClientDeployment<Config.ConfigError | QuoteJournal.JournalError> =>
+): Layer.Layer<Runner.Services, Config.ConfigError | QuoteJournal.JournalError> =>
   Layer.unwrap(
     Effect.map(
       Effect.all({ security: ClusterSecurity.securityConfig(), limits: ClusterSecurity.limitsConfig }),
@@ -77,7 +80,7 @@ const toQuoteFailure = (
 ): Errors.QuoteFailure => error._tag === "QuoteNotFound" ? new Errors.InvalidRequest({ message: error.message }) : error
 
 /** The terminal event of a quote, from its recorded outcome. */
-const terminalEvent = (
+export const terminalEvent = (
   exit: Exit.Exit<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure | DurableQuotes.QuoteNotFound>,
   transactionId: string | undefined
 ): Effect.Effect<QuoteEvent.Terminal> =>
@@ -96,6 +99,13 @@ const terminalEvent = (
       }
     }))
 
+/** What an interrupted `gcx quote --durable` prints: the quote goes on, and how to fetch its outcome. */
+export const interruptedLine = (requestId: string): string =>
+  `gcx: the durable quote ${requestId} was recorded and goes on; its outcome: gcx result ${requestId} --wait`
+
+/** The fields of a `Submitted` event, to make another. */
+const fieldsOf = ({ _tag: _, ...fields }: QuoteEvent.Submitted) => fields
+
 /**
  * A poller whose `quote`, `quoteAll` and `getQuote` go through the durable
  * workflow; `track`, `trackAll` and `resumeAll` are the plain poller's.
@@ -105,27 +115,54 @@ export const durablePoller = Effect.gen(function*() {
   const bus = yield* QuoteEvents.QuoteEvents
   const quotes = yield* DurableQuotes.DurableQuotes
 
-  const quote: QuotePoller.Service["quote"] = (request, options = {}) =>
+  /** One quote; `onInterrupt`: an interrupted stream says how to fetch the quote's outcome later. */
+  const follow = (
+    request: QuotePoller.QuoteInput,
+    options: QuotePoller.TrackOptions & QuotePoller.QuoteOptions,
+    onInterrupt: boolean
+  ) =>
     Stream.unwrap(Effect.gen(function*() {
-      // Subscribed before the submit: the local runner (embedded) publishes the quote's events here.
+      // Subscribed before the submit: the runner publishes the quote's events here (a client-only node's
+      // bus hears the runners' through `EventRelay`).
       const events = yield* bus.subscribe
       const requestId = yield* quotes.submit(request, { requestId: options.requestId }).pipe(
         Effect.mapError(toQuoteFailure)
       )
       const outcome = yield* Effect.forkScoped(Effect.exit(quotes.result(requestId)))
+      if (onInterrupt) {
+        yield* Effect.addFinalizer((exit) =>
+          Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause) && outcome.pollUnsafe() === undefined
+            ? Console.error(interruptedLine(requestId))
+            : Effect.void
+        )
+      }
+      const card = request instanceof Quote.QuoteRequest ? request.card.masked : maskCardNumber(request.cardNumber)
       let transactionId: string | undefined
       const progress = events.pipe(
         Stream.filter((event) => {
           if (event._tag === "Submitted" && event.requestId === requestId) transactionId = event.transactionId
           return event.transactionId === transactionId && !QuoteEvent.isTerminal(event)
         }),
-        Stream.interruptWhen(Fiber.await(outcome))
+        // a runner relays `Submitted` without the card: this node shows its own, masked
+        Stream.map((event) =>
+          event._tag === "Submitted" && event.card === undefined
+            ? new QuoteEvent.Submitted({ ...fieldsOf(event), card }, { disableChecks: true })
+            : event
+        ),
+        // a runner's events come in batches (`EventRelay`): an outcome that comes first waits a moment for `Submitted`
+        Stream.interruptWhen(
+          Fiber.await(outcome).pipe(
+            Effect.andThen(Effect.suspend(() => transactionId === undefined ? Effect.sleep("300 millis") : Effect.void))
+          )
+        )
       )
       return Stream.concat(
         progress,
         Stream.fromEffect(Effect.flatMap(Fiber.join(outcome), (exit) => terminalEvent(exit, transactionId)))
       )
     }))
+
+  const quote: QuotePoller.Service["quote"] = (request, options = {}) => follow(request, options, true)
 
   const getQuote: QuotePoller.Service["getQuote"] = (request, options = {}) =>
     quotes.execute(request, { requestId: options.requestId }).pipe(Effect.mapError(toQuoteFailure))
@@ -134,7 +171,7 @@ export const durablePoller = Effect.gen(function*() {
     Stream.fromIterable(requests).pipe(
       Stream.zipWithIndex,
       Stream.flatMap(([request, index]) =>
-        quote(request, options).pipe(
+        follow(request, options, false).pipe(
           Stream.map((event): QuotePoller.BatchEvent => ({ _tag: "Event", index, event })),
           Stream.catch((error) => Stream.succeed<QuotePoller.BatchEvent>({ _tag: "Rejected", index, error }))
         ), { concurrency })
@@ -161,6 +198,21 @@ type Quotes<E> = Layer.Layer<
   CardCipher.CardCipher
 >
 
+/**
+ * Where a client-only node submits, as said on stderr: `PostgreSQL db.example.com:5432/gcx`, the host,
+ * port and database of `GCX_DATABASE_URL`, never its user or password.
+ */
+export const where = (databaseUrl: Redacted.Redacted<string>): string => {
+  try {
+    const url = new URL(Redacted.value(databaseUrl))
+    const host = url.hostname !== "" ? url.host : url.searchParams.get("host") ?? "localhost"
+    const database = decodeURIComponent(url.pathname.replace(/^\//, ""))
+    return `PostgreSQL ${host}${database === "" ? "" : `/${database}`}`
+  } catch {
+    return "PostgreSQL (GCX_DATABASE_URL)"
+  }
+}
+
 /** `GCX_DATABASE_URL`: set on a client-only node of runners on PostgreSQL, unset for the embedded deployment. */
 export const databaseUrl: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.option(
   Config.Redacted("GCX_DATABASE_URL")
@@ -180,7 +232,10 @@ export const layerQuotes = <E>(
 > =>
   Layer.unwrap(Effect.gen(function*() {
     if (Option.isSome(databaseUrl)) {
-      const clientOnly: Quotes<E> = DurableQuotes.layerClient(clientDeployment(databaseUrl.value)).pipe(
+      yield* Console.error(`gcx: --durable: client-only, submitting to the runners of ${where(databaseUrl.value)}`)
+      const deployment = clientDeployment(databaseUrl.value)
+      const clientOnly: Quotes<E> = Layer.merge(DurableQuotes.layer(), EventRelay.layerSubscriber).pipe(
+        Layer.provideMerge(deployment),
         Layer.provideMerge(Connection.withPoller(client))
       )
       return clientOnly
@@ -199,7 +254,11 @@ export const layerQuotes = <E>(
 export const pollerLayer = (
   flags: Connection.Flags
 ): Layer.Layer<
-  QuotePoller.QuotePoller | QuoteEvents.QuoteEvents | ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig,
+  | DurableQuotes.DurableQuotes
+  | QuotePoller.QuotePoller
+  | QuoteEvents.QuoteEvents
+  | ExchangeClient.ExchangeClient
+  | ExchangeConfig.ExchangeConfig,
   Config.ConfigError | ServeError | QuoteJournal.JournalError
 > =>
   Layer.unwrap(Effect.gen(function*() {
@@ -212,6 +271,7 @@ export const pollerLayer = (
         "SqlError",
         (error) =>
           unopened<
+            | DurableQuotes.DurableQuotes
             | QuotePoller.QuotePoller
             | QuoteEvents.QuoteEvents
             | ExchangeClient.ExchangeClient

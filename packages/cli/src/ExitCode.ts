@@ -17,6 +17,7 @@
  * variable and ends with `(see gcx <command> --help)`. The lines themselves
  * are written by `Describe`.
  */
+import * as ConfigProblem from "@gcx/core/ConfigProblem"
 import type * as Errors from "@gcx/core/Errors"
 import * as ErrorTraits from "@gcx/core/ErrorTraits"
 import type { JournalError } from "@gcx/poller/QuoteJournal"
@@ -128,6 +129,14 @@ export const describeConfigError: (error: Config.ConfigError) => string = Descri
 /** The problem a command-line error describes, as one line: `--deadline must be a number above 0, got 'x'`. */
 export const describeUsageError: (error: EffectCliError.CliError) => string = Describe.usageError
 
+/** `(or use --embedded for the sandbox)`, for an error about the connection settings only: the sandbox fixes no other. */
+const connectionHint = (error: Config.ConfigError): string => {
+  const problems = ConfigProblem.fromError(error)
+  return problems.length > 0 && problems.every((problem) => Help.isConnectionVariable(problem.path))
+    ? " (or use --embedded for the sandbox)"
+    : ""
+}
+
 /** What a report says: the code, and the line to print (none when the failure was already reported). */
 export interface Outcome {
   readonly code: ExitCode
@@ -155,7 +164,7 @@ export const ofFailure = (error: Failure, command?: string): Outcome => {
   }
   switch (error._tag) {
     case "ConfigError":
-      return usage(`configuration: ${describeConfigError(error)} (or use --embedded for the sandbox)`)
+      return usage(`configuration: ${describeConfigError(error)}${connectionHint(error)}`)
     case "ExitWith":
       return { code: error.code, line: Option.none() }
     case "CliError":

@@ -9,6 +9,7 @@ import * as CliError from "effect/cli/CliError"
 import * as CliFlag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
+import * as NodePath from "node:path"
 import * as Text from "./Text.js"
 
 /** What a numeric flag accepts. */
@@ -83,3 +84,22 @@ export const existingFile = (name: string): Argument.Argument<string> =>
       )
     )
   )
+
+/**
+ * A flag's value naming a file to write: its folder must exist (the file need not), checked when the
+ * command line is read, before any I/O of the command: `--out /missing/r.jsonl: the folder /missing does not exist`.
+ */
+export const writableFile =
+  (name: string) => (path: string): Effect.Effect<string, CliError.CliError, FileSystem.FileSystem> => {
+    const folder = NodePath.dirname(path)
+    return Effect.flatMap(FileSystem.FileSystem, (fs) => fs.stat(folder)).pipe(
+      Effect.matchEffect({
+        onFailure: () =>
+          Effect.fail(invalid(`--${name} ${Text.safe(path)}: the folder ${Text.safe(folder)} does not exist`)),
+        onSuccess: (info) =>
+          info.type === "Directory"
+            ? Effect.succeed(path)
+            : Effect.fail(invalid(`--${name} ${Text.safe(path)}: ${Text.safe(folder)} is not a folder`))
+      })
+    )
+  }

@@ -34,6 +34,42 @@ export const connectionVariables: ReadonlyArray<Variable> = [
   ["GCX_SANDBOX_TIME_SCALE", "time scale of the embedded sandbox, a number above 0 (default 1)"]
 ]
 
+/** The variables of durable quotes (`--durable`, `gcx result`, `gcx runner`). */
+export const durableVariables = {
+  databaseUrl: [
+    "GCX_DATABASE_URL",
+    "PostgreSQL shared by the runners and client-only nodes, postgres://user:password@host:5432/database " +
+    "(required; secret)"
+  ],
+  clientDatabaseUrl: [
+    "GCX_DATABASE_URL",
+    "PostgreSQL of the runners, postgres://user:password@host:5432/database (secret): set, this node is " +
+    "client-only on those runners; unset, durable quotes run embedded on GCX_DATABASE_FILE"
+  ],
+  databaseFile: ["GCX_DATABASE_FILE", "SQLite file of the embedded durable quotes (default .gcx/gcx.db)"],
+  dataKey: [
+    "GCX_DATA_KEY",
+    "key that seals the cards in the database: 32 random bytes in base64, made with `openssl rand -base64 32`, " +
+    "the same on every node (required; secret)"
+  ],
+  previousDataKey: [
+    "GCX_DATA_KEY_PREVIOUS",
+    "the key before a rotation, same format: opens the cards it sealed, never seals (secret)"
+  ]
+} as const satisfies Record<string, Variable>
+
+/** The variables of `--durable`. */
+export const durableFlagVariables: ReadonlyArray<Variable> = [
+  durableVariables.clientDatabaseUrl,
+  durableVariables.databaseFile,
+  durableVariables.dataKey,
+  durableVariables.previousDataKey
+]
+
+/** Whether `name` is a connection setting, one that the embedded sandbox (`--embedded`) stands in for. */
+export const isConnectionVariable = (name: string): boolean =>
+  name !== "GCX_SANDBOX_TIME_SCALE" && connectionVariables.some(([variable]) => variable === name)
+
 /** The output variables, read by every command. */
 export const outputVariables: ReadonlyArray<Variable> = [
   ["NO_COLOR", "set (non-empty): no ANSI colours; a stdout that is not a terminal has none either"]
@@ -128,7 +164,7 @@ export const provide = (colors: boolean) => <A, E, R>(effect: Effect.Effect<A, E
   )
 
 /** The subcommands of `gcx`. */
-export const commands = ["heartbeat", "quote", "watch", "batch", "sandbox", "runner"] as const
+export const commands = ["heartbeat", "quote", "watch", "batch", "result", "sandbox", "runner"] as const
 
 /** The subcommand a command line runs (`process.argv`), if any. */
 export const commandOf = (argv: ReadonlyArray<string>): string | undefined =>

@@ -17,7 +17,7 @@
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
-import type * as LogLevel from "effect/LogLevel"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
 import * as Text from "./Text.js"
@@ -57,8 +57,44 @@ export const console = (base: Console.Console, settings: Settings): Console.Cons
   }
 }
 
-/** The logger of `gcx`: logfmt lines on stderr, control characters escaped. */
-export const logger: Logger.Logger<unknown, void> = Logger.withConsoleError(Logger.map(Logger.formatLogFmt, Text.safe))
+/** Whether this process was asked to stop (SIGINT or SIGTERM), as `watchShutdown` saw it. */
+let stopping = false
+
+/**
+ * Notes when the process is asked to stop (SIGINT, SIGTERM), before the runtime interrupts the
+ * command: from then on, the cluster's warnings are its shutdown's (see `logger`).
+ */
+export const watchShutdown = (): void => {
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.prependListener(signal, () => {
+      stopping = true
+    })
+  }
+}
+
+/**
+ * Whether a log line is a warning of effect/cluster's internals while the process stops (a client
+ * or an embedded runner that stops sees "No healthy runners available"): shown at DEBUG only. Errors,
+ * and the cluster's warnings while the process runs, are shown as they are.
+ */
+const isShutdownNoise = (options: Logger.Options<unknown>): boolean => {
+  if (!stopping || options.logLevel !== "Warn") return false
+  const module = options.fiber.getRef(References.CurrentLogAnnotations)["module"]
+  return typeof module === "string" && module.startsWith("effect/cluster/")
+}
+
+const logfmt = Logger.withConsoleError(Logger.map(Logger.formatLogFmt, Text.safe))
+
+/**
+ * The logger of `gcx`: logfmt lines on stderr, control characters escaped; the cluster's warnings
+ * while the process stops are shown at DEBUG (`isShutdownNoise`).
+ */
+export const logger: Logger.Logger<unknown, void> = Logger.make((options) => {
+  if (!isShutdownNoise(options)) return logfmt.log(options)
+  if (LogLevel.isLessThanOrEqualTo(options.fiber.getRef(References.MinimumLogLevel), "Debug")) {
+    logfmt.log({ ...options, logLevel: "Debug" })
+  }
+})
 
 /** Runs `effect` with `logger` as its only logger (no default or pretty logger writing to stdout). */
 export const withLogger = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>

@@ -4,7 +4,6 @@
  */
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as ClusterSecurity from "@gcx/workflow/ClusterSecurity"
-import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Runner from "@gcx/workflow/Runner"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
@@ -12,14 +11,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
-import * as Schema from "effect/Schema"
-import * as SchemaIssue from "effect/SchemaIssue"
 import * as Connection from "./Connection.js"
 import * as ExitCode from "./ExitCode.js"
+import * as Text from "./Text.js"
 
-/** A configuration error at `path`: reported, as any, naming the setting (`Describe.configError`). */
-const configError = (path: string, issue: SchemaIssue.Issue): Config.ConfigError =>
-  new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.Pointer([path], issue)))
+/** A usage error of `gcx runner`, one line naming the flag or the variable (with the help hint of `runner`). */
+const usage = (message: string) => new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message })
 
 /** What `gcx runner` is given: its flags (`commands/Runner`). */
 export interface Flags {
@@ -27,9 +24,6 @@ export interface Flags {
   readonly insecureLoopback: boolean
   readonly connection: Connection.Flags
 }
-
-/** A usage failure of `gcx runner` (exit 2, one line). */
-const usage = (message: string) => Effect.fail(new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message }))
 
 /**
  * How this runner authenticates the other nodes: the certificates of `GCX_RUNNER_TLS_*`, or plain TCP with
@@ -41,18 +35,18 @@ const security = (insecureLoopback: boolean, listen: { readonly host: string }) 
       Effect.catchTag("ConfigError", (error): Effect.Effect<never, Config.ConfigError | ExitCode.CliError> =>
         // a PEM that cannot be read is reported as any configuration error, naming its variable
         error.message.includes(ClusterSecurity.notSet)
-          ? usage(
+          ? Effect.fail(usage(
             `${ClusterSecurity.tlsVariables.join(", ")} must all be set: the runner port authenticates the ` +
               `other nodes with the cluster's TLS certificates (or --insecure-loopback on a loopback --listen)`
-          )
+          ))
           : Effect.fail(error))
     )
     if (chosen._tag === "InsecureLoopback" && !ClusterSecurity.isLoopback(listen.host)) {
-      return yield* usage(
+      return yield* Effect.fail(usage(
         `--insecure-loopback listens on a loopback address only, got ${listen.host} (set ${
           ClusterSecurity.tlsVariables.join(", ")
         } to serve other machines)`
-      )
+      ))
     }
     return chosen
   })
@@ -68,21 +62,18 @@ export const run = (options: Flags) =>
       onNone: () => Effect.succeed(undefined),
       onSome: (value) =>
         Result.match(Runner.parseRunnerAddress(value), {
-          onFailure: () =>
-            Effect.fail(
-              configError(
-                "listen",
-                new SchemaIssue.InvalidValue({ message: `--listen: expected host:port, got "${value}"` })
-              )
-            ),
+          onFailure: () => Effect.fail(usage(`--listen must be host:port, got '${Text.safe(value.slice(0, 80))}'`)),
           onSuccess: Effect.succeed
         })
     })
     const advertised = yield* Config.option(Runner.runnerAddressConfig("GCX_RUNNER_ADDRESS"))
     const runnerAddress = Option.getOrUndefined(advertised) ?? listen
     if (runnerAddress === undefined) {
-      // `GCX_RUNNER_ADDRESS is not set`: set it, or `--listen`, to host:port
-      return yield* Effect.fail(configError("GCX_RUNNER_ADDRESS", new SchemaIssue.MissingKey(undefined)))
+      return yield* Effect.fail(
+        usage(
+          "GCX_RUNNER_ADDRESS is not set: set it, or --listen, to the host:port the other nodes reach this runner at"
+        )
+      )
     }
     const cluster = yield* security(options.insecureLoopback, listen ?? runnerAddress)
     const limits = yield* ClusterSecurity.limitsConfig
@@ -93,13 +84,7 @@ export const run = (options: Flags) =>
         Layer.merge(CardCipher.layerConfig(), Connection.layer(options.connection, "none"))
       )
       yield* Layer.build(
-        DurableQuotes.layerRunner(Runner.layer({
-          databaseUrl,
-          runnerAddress,
-          listenAddress: listen,
-          security: cluster,
-          limits
-        })).pipe(
+        Runner.layerQuotes({ databaseUrl, runnerAddress, listenAddress: listen, security: cluster, limits }).pipe(
           Layer.provide(Layer.succeedContext(services))
         )
       )

@@ -12,6 +12,8 @@ import * as Output from "./Output.js"
 
 // a reader that goes away (`gcx ... | head -1`) ends the output, not the command
 Output.survivePipeClose()
+// a clean Ctrl-C shows no warning of the cluster's shutdown
+Output.watchShutdown()
 
 Cli.main(process.argv).pipe(
   Effect.provide(NodeServices.layer),

@@ -10,13 +10,14 @@ import { Sandbox, TestData } from "@gcx/sandbox"
 import { CardCipher, Embedded, QuoteWorkflow } from "@gcx/workflow"
 import { Effect, Layer, Option, Result } from "effect"
 import { FetchHttpClient } from "effect/http"
+import * as ChildProcess from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as DurablePoller from "../src/DurablePoller.js"
 import * as ExitCode from "../src/ExitCode.js"
-import { cardArgs, envFor, expectOneErrorLine, gcx, pin, sandbox } from "./helpers.js"
+import { cardArgs, entries, envFor, environment, expectOneErrorLine, gcx, pin, root, sandbox } from "./helpers.js"
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-durable-test-"))
 const { Cards } = TestData
@@ -28,7 +29,62 @@ const durableEnv = (server: Sandbox.Service, name: string) => ({
   GCX_DATA_KEY: randomBytes(32).toString("base64")
 })
 
+/**
+ * Runs `gcx <args>` and sends it SIGINT once its stdout matches `when`; what it printed and how it ended
+ * (killed after 60 s).
+ */
+const interruptedGcx = (args: ReadonlyArray<string>, env: Record<string, string>, when: RegExp) =>
+  Effect.callback<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resume) => {
+    const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], {
+      cwd: root,
+      env: environment(env),
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk
+      if (when.test(stdout)) child.kill("SIGINT")
+    })
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resume(Effect.succeed({ code, stdout, stderr }))
+    })
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+
 describe.concurrent("gcx --durable", () => {
+  layer(sandbox({ timeScale: 0.3 }), { excludeTestServices: true })("interrupted", (it) => {
+    it.effect("Ctrl-C prints the requestId and gcx result, no library warning; gcx result --wait prints the outcome", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const env = durableEnv(server, "interrupted")
+        const interrupted = yield* interruptedGcx(["quote", "--durable", ...cardArgs(Cards.slow)], env, /^submitted /m)
+        expect(interrupted.code).toBe(130)
+        const requestId =
+          /^gcx: the durable quote (\w+) was recorded and goes on; its outcome: gcx result (\w+) --wait$/m
+            .exec(interrupted.stderr)
+        expect(requestId, interrupted.stderr).not.toBeNull()
+        expect(requestId![2]).toBe(requestId![1])
+        expect(interrupted.stderr).not.toMatch(/level=WARN|effect\/cluster|No healthy runners/)
+        const result = yield* gcx(["result", requestId![1]!, "--wait", "--timeout", "60"], { env })
+        expect(result.code, result.stderr).toBe(0)
+        expect(result.stdout).toMatch(/^completed +\w+ +actual 250\.00/m)
+        const json = yield* gcx(["result", requestId![1]!, "--json"], { env })
+        expect(json.code).toBe(0)
+        expect(JSON.parse(json.stdout)).toMatchObject({ _tag: "Completed", quote: { actualCardValue: 250 } })
+        const unknown = yield* gcx(["result", "f".repeat(32)], { env })
+        expect(unknown.code).toBe(2)
+        expectOneErrorLine(
+          unknown.stderr,
+          `no durable quote was submitted with requestId '${"f".repeat(32)}'`,
+          "(see gcx result --help)"
+        )
+      }))
+  })
+
   layer(sandbox({ timeScale: 0.05 }), { excludeTestServices: true })("embedded", (it) => {
     it.effect("quote --durable goes through the workflow: one transaction for its requestId, the quote printed", () =>
       Effect.gen(function*() {

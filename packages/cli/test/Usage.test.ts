@@ -39,7 +39,37 @@ describe("usage errors", () => {
         [["sandbox", "--port", "70000"], {}, "--port must be a whole number from 0 to 65535", "sandbox"],
         [["heartbeat", "--bogus"], {}, "--bogus", "heartbeat"],
         [["heartbeat"], { GCX_BASE_URL: "not-a-url" }, "GCX_BASE_URL must be an absolute http(s) URL", "heartbeat"],
-        [["quote", "--card", " ", "--pin", "1", "--product", "1000"], {}, "cardNumber", "quote"]
+        [["quote", "--card", " ", "--pin", "1", "--product", "1000"], {}, "cardNumber", "quote"],
+        [
+          ["quote", ...card],
+          { GCX_SANDBOX_TIME_SCALE: "fast" },
+          "GCX_SANDBOX_TIME_SCALE must be a number above 0",
+          "quote"
+        ],
+        [
+          ["batch", "cards.csv", "--out", "/missing/dir/r.jsonl"],
+          {},
+          "--out /missing/dir/r.jsonl: the folder /missing/dir does not exist",
+          "batch"
+        ],
+        [
+          ["sandbox", "--fault", "createQuote:status530:0.2"],
+          {},
+          "--fault createQuote:status530:0.2: unknown kind 'status530' (kinds: status503, status500",
+          "sandbox"
+        ],
+        [["sandbox", "--fault", "createQuote:status503:2"], {}, "p: expected a value between 0 and 1", "sandbox"],
+        [
+          ["sandbox", "--max-transactions", "0"],
+          {},
+          "--max-transactions must be a whole number of at least 1",
+          "sandbox"
+        ],
+        [["runner"], {}, "GCX_RUNNER_ADDRESS is not set: set it, or --listen, to the host:port", "runner"],
+        [["runner", "--listen", "nowhere"], {}, "--listen must be host:port, got 'nowhere'", "runner"],
+        [["runner"], { GCX_RUNNER_ADDRESS: "runner-1" }, "GCX_RUNNER_ADDRESS must be host:port", "runner"],
+        [["result"], {}, "requestId", "result"],
+        [["result", "abc", "--timeout", "0"], {}, "--timeout must be a number above 0", "result"]
       ]
       for (const [args, env, fragment, command] of cases) {
         const output = yield* gcxInProcess(args, { GCX_SANDBOX_TIME_SCALE: "0.02", ...env })
@@ -47,7 +77,9 @@ describe("usage errors", () => {
         const reported = expectOneErrorLine(output.stderr, fragment)
         expect(reported.endsWith(`(see gcx ${command} --help)`), args.join(" ")).toBe(true)
         // no usage or schema tree
-        expect(output.stderr).not.toMatch(/└─|USAGE|Predicate refinement/)
+        expect(output.stderr).not.toMatch(/└─|USAGE|Predicate refinement|at \["/)
+        // the sandbox stands in for the connection settings only
+        if (!fragment.startsWith("GCX_BASE_URL")) expect(reported, args.join(" ")).not.toContain("--embedded")
       }
     }))
 

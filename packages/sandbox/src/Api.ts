@@ -33,6 +33,7 @@ import {
 } from "./ApiErrors.js"
 import { FaultRule } from "./Faults.js"
 import * as Document from "./internal/document.js"
+import { tryItOut } from "./internal/tryItOut.js"
 import { Journal } from "./Journal.js"
 import { Summary } from "./Lifecycle.js"
 import type { Partner } from "./TestData.js"
@@ -223,6 +224,7 @@ export class SandboxApi extends HttpApi.make("sandbox")
     title: "gcx sandbox",
     version: "3",
     description: "A stateful simulator of the Gift Card Exchange Partner Service. The quote paths are served both " +
-      "with and without the stage segment (`/sandbox/v3/exchange/quote`); expectedCompletionTime is in seconds."
+      "with and without the stage segment (`/sandbox/v3/exchange/quote`); expectedCompletionTime is in seconds." +
+      `\n\n${tryItOut}`
   }))
 {}

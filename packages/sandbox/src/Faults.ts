@@ -214,6 +214,14 @@ const parseOption = (rule: Record<string, unknown>, option: string): string | un
  */
 export const parseRule = (text: string): Result.Result<FaultRule, string> => {
   const [route, kind, ...options] = text.split(":")
+  const unknown = (what: string, value: string | undefined, known: ReadonlyArray<string>) =>
+    Result.fail(
+      `--fault ${text}: ${
+        value === undefined || value === "" ? `no ${what}` : `unknown ${what} '${value}'`
+      } (${what}s: ${known.join(", ")})`
+    )
+  if (!FaultRoute.literals.includes(route as FaultRoute)) return unknown("route", route, FaultRoute.literals)
+  if (!FaultKind.literals.includes(kind as FaultKind)) return unknown("kind", kind, FaultKind.literals)
   const rule: Record<string, unknown> = { route, kind }
   for (const option of options) {
     const problem = parseOption(rule, option)
@@ -223,8 +231,26 @@ export const parseRule = (text: string): Result.Result<FaultRule, string> => {
   if (exit._tag === "Success") return Result.succeed(exit.value)
   const error = Cause.findErrorOption(exit.cause)
   return Result.fail(
-    `--fault ${text}: ${Option.isSome(error) ? formatIssue(error.value.issue) : "the rule does not decode"}`
+    `--fault ${text}: ${
+      Option.isSome(error) ? optionProblem(formatIssue(error.value.issue)) : "the rule does not decode"
+    }`
   )
+}
+
+/** The options of the command-line form, by the rule's field they set. */
+const optionNames: Readonly<Record<string, string>> = {
+  probability: "p",
+  times: "times",
+  sequence: "seq",
+  retryAfterSeconds: "retry-after",
+  latencyMillis: "ms"
+}
+
+/** A decoding problem in the words of the command line: `p: expected a value between 0 and 1`. */
+const optionProblem = (formatted: string): string => {
+  const match = /^([^\n]*)\s+at \["(\w+)"\]/.exec(formatted)
+  const name = match === null ? undefined : optionNames[match[2]!]
+  return name === undefined ? formatted.split("\n")[0]! : `${name}: ${match![1]!.replace(/^Expected/, "expected")}`
 }
 
 const formatIssue = SchemaIssue.makeFormatterDefault()

@@ -132,11 +132,54 @@ export interface Plan {
   readonly result: Result
 }
 
-/** An amount as `$12.30` (BigDecimal.format drops trailing zeros). */
-const money = (amount: BigDecimal.BigDecimal): string => {
+/** An amount as the sandbox's messages show it: `$12.30` (BigDecimal.format drops trailing zeros). */
+export const money = (amount: BigDecimal.BigDecimal): string => {
   const value = cents(amount)
   return `$${value / 100n}.${String(value % 100n).padStart(2, "0")}`
 }
+
+/** One row of the scenario table: the cards that play a scenario, what they end with, and how long they take. */
+export interface Row {
+  /** A card number, or which cards: `any, PIN 0000`, `any other`. */
+  readonly cards: string
+  readonly scenario: string
+  /** What the check ends with: `completed, balance $100.00` or `failed, <error code>: <message>`. */
+  readonly outcome: string
+  /** How long the check takes at `timeScale` 1: `about 2 s`, or `at once` when the POST answers it completed. */
+  readonly duration: string
+}
+
+const outcomeText = (outcome: Outcome): string => {
+  switch (outcome._tag) {
+    case "Balance":
+      return `completed, balance ${money(outcome.balance)}`
+    case "Derived":
+      return "completed, a balance derived from the card number, in the product line's range " +
+        `(at most ${money(BigDecimal.make(derivedCeilingCents, 2))} above its minimum)`
+    case "Refused":
+      return `failed, ${outcome.refusal.errorCode}: ${outcome.refusal.message}`
+  }
+}
+
+const row = (cards: string, scenario: Scenario): Row => ({
+  cards,
+  scenario: scenario.name,
+  outcome: outcomeText(scenario.outcome),
+  duration: scenario.durationMillis === 0
+    ? "at once (the POST answers completed)"
+    : `about ${scenario.durationMillis / 1000} s`
+})
+
+/**
+ * Every scenario, as people read it (the docs page's table): the fixed
+ * cards, any card with PIN `0000`, and any other card. A balance outside the
+ * product line's range fails with exchange.card.value.out.of.range instead.
+ */
+export const table: ReadonlyArray<Row> = [
+  ...Object.entries(byCard).map(([card, scenario]) => row(card, scenario)),
+  row(`any, PIN ${rejectedPin}`, rejectedPinScenario),
+  row("any other", derivedScenario)
+]
 
 const outOfRange = (amount: BigDecimal.BigDecimal, productLine: ProductLine): Refusal => {
   const range = `${money(productLine.min)} to ${money(productLine.max)}`

@@ -7,8 +7,9 @@
  * listen on (in use, not permitted) exit with code 2 and one `error:` line.
  * The admin key is `--admin-key`, else `GCX_SANDBOX_ADMIN_KEY`, else random.
  *
- * Run it with `tsx packages/sandbox/src/bin.ts [options]`; `--help` lists the
- * options.
+ * It is the package's `gcx-sandbox` bin (`npx @gcx/sandbox`, through
+ * `bin/gcx-sandbox.mjs`); in the repository, `pnpm sandbox` runs it with tsx.
+ * `--help` lists the options.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"

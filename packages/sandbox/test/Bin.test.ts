@@ -162,7 +162,7 @@ describe("pnpm sandbox", () => {
       const { code, stderr } = yield* runToExit(["--port", "nope"])
       expect(code).toBe(2)
       expect(stderr).toContain("--port must be a number >= 0")
-      expect(stderr).toContain("Usage: pnpm sandbox")
+      expect(stderr).toContain("Usage: gcx-sandbox")
     }), { timeout: 90_000 })
 
   it.live(

@@ -25,6 +25,7 @@ import * as Sharding from "effect/cluster/Sharding"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -79,6 +80,13 @@ export interface Service {
   readonly result: (
     requestId: string
   ) => Effect.Effect<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure | QuoteNotFound>
+  /**
+   * The outcome of a submitted quote if it has one now, `None` while it runs; `QuoteNotFound` as
+   * for `result`. Never waits.
+   */
+  readonly poll: (
+    requestId: string
+  ) => Effect.Effect<Option.Option<Exit.Exit<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure>>, QuoteNotFound>
   /** Submits a quote and awaits its outcome. */
   readonly execute: (
     request: QuotePoller.QuoteInput,
@@ -173,6 +181,23 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Engin
         Effect.withSpan("DurableQuotes.result", { attributes: { requestId } })
       )
 
+    const poll: Service["poll"] = (requestId) =>
+      Effect.suspend(() =>
+        isRequestId(requestId)
+          ? Effect.flatMap(QuoteWorkflow.executionId(requestId), (executionId) =>
+            Effect.flatMap(QuoteWorkflow.QuoteWorkflow.poll(executionId), (result) =>
+              Option.isSome(result) && result.value._tag === "Complete"
+                ? Effect.succeedSome(result.value.exit)
+                : Effect.flatMap(
+                  isRecorded(executionId),
+                  (recorded) => recorded ? Effect.succeedNone : Effect.fail(new QuoteNotFound({ requestId }))
+                )))
+          : Effect.fail(new QuoteNotFound({ requestId }))
+      ).pipe(
+        Effect.provide(context),
+        Effect.withSpan("DurableQuotes.poll", { attributes: { requestId } })
+      )
+
     const execute: Service["execute"] = (request, submitOptions) =>
       payload(request, submitOptions).pipe(
         Effect.flatMap(QuoteWorkflow.execute),
@@ -180,7 +205,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Engin
         Effect.withSpan("DurableQuotes.execute")
       )
 
-    return DurableQuotes.of({ submit, result, execute })
+    return DurableQuotes.of({ submit, result, poll, execute })
   })
 
 /** The API; needs the engine of a deployment and the cipher. */

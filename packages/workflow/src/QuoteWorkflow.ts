@@ -10,6 +10,7 @@ import type * as Quote from "@gcx/core/Quote"
 import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import type * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import type * as QuotePoller from "@gcx/poller/QuotePoller"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -66,9 +67,16 @@ export const makeRun = (options: Options = {}) => {
 const run = Effect.fnUntraced(function*(payload: Payload, outcome: ReturnType<typeof outcomes>) {
   const told = yield* QuoteOutcomes
   let transactionId: string | undefined
+  const started = yield* Clock.currentTimeMillis
   return yield* Effect.gen(function*() {
     const submission = yield* submit(payload)
     transactionId = submission.transactionId
+    if (submission.submittedAt !== undefined && submission.submittedAt < started) {
+      // the submission was recorded by an earlier run: this runner resumes the quote (failover or restart)
+      yield* Effect.logInfo("resuming a durable quote submitted by an earlier run").pipe(
+        Effect.annotateLogs({ requestId: payload.requestId, transactionId })
+      )
+    }
     if (submission.completed !== undefined) return submission.completed
     return yield* outcome(submission)
   }).pipe(

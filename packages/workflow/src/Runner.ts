@@ -13,9 +13,11 @@
  * connection's frames are bounded (`ClusterSecurity`): `security` is required on every node.
  *
  * Every node provides `Outcomes` (the terminal outcomes of all runners, over LISTEN); a runner's
- * engine announces the outcomes of the workflows it runs (NOTIFY).
+ * engine announces the outcomes of the workflows it runs (NOTIFY), and `layerQuotes` relays their
+ * progress events (`EventRelay`). A runner logs at INFO the shards it acquires and releases (`ShardLog`).
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
+import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import type * as MessageStorage from "effect/cluster/MessageStorage"
 import { RunnerAddress } from "effect/cluster/RunnerAddress"
@@ -33,11 +35,16 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import type * as SocketServer from "effect/socket/SocketServer"
 import type * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import type * as CardCipher from "./CardCipher.js"
 import * as ClusterSecurity from "./ClusterSecurity.js"
 import * as Database from "./Database.js"
+import * as DurableQuotes from "./DurableQuotes.js"
+import * as EventRelay from "./EventRelay.js"
 import * as Transport from "./internal/cluster/transport.js"
 import * as Outcomes from "./Outcomes.js"
+import * as ShardLog from "./ShardLog.js"
 
 /**
  * Sharding settings of every node (runners and clients must agree on `shardsPerGroup`).
@@ -138,7 +145,7 @@ export const runnerAddressConfig = (name: string): Config.Config<RunnerAddress> 
   Config.String(name).pipe(
     Config.mapEffect((value) =>
       Result.match(parseRunnerAddress(value), {
-        onFailure: () => Effect.fail(refused(name, `expected host:port, got "${value}"`)),
+        onFailure: () => Effect.fail(refused(name, `${name} must be host:port, got "${value.slice(0, 80)}"`)),
         onSuccess: Effect.succeed
       })
     )
@@ -160,10 +167,31 @@ export const layer = (
         ...options.sharding,
         runnerAddress: Option.some(options.runnerAddress),
         runnerListenAddress: Option.fromNullishOr(options.listenAddress)
-      }
+      },
+      // the runner storage logs the shards it acquires and releases
+      runnerStorage: Layer.orDie(ShardLog.layerSql)
     }))),
     Layer.provideMerge(Database.layer(options.databaseUrl))
   )
+
+/**
+ * The durable quotes of a runner (`DurableQuotes.layerRunner` over `layer`), relaying the events of the
+ * quotes it runs to the client-only nodes (`EventRelay.layerPublisher`).
+ */
+export const layerQuotes = (
+  options: RunnerOptions,
+  quotes?: DurableQuotes.RunnerOptions
+): Layer.Layer<
+  Layer.Success<ReturnType<typeof DurableQuotes.layerRunner>> | Services,
+  Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError | SqlError.SqlError,
+  ExchangeClient.ExchangeClient | CardCipher.CardCipher
+> => {
+  const deployment = layer(options)
+  return EventRelay.layerPublisher.pipe(
+    Layer.provideMerge(DurableQuotes.layerRunner(deployment, quotes)),
+    Layer.provideMerge(deployment)
+  )
+}
 
 /**
  * A runner from `GCX_DATABASE_URL` and `GCX_RUNNER_ADDRESS` (and `GCX_RUNNER_LISTEN`, optional), with the

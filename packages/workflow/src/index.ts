@@ -21,6 +21,12 @@ export * as Database from "./Database.js"
 /** Terminal outcomes of every runner, over PostgreSQL NOTIFY/LISTEN. */
 export * as Outcomes from "./Outcomes.js"
 
+/** The progress events of quotes across nodes (runners to client-only nodes), over the outcomes' channel. */
+export * as EventRelay from "./EventRelay.js"
+
+/** The INFO log of the shards a runner acquires and releases. */
+export * as ShardLog from "./ShardLog.js"
+
 /** The PostgreSQL deployments: cluster runners and client-only nodes, and their sharding settings. */
 export * as Runner from "./Runner.js"
 

@@ -87,7 +87,7 @@ describe("Runner: bad input", () => {
         )
       const badAddress = yield* build({ GCX_DATABASE_URL: "postgres://127.0.0.1:1/x", GCX_RUNNER_ADDRESS: "runner-1" })
       expect(String(badAddress)).toContain("GCX_RUNNER_ADDRESS")
-      expect(String(badAddress)).toContain("expected host:port")
+      expect(String(badAddress)).toContain("GCX_RUNNER_ADDRESS must be host:port")
       const noUrl = yield* build({ GCX_RUNNER_ADDRESS: "127.0.0.1:4000", GCX_RUNNER_INSECURE_LOOPBACK: "true" })
       expect(String(noUrl)).toContain("GCX_DATABASE_URL")
       // no certificates and no insecure loopback: refused, naming the variables that are missing

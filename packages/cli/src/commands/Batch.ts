@@ -25,6 +25,7 @@ export const options = {
         "wherever their rows are now. Its key file <out>.key (or GCX_BATCH_KEY) must stay with it. " +
         "Refused: the batch file itself, or an existing file that is not a gcx results file"
     ),
+    Flag.mapEffect(GcxFlag.writableFile("out")),
     Flag.optional
   ),
   json: Flag.Boolean("json").pipe(
@@ -51,6 +52,7 @@ export type Flags = Command.Command.Config.Infer<typeof options>
 export const command = Command.make("batch", options, Lazy.handler(() => import("../run/Batch.js"))).pipe(
   Help.describe("Quote every card of a CSV or JSON-lines file", [
     ...Help.connectionVariables,
-    ["GCX_BATCH_KEY", "key of the results file's card fingerprints, 32 characters or more (default: <out>.key, 0600)"]
+    ["GCX_BATCH_KEY", "key of the results file's card fingerprints, 32 characters or more (default: <out>.key, 0600)"],
+    ...Help.durableFlagVariables
   ])
 )

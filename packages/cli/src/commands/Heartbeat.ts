@@ -19,5 +19,6 @@ export type Flags = Command.Command.Config.Infer<typeof options>
 
 /** The `heartbeat` command. */
 export const command = Command.make("heartbeat", options, Lazy.handler(() => import("../run/Heartbeat.js"))).pipe(
-  Help.describe("Check that the service can be reached with the configured credentials", Help.connectionVariables)
+  Help.describe("Check that the service can be reached with the configured credentials", Help.connectionVariables),
+  Command.withShortDescription("Check that the service answers, with the configured credentials")
 )

@@ -32,5 +32,5 @@ export type Flags = Command.Command.Config.Infer<typeof options>
 
 /** The `quote` command. */
 export const command = Command.make("quote", options, Lazy.handler(() => import("../run/Quote.js"))).pipe(
-  Help.describe("Quote one card and follow its progress", Help.connectionVariables)
+  Help.describe("Quote one card and follow its progress", [...Help.connectionVariables, ...Help.durableFlagVariables])
 )

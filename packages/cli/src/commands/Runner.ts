@@ -15,6 +15,7 @@ import * as Lazy from "../Lazy.js"
 /** The flags of `gcx runner`. */
 export const options = {
   listen: Flag.String("listen").pipe(
+    Flag.withMetavar("host:port"),
     Flag.withDescription("host:port to listen on for the other nodes (default: GCX_RUNNER_ADDRESS)"),
     Flag.optional
   ),
@@ -34,15 +35,16 @@ export const command = Command.make("runner", options, Lazy.handler(() => import
     "Run durable quotes as a cluster runner on PostgreSQL (GCX_DATABASE_URL). It serves other nodes: the " +
       "connection settings are required, and the embedded sandbox is used only with --embedded",
     [
-      ["GCX_DATABASE_URL", "PostgreSQL URL shared by the runners (required; secret)"],
-      ["GCX_DATA_KEY", "key that seals and opens the cards, 32 bytes in base64 (required; secret)"],
-      ["GCX_DATA_KEY_PREVIOUS", "the key before a rotation: opens the cards it sealed, never seals (secret)"],
-      ["GCX_RUNNER_ADDRESS", "host:port the other nodes reach this runner at (default: --listen)"],
+      Help.durableVariables.databaseUrl,
+      Help.durableVariables.dataKey,
+      Help.durableVariables.previousDataKey,
+      ["GCX_RUNNER_ADDRESS", "host:port the other nodes reach this runner at (required, or --listen)"],
       ["GCX_RUNNER_TLS_CA", "the cluster's CA certificate (PEM or file; required unless --insecure-loopback)"],
       ["GCX_RUNNER_TLS_CERT", "this node's certificate, signed by the CA (PEM or file)"],
       ["GCX_RUNNER_TLS_KEY", "this node's private key (PEM or file; secret)"],
       ["GCX_RUNNER_MAX_FRAME_BYTES", "the longest frame a cluster connection may send (default 1048576)"],
       ...Help.connectionVariables.filter(([name]) => name !== "GCX_SANDBOX_TIME_SCALE")
     ]
-  )
+  ),
+  Command.withShortDescription("Run durable quotes as a cluster runner on PostgreSQL")
 )

@@ -55,6 +55,14 @@ export const options = {
       "latency malformed stall; options p= times= seq= retry-after= ms=)"
   ),
   latency: text("latency", "ms", "added latency on every route: 250 or 100-300 (milliseconds)"),
+  maxTransactions: GcxFlag.number("max-transactions", "n", { integer: true, min: 1 }).pipe(
+    Flag.withDescription("transactions (and requestIds) kept; the oldest finished are evicted first (default 100000)"),
+    Flag.optional
+  ),
+  maxDashboardStreams: GcxFlag.number("max-dashboard-streams", "n", { integer: true, min: 1 }).pipe(
+    Flag.withDescription("dashboard event streams open at once; beyond, 503 (default 16)"),
+    Flag.optional
+  ),
   quiet: Flag.Boolean("quiet").pipe(Flag.withDescription("no per-request log lines"), Flag.withDefault(false))
 }
 
@@ -69,5 +77,6 @@ export const command = Command.make("sandbox", options, Lazy.handler(() => impor
       "GCX_SANDBOX_ADMIN_KEY",
       "key of the sandbox's admin API (secret: environment only; default a random one per start)"
     ]]
-  )
+  ),
+  Command.withShortDescription("Run the sandbox, a simulated partner service")
 )

@@ -25,6 +25,8 @@ export interface Flags {
   readonly seed: Option.Option<string>
   readonly fault: ReadonlyArray<string>
   readonly latency: Option.Option<string>
+  readonly maxTransactions: Option.Option<number>
+  readonly maxDashboardStreams: Option.Option<number>
   readonly quiet: boolean
 }
 
@@ -45,6 +47,8 @@ export const sandboxOptions = (flags: Flags): Result.Result<Sandbox.SandboxOptio
       tokenLifetimeSeconds: Option.getOrUndefined(flags.tokenLifetime),
       seed: Option.getOrUndefined(Option.map(flags.seed, (seed) => (Number.isNaN(Number(seed)) ? seed : Number(seed)))),
       faults,
+      maxTransactions: Option.getOrUndefined(flags.maxTransactions),
+      maxDashboardStreams: Option.getOrUndefined(flags.maxDashboardStreams),
       logLevel: flags.quiet ? "None" : "Info"
     })
   ).pipe(Result.mapError((message) => new CliError({ code: ExitCode.Usage, message })))

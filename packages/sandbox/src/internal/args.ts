@@ -7,8 +7,8 @@ import type { SandboxOptions } from "../Sandbox.js"
 /** The port `pnpm sandbox` listens on by default. */
 export const defaultPort = 4010
 
-/** The usage text of `pnpm sandbox`. */
-export const usage = `Usage: pnpm sandbox [options]
+/** The usage text of `gcx-sandbox` (`npx @gcx/sandbox`; `pnpm sandbox` in the repository). */
+export const usage = `Usage: gcx-sandbox [options]   (npx @gcx/sandbox; pnpm sandbox in the gcx repository)
 
   --port <n>            port of the API (default ${defaultPort})
   --host <host>         interface to listen on (default 127.0.0.1); one that is not

@@ -26,11 +26,12 @@ export interface Target {
   readonly url: string
 }
 
-/** The paths served beside the API: the OpenAPI document, the docs and the dashboard. */
+/** The paths served beside the API: the OpenAPI document, the docs, the dashboard and the icon. */
 export const extraPaths = {
   openApi: "/openapi.json",
   docs: "/docs",
-  dashboard: "/__sandbox/ui"
+  dashboard: "/__sandbox/ui",
+  favicon: "/favicon.ico"
 } as const
 
 interface Pattern {
@@ -50,6 +51,7 @@ const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\
 const exact = new Map<string, Journal.Route>([
   [`GET ${extraPaths.openApi}`, "other"],
   [`GET ${extraPaths.docs}`, "other"],
+  [`GET ${extraPaths.favicon}`, "other"],
   [`GET ${extraPaths.dashboard}`, "admin"]
 ])
 const patterns: Array<Pattern> = []

@@ -19,6 +19,7 @@ import { AdminAuthorizationLive, AdminLive } from "./admin.js"
 import { AuthLive } from "./auth.js"
 import * as Dashboard from "./dashboard.js"
 import { AuthorizationLive, ExchangeLive, SchemaErrorsLive } from "./exchange.js"
+import * as Favicon from "./favicon.js"
 import * as Middleware from "./middleware.js"
 import * as Routes from "./routes.js"
 
@@ -28,10 +29,11 @@ const ApiLive = HttpApiBuilder.layer(SandboxApi, { openapiPath: Routes.extraPath
   Layer.provide([AuthorizationLive, AdminAuthorizationLive, SchemaErrorsLive])
 )
 
-/** The `/docs` page (Swagger UI, its assets inlined: no CDN) and the dashboard. */
+/** The `/docs` page (Swagger UI, its assets inlined: no CDN), the dashboard and the icon. */
 const DocsLive = Layer.mergeAll(
   HttpApiSwagger.layer(SandboxApi, { path: Routes.extraPaths.docs }),
-  Dashboard.layer
+  Dashboard.layer,
+  Favicon.layer
 )
 
 /**

@@ -1,12 +1,13 @@
 /**
  * The docs page and the dashboard in a real browser: Debian's Chromium
  * (`/usr/bin/chromium`, no browser download) driven by playwright-core,
- * against a real sandbox. A screenshot of each page is saved under
- * `packages/sandbox/test-artifacts/` (gitignored). Run with `pnpm test:browser`.
+ * against a real sandbox, in a 1,280 × 800 window. A screenshot of each page is saved under
+ * `packages/sandbox/test-artifacts/` (gitignored), `dashboard-1280x800.png` among them (the
+ * window as a person sees it). Run with `pnpm test:browser`.
  */
 import { afterAll, beforeAll, expect, layer } from "@effect/vitest"
 import { ErrorBody, Routes } from "@gcx/core"
-import { Sandbox, TestData } from "@gcx/sandbox"
+import { Sandbox, Scenarios, TestData } from "@gcx/sandbox"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import type { Browser, Page } from "playwright-core"
@@ -38,10 +39,13 @@ afterAll(async () => {
   await browser?.close()
 })
 
+/** The window of the proof: a 1,280 × 800 laptop screen. */
+const viewport = { width: 1280, height: 800 }
+
 /** Runs `use` with a fresh page (its own tab, so its own sessionStorage), closed afterwards. */
 const withPage = <A>(use: (page: Page) => Promise<A>): Effect.Effect<A> =>
   Effect.promise(async () => {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } })
+    const context = await browser.newContext({ viewport })
     const page = await context.newPage()
     try {
       return await use(page)
@@ -50,8 +54,20 @@ const withPage = <A>(use: (page: Page) => Promise<A>): Effect.Effect<A> =>
     }
   })
 
-const screenshot = (page: Page, name: string) =>
-  page.screenshot({ path: new URL(`${name}.png`, artifacts).pathname, fullPage: true })
+const screenshot = (page: Page, name: string, fullPage = true) =>
+  page.screenshot({ path: new URL(`${name}.png`, artifacts).pathname, fullPage })
+
+/** What went wrong while a page loaded: console errors (a 404 favicon is one) and answers of 400 or more. */
+const watchProblems = (page: Page): Array<string> => {
+  const problems: Array<string> = []
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console: ${message.text()}`)
+  })
+  page.on("response", (response) => {
+    if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`)
+  })
+  return problems
+}
 
 /** Opens the dashboard and gives it the key through its form. */
 const openDashboard = async (page: Page, baseUrl: string, key: string) => {
@@ -62,17 +78,32 @@ const openDashboard = async (page: Page, baseUrl: string, key: string) => {
 
 // time scale 0.5: the success card takes about 1 s, long enough to see it move
 layer(Sandbox.layer({ timeScale: 0.5 }), { excludeTestServices: true })("in Chromium", (it) => {
-  it.effect("/docs lists the four operations of the spec", () =>
+  it.effect("/docs lists the four operations of the spec, the test partners and the scenario cards", () =>
     Effect.gen(function*() {
       const server = yield* Sandbox.SandboxServer
-      const paths = yield* withPage(async (page) => {
+      const { intro, paths, problems } = yield* withPage(async (page) => {
+        const problems = watchProblems(page)
         await page.goto(`${server.baseUrl}/docs`)
         await page.locator(".opblock-summary-path").first().waitFor({ timeout: 20_000 })
         await screenshot(page, "docs")
-        return page.locator(".opblock-summary-path").evaluateAll((elements) =>
-          elements.map((element) => element.getAttribute("data-path"))
-        )
+        return {
+          paths: await page.locator(".opblock-summary-path").evaluateAll((elements) =>
+            elements.map((element) => element.getAttribute("data-path"))
+          ),
+          // Swagger UI renders the description's Markdown tables as tables: one text per row
+          intro: await page.locator(".information-container .description tr").evaluateAll((rows) =>
+            rows.map((row) => (row as HTMLElement).innerText.replace(/\s+/g, " ").trim())
+          ),
+          problems
+        }
       })
+      expect(problems).toEqual([])
+      expect(intro).toContain(
+        `${TestData.partner.clientId} ${TestData.partner.clientSecret} ${TestData.partner.apiKey}`
+      )
+      for (const [card, scenario] of Object.entries(Scenarios.byCard)) {
+        expect(intro.some((row) => row.startsWith(`${card} ${scenario.name} `)), card).toBe(true)
+      }
       const quote = Routes.quotePath()
       expect(paths).toEqual(expect.arrayContaining([
         Routes.tokenPath,
@@ -239,5 +270,70 @@ layer(Sandbox.layer({ timeScale: 0.5 }), { excludeTestServices: true })("in Chro
       // no request carries the key in its URL: the fragment never leaves the browser
       expect(result.requested.length).toBeGreaterThan(0)
       for (const requested of result.requested) expect(requested).not.toContain(server.adminKey)
+    }))
+
+  it.effect("at 1,280 × 800: the key's hint until connected, no overflow, money as the CLI shows it, an icon", () =>
+    Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      yield* server.reset
+      const token = yield* tokenFor(server)
+      // long unbroken values: a requestId of the longest length accepted, a path of 200 characters
+      yield* server.setFaults([{ route: "heartbeat", kind: "latency", latencyMillis: { min: 1, max: 2 }, times: 1000 }])
+      const quoted = yield* postQuote(
+        server,
+        exchangeHeaders(token, { requestId: "r".repeat(128) }),
+        quoteBody(TestData.Cards.success)
+      )
+      yield* call(`${server.baseUrl}${Routes.quotePath()}/${"x".repeat(200)}`, { headers: exchangeHeaders(token) })
+      const result = yield* withPage(async (page) => {
+        const problems = watchProblems(page)
+        await page.goto(`${server.baseUrl}/__sandbox/ui`)
+        const hint = await page.locator("#key-hint").innerText()
+        const formShown = await page.locator("#key-form").isVisible()
+        const forgetBefore = await page.getByRole("button", { name: "Forget the key" }).isVisible()
+        await screenshot(page, "dashboard-key", false)
+        await page.getByRole("textbox", { name: /Admin key/ }).fill(server.adminKey)
+        await page.getByRole("button", { name: "Connect" }).click()
+        await page.locator("#live").waitFor({ state: "visible", timeout: 5_000 })
+        const row = page.locator(`tr[data-transaction-id="${quoted.body.transactionId}"]`)
+        await expect.poll(() => row.locator(".state").textContent(), { timeout: 5_000, interval: 100 })
+          .toContain("completed")
+        await page.locator("#journal tr", { hasText: "x".repeat(200) }).waitFor({ timeout: 5_000 })
+        await page.locator("#faults tr").first().waitFor({ timeout: 5_000 })
+        await screenshot(page, "dashboard-1280x800", false)
+        const connected = {
+          keySection: await page.locator("#key-section").isVisible(),
+          forget: await page.getByRole("button", { name: "Forget the key" }).isVisible(),
+          scrollWidth: await page.evaluate(() => document.documentElement.scrollWidth),
+          outcome: await row.locator("td").nth(6).textContent(),
+          money: await page.evaluate(`[19.7, 100, 85, 0.125, 92.5, 0, 1234567.0001].map(money)`),
+          icon: await page.evaluate(async () => {
+            const link = document.querySelector<HTMLLinkElement>("link[rel=icon]")
+            const response = await fetch(link!.href)
+            return `${response.status} ${response.headers.get("content-type")}`
+          })
+        }
+        await page.getByRole("button", { name: "Forget the key" }).click()
+        const forgotten = await page.locator("#key-form").isVisible()
+        return { hint, formShown, forgetBefore, connected, forgotten, problems }
+      })
+      // where the key comes from: the banner's link and Admin line, the flag, the variable
+      expect(result.hint).toContain("#key=")
+      expect(result.hint).toContain("Admin")
+      expect(result.hint).toContain("--admin-key")
+      expect(result.hint).toContain(Sandbox.adminKeyVariable)
+      expect(result.formShown).toBe(true)
+      expect(result.forgetBefore).toBe(false)
+      // connected: the form is gone, the Forget button stays within reach
+      expect(result.connected.keySection).toBe(false)
+      expect(result.connected.forget).toBe(true)
+      expect(result.connected.scrollWidth).toBeLessThanOrEqual(viewport.width)
+      expect(result.connected.outcome).toBe("value 100.00, exchange 85.00")
+      // the CLI's rule (@gcx/cli Render.money): at least two decimals, never rounded
+      expect(result.connected.money).toEqual(["19.70", "100.00", "85.00", "0.125", "92.50", "0.00", "1234567.0001"])
+      expect(result.connected.icon).toBe("200 image/svg+xml")
+      expect(result.forgotten).toBe(true)
+      // the 404 of the quote path above is the API's answer to a fetch, not the page's
+      expect(result.problems).toEqual([])
     }))
 })

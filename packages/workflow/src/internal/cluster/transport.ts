@@ -130,9 +130,13 @@ const layerSocketServer = (options: Options): Layer.Layer<
 /** The settings of a node's sharding. */
 export interface LayerOptions extends Options {
   readonly shardingConfig: Partial<ShardingConfig.ShardingConfig["Service"]>
+  /** The runner storage; default `SqlRunnerStorage.layer`. */
+  readonly runnerStorage?:
+    | Layer.Layer<RunnerStorage.RunnerStorage, never, SqlClient.SqlClient | ShardingConfig.ShardingConfig>
+    | undefined
 }
 
-/** Storage, config and serialization under a node's sharding. */
+/** Storage (SQL), config and serialization under a node's sharding. */
 const provideStorage = <A, E>(options: LayerOptions) =>
 (
   runner: Layer.Layer<
@@ -143,13 +147,18 @@ const provideStorage = <A, E>(options: LayerOptions) =>
     | ShardingConfig.ShardingConfig
     | RpcSerialization.RpcSerialization
   >
-) =>
-  runner.pipe(
-    Layer.provideMerge(SqlMessageStorage.layer.pipe(Layer.provide(NodeCrypto.layerDigest))),
-    Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
-    Layer.provide(ShardingConfig.layerFromEnv(options.shardingConfig)),
+) => {
+  const config = ShardingConfig.layerFromEnv(options.shardingConfig)
+  const storage = Layer.merge(
+    SqlMessageStorage.layer.pipe(Layer.provide(NodeCrypto.layerDigest)),
+    options.runnerStorage ?? Layer.orDie(SqlRunnerStorage.layer)
+  ).pipe(Layer.provide(config))
+  return runner.pipe(
+    Layer.provideMerge(storage),
+    Layer.provide(config),
     Layer.provide(RpcSerialization.layerSchemaBinary({ maxFrameSize: options.limits.maxFrameBytes }))
   )
+}
 
 /** The sharding of a runner on SQL storage over gcx's transport: it serves its shards on its address. */
 export const layerRunner = (options: LayerOptions): Layer.Layer<

@@ -78,6 +78,12 @@ const submitActivity = Activity.make({
     const bus = yield* QuoteEvents.QuoteEvents
     const card = yield* cipher.open(payload.card, payload.requestId)
     const previousAttempts = yield* nextAttempt(attempts, payload.requestId)
+    if (previousAttempts > 0) {
+      // an earlier run sent the POST and stopped before its answer was recorded: the same requestId again
+      yield* Effect.logInfo("resuming a durable quote whose POST was interrupted").pipe(
+        Effect.annotateLogs({ requestId: payload.requestId, previousAttempts })
+      )
+    }
     const created = yield* client.createQuote(new Quote.QuoteRequest({ card }, { disableChecks: true }), {
       requestId: payload.requestId,
       previousAttempts,

@@ -1,0 +1,64 @@
+/**
+ * `gcx result <requestId>`: the outcome of a durable quote, rendered as `gcx quote` renders it (one
+ * line, or one JSON event with `--json`), with its exit code. Without `--wait`, a quote still running
+ * is said so (exit 5, with the command that waits); with `--wait`, it is awaited for `--timeout`
+ * seconds at most. A requestId no quote was submitted with is a usage error (exit 2). Its flags are in
+ * `commands/Result`.
+ */
+import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import type * as Connection from "../Connection.js"
+import * as DurablePoller from "../DurablePoller.js"
+import * as ExitCode from "../ExitCode.js"
+import * as Text from "../Text.js"
+import * as Quote from "./Quote.js"
+
+/** What `gcx result` is given: its argument and flags (`commands/Result`). */
+export interface Flags {
+  readonly requestId: string
+  readonly wait: boolean
+  readonly timeout: number
+  readonly json: boolean
+  readonly connection: Connection.Flags
+}
+
+const notFound = (requestId: string) =>
+  new ExitCode.CliError({
+    code: ExitCode.ExitCode.Usage,
+    message: `no durable quote was submitted with requestId '${Text.safe(requestId.slice(0, 80))}' ` +
+      "(in the database of GCX_DATABASE_URL, or else GCX_DATABASE_FILE)"
+  })
+
+const pending = (requestId: string, why: string) =>
+  new ExitCode.CliError({
+    code: ExitCode.ExitCode.ServiceFailure,
+    message: `the durable quote ${requestId} ${why}; wait for it with: gcx result ${requestId} --wait`
+  })
+
+/** The `result` command's handler. */
+export const handler = ({ connection, json, requestId, timeout, wait }: Flags) =>
+  Effect.gen(function*() {
+    const quotes = yield* DurableQuotes.DurableQuotes
+    const outcome = wait
+      ? quotes.result(requestId).pipe(
+        Effect.exit,
+        Effect.flatMap((exit) =>
+          Exit.isFailure(exit) &&
+            Option.exists(Cause.findErrorOption(exit.cause), (error) => error._tag === "QuoteNotFound")
+            ? Effect.fail(notFound(requestId))
+            : Effect.succeed(exit)
+        ),
+        Effect.timeoutOption(Duration.seconds(timeout))
+      )
+      : Effect.catchTag(quotes.poll(requestId), "QuoteNotFound", () => Effect.fail(notFound(requestId)))
+    const exit = yield* outcome
+    if (Option.isNone(exit)) {
+      return yield* pending(requestId, wait ? `did not end within ${timeout} s` : "has no outcome yet")
+    }
+    return yield* Quote.follow(() => Stream.fromEffect(DurablePoller.terminalEvent(exit.value, undefined)), json)
+  }).pipe(Effect.provide(DurablePoller.pollerLayer(connection)))
