@@ -270,7 +270,9 @@ describe("cluster", () => {
           const p50 = percentile(delays, 0.5)
           const max = delays[delays.length - 1]!
           console.log(
-            `cluster${insecure ? " (no authentication)" : ""}: ${quotes} quotes, 3 runners, 1 killed: ${outcomes.size} outcomes, ${lost} lost, ${duplicates} duplicate transactions, failover p50 ${
+            `cluster${
+              insecure ? " (no authentication)" : ""
+            }: ${quotes} quotes, 3 runners, 1 killed: ${outcomes.size} outcomes, ${lost} lost, ${duplicates} duplicate transactions, failover p50 ${
               p50.toFixed(1)
             } s max ${max.toFixed(1)} s (${delays.length} held quotes)`
           )
