@@ -2,7 +2,7 @@ import type { ViteUserConfig } from "vitest/config"
 
 /**
  * The export condition under which every `@gcx/*` package resolves to its TypeScript source
- * (see the README's contributing section): tests run the sources, never a stale `dist/`.
+ * (see docs/contributing.md): tests run the sources, never a stale `dist/`.
  */
 const sourceCondition = "@gcx/source"
 

@@ -7,10 +7,10 @@
  * stream (a Failed event, or Rejected when no transaction was created), never the end of the batch.
  */
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
-import { Errors } from "@gcx/core"
+import { Errors, Money } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
-import { BigDecimal, Console, Effect, Layer, Result, Stream } from "effect"
+import { Console, Effect, Layer, Result, Stream } from "effect"
 
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
@@ -31,7 +31,7 @@ const outcome = (item: QuotePoller.BatchEvent): Result.Result<string, QuotePolle
   if (item._tag === "Rejected") return Result.succeed(`rejected before any transaction: ${item.error.message}`)
   switch (item.event._tag) {
     case "Completed":
-      return Result.succeed(`offered ${BigDecimal.format(item.event.quote.exchangeCardValue)}`)
+      return Result.succeed(`offered ${Money.format(item.event.quote.exchangeCardValue)}`)
     case "Failed":
       return Result.succeed(`${Errors.groupOf(item.event.error)} outcome: ${item.event.error._tag}`)
     default:

@@ -9,9 +9,10 @@
  * number and PIN are stored sealed with AES-256-GCM under `GCX_DATA_KEY` (32 bytes in base64).
  */
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { Money } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { CardCipher, DurableQuotes, Embedded } from "@gcx/workflow"
-import { BigDecimal, Console, Effect, Layer, Result } from "effect"
+import { Console, Effect, Layer, Result } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -47,8 +48,8 @@ const resumeAndAwait = (requestIds: ReadonlyArray<string>) =>
       yield* Console.log(
         Result.match(outcome, {
           onSuccess: (quote) =>
-            `${requestId}: balance ${BigDecimal.format(quote.actualCardValue)}, offered ${
-              BigDecimal.format(quote.exchangeCardValue)
+            `${requestId}: balance ${Money.format(quote.actualCardValue)}, offered ${
+              Money.format(quote.exchangeCardValue)
             }`,
           onFailure: (error) => `${requestId}: ${error._tag}`
         })

@@ -8,10 +8,10 @@
  * customer should try later. Service failures were already retried by the SDK within its budget.
  */
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
-import type { Errors } from "@gcx/core"
+import { type Errors, Money } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
-import { BigDecimal, Console, Effect, Layer } from "effect"
+import { Console, Effect, Layer } from "effect"
 
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
@@ -26,7 +26,7 @@ const said = (error: { readonly userMessage?: string | undefined }, fallback: st
 const answerFor = (cardNumber: string) =>
   QuotePoller.QuotePoller.pipe(
     Effect.flatMap((poller) => poller.getQuote({ cardNumber, pinNumber: "1234", productLineId: "1000" })),
-    Effect.map((quote) => `We offer ${BigDecimal.format(quote.exchangeCardValue)} for this card.`),
+    Effect.map((quote) => `We offer ${Money.format(quote.exchangeCardValue)} for this card.`),
     Effect.catchTags({
       // Card outcomes: show the service's message; do not retry.
       InvalidCard: (error) => Effect.succeed(said(error, "Check the card number and PIN.")),

@@ -8,10 +8,10 @@
  * is retried, and exactly one terminal event, Completed or Failed. Every event encodes to JSON.
  */
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
-import { QuoteEvent } from "@gcx/core"
+import { Money, QuoteEvent } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
-import { BigDecimal, Console, Effect, Layer, Stream } from "effect"
+import { Console, Effect, Layer, Stream } from "effect"
 
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
@@ -33,7 +33,7 @@ const describe = (event: QuoteEvent.QuoteEvent): string => {
     case "Retrying":
       return `retrying (${event.reason}), attempt ${event.attempt}`
     case "Completed":
-      return `completed: worth ${BigDecimal.format(event.quote.exchangeCardValue)}`
+      return `completed: worth ${Money.format(event.quote.exchangeCardValue)}`
     case "Failed":
       return `failed: ${event.error._tag}`
   }

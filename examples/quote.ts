@@ -7,9 +7,10 @@
  * (the service's hint, then backoff) and returns the completed quote, or fails with a typed error.
  */
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { Money } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
-import { BigDecimal, Console, Effect, Layer } from "effect"
+import { Console, Effect, Layer } from "effect"
 
 // The poller over a client configured by the GCX_* variables; Node's undici client does the HTTP.
 const GcxLive = QuotePoller.layer().pipe(
@@ -22,7 +23,7 @@ const program = Effect.gen(function*() {
   const poller = yield* QuotePoller.QuotePoller
   const quote = yield* poller.getQuote({ cardNumber: "6006000000000001", pinNumber: "1234", productLineId: "1000" })
   yield* Console.log(
-    `balance ${BigDecimal.format(quote.actualCardValue)}, offered ${BigDecimal.format(quote.exchangeCardValue)}`
+    `balance ${Money.format(quote.actualCardValue)}, offered ${Money.format(quote.exchangeCardValue)}`
   )
 })
 

@@ -117,6 +117,7 @@ export const publishable = (
     description: pkg.description,
     keywords,
     license: "MIT",
+    homepage: `https://github.com/gcx-dev/gcx/tree/main/${directory}#readme`,
     repository: { type: "git", url: "git+https://github.com/gcx-dev/gcx.git", directory },
     type: "module",
     sideEffects: false,

@@ -82,11 +82,11 @@ export const readmeInstallLines = (): ReadonlyArray<ReadonlyArray<string>> => {
     .map((words) => words.slice(2).filter((word) => !word.startsWith("-")))
 }
 
-/** The README's minimal program: the first `ts` block of its Install section, as written (plain JavaScript). */
+/** The README's minimal program: the first `ts` block (`ts runnable` too) of its Install section, as written (plain JavaScript). */
 export const readmeProgram = (): string => {
   const text = Fs.readFileSync(readme, "utf8")
   const section = /^## Install\n([\s\S]*?)^## /m.exec(text)?.[1]
-  const block = section === undefined ? undefined : /```ts\n([\s\S]*?)```/.exec(section)?.[1]
+  const block = section === undefined ? undefined : /```ts(?:[ \t][^\n]*)?\n([\s\S]*?)```/.exec(section)?.[1]
   if (block === undefined) throw new Error("README.md: no ```ts block in the Install section")
   return block
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `gcx` bin of @gcx/cli: runs the compiled, bundled CLI (`dist/gcx/gcx.cjs`) on plain node.
 // `#bin` is the package's own import (package.json "imports"): inside the repository, the
-// `@gcx/source` condition with tsx loaded runs the TypeScript source instead (see the README).
+// `@gcx/source` condition with tsx loaded runs the TypeScript source instead (see docs/contributing.md).
 //
 // Node's compile cache keeps V8's code of the CLI between runs, so that a start neither parses nor
 // compiles it again: in NODE_COMPILE_CACHE when set, else in the user's cache folder

@@ -12,9 +12,9 @@
  * with the attempt number it carries.
  */
 import type * as Errors from "@gcx/core/Errors"
+import * as Money from "@gcx/core/Money"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as Transaction from "@gcx/core/Transaction"
-import * as BigDecimal from "effect/BigDecimal"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
@@ -38,14 +38,8 @@ export const mode = (json: boolean): Effect.Effect<Mode, never, Stdio.Stdio> =>
       Effect.map((isTerminal): Mode => (isTerminal ? "bar" : "lines"))
     )
 
-/** An amount with at least two decimals, never through a float: `100.00`, `92.50`, `0.125`. */
-export const money = (amount: BigDecimal.BigDecimal): string => {
-  const normalized = BigDecimal.normalize(amount)
-  if (normalized.scale > 2) return BigDecimal.format(normalized)
-  const cents = BigDecimal.scale(normalized, 2).value
-  const digits = (cents < 0n ? -cents : cents).toString().padStart(3, "0")
-  return `${cents < 0n ? "-" : ""}${digits.slice(0, -2)}.${digits.slice(-2)}`
-}
+/** An amount with at least two decimals, never through a float: `100.00`, `92.50`, `0.125` (`Money.format`). */
+export const money = Money.format
 
 /** The two values of a completed quote, as one phrase. */
 export const values = (event: QuoteEvent.Completed): string =>

@@ -67,7 +67,20 @@ export const isRetryable = (error: QuoteFailure): boolean => Traits[error._tag].
 /** Whether an error's userMessage is meant for the customer or agent. */
 export const isCustomerFacing = (error: QuoteFailure): boolean => Traits[error._tag].customerFacing
 
-/** The user message to show a customer for an error, if it has one meant for them. */
+/**
+ * The user message to show a customer for an error, if it has one meant for them.
+ *
+ * @example
+ * import { Errors } from "@gcx/core"
+ * import { Effect, Option } from "effect"
+ *
+ * // What to tell the customer when a quote fails.
+ * const answer = (error: Errors.QuoteFailure): Effect.Effect<string> =>
+ *   Effect.succeed(
+ *     Option.getOrElse(Errors.customerMessage(error), () =>
+ *       Errors.isTransient(error) ? "Please try again in a moment." : "We could not check this card.")
+ *   )
+ */
 export const customerMessage = (error: QuoteFailure): Option.Option<string> =>
   isCustomerFacing(error) && "userMessage" in error && typeof error.userMessage === "string"
     ? Option.some(error.userMessage)

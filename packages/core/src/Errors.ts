@@ -30,9 +30,28 @@ import {
 } from "./ErrorTaxonomy.js"
 import { describeParseIssue, serviceText, traceId as keptTraceId } from "./Redaction.js"
 
+/** The error classes and their union schema (`ErrorTaxonomy`). */
 export * from "./ErrorTaxonomy.js"
-export type { ErrorGroup, ErrorTraits } from "./ErrorTraits.js"
-export { customerMessage, groupOf, isCustomerFacing, isRetryable, isTransient, Traits } from "./ErrorTraits.js"
+export type {
+  /** The recovery groups of ARCHITECTURE.md. */
+  ErrorGroup,
+  /** What an error means for recovery, as plain data (`Traits`). */
+  ErrorTraits
+} from "./ErrorTraits.js"
+export {
+  /** The user message to show a customer for an error, if it has one meant for them. */
+  customerMessage,
+  /** The recovery group of an error. */
+  groupOf,
+  /** Whether an error's userMessage is meant for the customer or agent. */
+  isCustomerFacing,
+  /** Whether the SDK retries an error automatically. */
+  isRetryable,
+  /** Whether the condition behind an error may pass by itself. */
+  isTransient,
+  /** The traits of every error, by tag. */
+  Traits
+} from "./ErrorTraits.js"
 
 /** The classes that a documented error code maps to, aliases included. */
 const byCode: Readonly<Record<string, ServiceErrorClass>> = {

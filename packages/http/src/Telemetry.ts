@@ -50,10 +50,46 @@ import { PrometheusEndpoint, servePrometheus } from "./internal/telemetry/promet
 import { tracing } from "./internal/telemetry/tracer.js"
 import { registerReader } from "./internal/telemetry/units.js"
 
-export { exportsFailed, exportsFailedFamily, type Signal } from "./internal/telemetry/exportFailures.js"
-export { PrometheusEndpoint } from "./internal/telemetry/prometheus.js"
-export { hasContextManager, layerTracer, skipUselessContext } from "./internal/telemetry/tracer.js"
-export { prometheusName, units } from "./internal/telemetry/units.js"
+export {
+  /** Exports that failed (the collector was down, slow or refused them): their data is dropped. */
+  exportsFailed,
+  /** The family of `gcx.telemetry.exports.failed`. */
+  exportsFailedFamily,
+  /** The signals exported. */
+  type Signal
+} from "./internal/telemetry/exportFailures.js"
+export {
+  /** The address of the Prometheus scrape endpoint, when one is served. */
+  PrometheusEndpoint
+} from "./internal/telemetry/prometheus.js"
+export {
+  /** Whether an OpenTelemetry context manager is registered: without one, `context.with` does nothing. */
+  hasContextManager,
+  /** Effect's OpenTelemetry tracer over the context's `OtelTracer`, made with `skipUselessContext`. */
+  layerTracer,
+  /**
+   * `tracer` (Effect's OpenTelemetry tracer), whose work around every fiber run
+   * (making the current span OpenTelemetry's active context) is skipped while no
+   * OpenTelemetry context manager is registered, as it changes nothing then.
+   * Whether one is registered is checked again at each new span, so that a
+   * manager registered later is honoured from the next span on.
+   */
+  skipUselessContext
+} from "./internal/telemetry/tracer.js"
+export {
+  /**
+   * The name a metric has in Prometheus, with the suffix of its unit as the
+   * OpenTelemetry convention asks: `http.client.request.duration` in seconds is
+   * scraped as `http_client_request_duration_seconds` (the exporter turns the
+   * dots into underscores).
+   */
+  prometheusName,
+  /**
+   * The units of gcx's metrics that have one, in UCUM as OpenTelemetry writes
+   * them (`s`: seconds), by metric name. Every other metric has the unit `1`.
+   */
+  units
+} from "./internal/telemetry/units.js"
 
 /** Where and how to export. */
 export interface Options {

@@ -247,7 +247,30 @@ export const layerDefault = (
     )
   )
 
-/** The poller; needs the exchange client, the event bus and a journal. */
+/**
+ * The poller; needs the exchange client, the event bus and a journal.
+ *
+ * @example
+ * import { NodeHttpClient } from "@effect/platform-node"
+ * import { Money } from "@gcx/core"
+ * import { ExchangeClient } from "@gcx/http"
+ * import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
+ * import { Console, Effect, Layer } from "effect"
+ *
+ * const GcxLive = QuotePoller.layer().pipe(
+ *   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
+ *   Layer.provide(ExchangeClient.layerConfig()), // the GCX_* variables
+ *   Layer.provide(NodeHttpClient.layerUndici)
+ * )
+ *
+ * const program = Effect.gen(function*() {
+ *   const poller = yield* QuotePoller.QuotePoller
+ *   const quote = yield* poller.getQuote({ cardNumber: "6006000000000001", pinNumber: "1234", productLineId: "1000" })
+ *   yield* Console.log(`offered ${Money.format(quote.exchangeCardValue)}`)
+ * })
+ *
+ * Effect.runFork(program.pipe(Effect.provide(GcxLive)))
+ */
 export const layer = (
   options?: Options
 ): Layer.Layer<

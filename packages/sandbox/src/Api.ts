@@ -170,6 +170,7 @@ export const Settings = Schema.Struct({
   tokenLifetimeSeconds: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 }).annotate({ identifier: "Settings" })
 
+/** The dashboard's event streams (`DashboardEvents`), part of the admin API. */
 export * from "./DashboardEvents.js"
 
 /** The errors of every admin call, besides an endpoint's own. */

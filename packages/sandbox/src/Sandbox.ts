@@ -210,7 +210,29 @@ export const make = (
     }
   })
 
-export { banner, clientOptions, dashboardUrl, environment } from "./internal/banner.js"
+export {
+  /**
+   * What a running sandbox prints for people: its addresses (and the one it is
+   * bound to, when clients reach it by another), the `Host` names it serves, the
+   * admin key, the test partners, the `GCX_*` variables that point gcx at it, the
+   * product lines and the scenario cards. Only public test credentials and the
+   * admin key appear in it.
+   */
+  banner,
+  /**
+   * What a client needs to talk to a running sandbox as one of its partners:
+   * addresses, stage and credentials, shaped like `@gcx/http`'s
+   * `ExchangeConfig.Options` (the sandbox does not depend on the client).
+   */
+  clientOptions,
+  /**
+   * The dashboard's URL with the admin key in its fragment (`#key=…`), which a
+   * browser never sends: the page keeps the key in the tab and drops it from the URL.
+   */
+  dashboardUrl,
+  /** The `GCX_*` variables that point gcx (`ExchangeClient.layerConfig`, the CLI) at a running sandbox as `partner`. */
+  environment
+} from "./internal/banner.js"
 
 /** A layer that starts a sandbox and stops it when the layer's scope closes. Each use gets its own server and state. */
 export const layer = (options: SandboxOptions = {}): Layer.Layer<SandboxServer, ServeError | SandboxOptionsError> =>

@@ -25,10 +25,48 @@ import { executionIdSync } from "./internal/quote/executionId.js"
 import type { Options } from "./internal/quote/submission.js"
 import * as SubmitAttempts from "./SubmitAttempts.js"
 
-export { outcomes, submit } from "./internal/quote/activities.js"
-export { DurableQuoteFailure, name, Payload, QuoteWorkflow } from "./internal/quote/definition.js"
-export { executionId, executionIdSync } from "./internal/quote/executionId.js"
-export { type Options, remainingHint, Submission } from "./internal/quote/submission.js"
+export {
+  /** The outcome activities of a runner: one for its polling options. */
+  outcomes,
+  /** The submit activity of one quote: open the card, POST with durable attempt counting, publish `Submitted`. */
+  submit
+} from "./internal/quote/activities.js"
+export {
+  /**
+   * Every way a durable quote can fail: the core `QuoteFailure`, which holds a
+   * card that could not be opened (`CardDecryptionError`) with the local errors.
+   */
+  DurableQuoteFailure,
+  /** The name of the workflow, and the prefix of its activities. */
+  name,
+  /** What the engine persists of a quote: its requestId and its sealed card. */
+  Payload,
+  /** The durable quote, keyed by its requestId. */
+  QuoteWorkflow
+} from "./internal/quote/definition.js"
+export {
+  /** The execution id of the quote `requestId` (see `executionIdSync`). */
+  executionId,
+  /**
+   * The execution id of the quote `requestId`, what the engine keys its rows by:
+   * the same value as `QuoteWorkflow.executionId` (the first 16 bytes of the
+   * SHA-256 of `8:GcxQuote:<requestId>`, in hex, as `effect/workflow` derives it
+   * from the idempotency key).
+   */
+  executionIdSync
+} from "./internal/quote/executionId.js"
+export {
+  /** How a runner polls its quotes. */
+  type Options,
+  /**
+   * The service's hint less the time since the POST was answered, never below
+   * zero: a quote resumed on another runner after a crash polls at once when
+   * its hint has passed, instead of waiting a whole hint again.
+   */
+  remainingHint,
+  /** The persisted result of the submit activity: the transaction, and the quote when the POST answered it completed. */
+  Submission
+} from "./internal/quote/submission.js"
 
 /** The terminal outcome of a quote, as the runner that ran it tells `QuoteOutcomes`. */
 export interface Outcome {

@@ -1,0 +1,9 @@
+import { mergeConfig, type ViteUserConfig } from "vitest/config"
+import shared from "../vitest.shared.js"
+
+/** The doc-snippet test: every runnable block of README.md and docs/ (test/Snippets.test.ts). */
+const config: ViteUserConfig = {
+  test: { name: "snippets" }
+}
+
+export default mergeConfig(shared, config)
