@@ -10,7 +10,7 @@
  */
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
-import { CardCipher, DurableQuotes, Outcomes, Runner } from "@gcx/workflow"
+import { CardCipher, ClusterSecurity, DurableQuotes, Outcomes, Runner } from "@gcx/workflow"
 import { Console, Context, Effect, Layer, Result, Stream } from "effect"
 import { createServer } from "node:net"
 import type { AddressInfo } from "node:net"
@@ -35,7 +35,12 @@ const program = Effect.gen(function*() {
   // the runner: runs the quotes of its shards
   yield* Layer.build(
     DurableQuotes.layerRunner(
-      Runner.layer({ databaseUrl, runnerAddress: Result.getOrThrow(Runner.parseRunnerAddress(`127.0.0.1:${port}`)) })
+      Runner.layer({
+        databaseUrl,
+        runnerAddress: Result.getOrThrow(Runner.parseRunnerAddress(`127.0.0.1:${port}`)),
+        // one machine: plain TCP on loopback; across machines, the cluster's TLS certificates (docs/security.md)
+        security: ClusterSecurity.insecureLoopback
+      })
     ).pipe(
       Layer.provide(CardCipher.layerConfig()),
       Layer.provide(ExchangeClient.layerConfig()),
@@ -45,7 +50,7 @@ const program = Effect.gen(function*() {
   // the client-only node: submits, awaits, and follows the outcomes of every runner
   const client = yield* Layer.build(
     DurableQuotes.layer().pipe(
-      Layer.provideMerge(Runner.layerClient({ databaseUrl })),
+      Layer.provideMerge(Runner.layerClient({ databaseUrl, security: ClusterSecurity.insecureLoopback })),
       Layer.provide(CardCipher.layerConfig())
     )
   )

@@ -117,13 +117,19 @@ export const checks = async ({ app, postgres, runtime, version }: Options): Prom
     async () => {
       const { url } = await postgres()
       const port = await freePort()
-      const node = { GCX_DATABASE_URL: url }
+      // one machine: both nodes on plain TCP over loopback (the TLS transport is proved by test:cluster)
+      const node = { GCX_DATABASE_URL: url, GCX_RUNNER_INSECURE_LOOPBACK: "true" }
       // the runner quotes against its own embedded sandbox; the client-only node submits and awaits
-      const runner = await startService(gcx, ["runner", "--embedded"], /running durable quotes/, {
-        cwd: app,
-        env: env({ ...node, GCX_RUNNER_ADDRESS: `127.0.0.1:${port}` }),
-        timeout: 120_000
-      })
+      const runner = await startService(
+        gcx,
+        ["runner", "--embedded", "--insecure-loopback"],
+        /running durable quotes/,
+        {
+          cwd: app,
+          env: env({ ...node, GCX_RUNNER_ADDRESS: `127.0.0.1:${port}` }),
+          timeout: 120_000
+        }
+      )
       try {
         const quoted = gcxRun(["quote", "--durable", "--embedded", "--json", ...card], node, 120_000)
         const done = completedQuote(quoted)

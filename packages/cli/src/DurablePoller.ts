@@ -28,6 +28,7 @@ import * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import * as QuoteJournal from "@gcx/poller/QuoteJournal"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
 import * as CardCipher from "@gcx/workflow/CardCipher"
+import * as ClusterSecurity from "@gcx/workflow/ClusterSecurity"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Embedded from "@gcx/workflow/Embedded"
 import * as EventRelay from "@gcx/workflow/EventRelay"
@@ -53,14 +54,20 @@ const unopened = <A>(message: string): Layer.Layer<A, QuoteJournal.JournalError>
 
 /**
  * The deployment of a client-only node on the runners of `databaseUrl`
- * (`@gcx/workflow/Runner`). A database that cannot be reached is a
+ * (`@gcx/workflow/Runner`), authenticated as `ClusterSecurity.securityConfig` says
+ * (`GCX_RUNNER_TLS_*`, or `GCX_RUNNER_INSECURE_LOOPBACK=true`). A database that cannot be reached is a
  * `JournalError` that names it, as for the embedded file: the durable store is
  * the quotes' journal.
  */
 export const clientDeployment = (
   databaseUrl: Redacted.Redacted<string>
 ): Layer.Layer<Runner.Services, Config.ConfigError | QuoteJournal.JournalError> =>
-  Runner.layerClient({ databaseUrl }).pipe(
+  Layer.unwrap(
+    Effect.map(
+      Effect.all({ security: ClusterSecurity.securityConfig(), limits: ClusterSecurity.limitsConfig }),
+      ({ limits, security }) => Runner.layerClient({ databaseUrl, security, limits })
+    )
+  ).pipe(
     Layer.catchTag("DatabaseUnreachable", (error) => unopened<Runner.Services>(error.message))
   )
 

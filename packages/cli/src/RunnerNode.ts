@@ -3,6 +3,7 @@
  * the other commands never load the cluster's socket and PostgreSQL modules.
  */
 import * as CardCipher from "@gcx/workflow/CardCipher"
+import * as ClusterSecurity from "@gcx/workflow/ClusterSecurity"
 import * as Runner from "@gcx/workflow/Runner"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
@@ -20,8 +21,35 @@ const usage = (message: string) => new ExitCode.CliError({ code: ExitCode.ExitCo
 /** What `gcx runner` is given: its flags (`commands/Runner`). */
 export interface Flags {
   readonly listen: Option.Option<string>
+  readonly insecureLoopback: boolean
   readonly connection: Connection.Flags
 }
+
+/**
+ * How this runner authenticates the other nodes: the certificates of `GCX_RUNNER_TLS_*`, or plain TCP with
+ * `--insecure-loopback` on a loopback address only. Anything else refuses to start, naming the variables.
+ */
+const security = (insecureLoopback: boolean, listen: { readonly host: string }) =>
+  Effect.gen(function*() {
+    const chosen = yield* ClusterSecurity.securityConfig(insecureLoopback).pipe(
+      Effect.catchTag("ConfigError", (error): Effect.Effect<never, Config.ConfigError | ExitCode.CliError> =>
+        // a PEM that cannot be read is reported as any configuration error, naming its variable
+        error.message.includes(ClusterSecurity.notSet)
+          ? Effect.fail(usage(
+            `${ClusterSecurity.tlsVariables.join(", ")} must all be set: the runner port authenticates the ` +
+              `other nodes with the cluster's TLS certificates (or --insecure-loopback on a loopback --listen)`
+          ))
+          : Effect.fail(error))
+    )
+    if (chosen._tag === "InsecureLoopback" && !ClusterSecurity.isLoopback(listen.host)) {
+      return yield* Effect.fail(usage(
+        `--insecure-loopback listens on a loopback address only, got ${listen.host} (set ${
+          ClusterSecurity.tlsVariables.join(", ")
+        } to serve other machines)`
+      ))
+    }
+    return chosen
+  })
 
 /**
  * The runner over the exchange connection of the flags, until interrupted. A runner serves other
@@ -47,6 +75,8 @@ export const run = (options: Flags) =>
         )
       )
     }
+    const cluster = yield* security(options.insecureLoopback, listen ?? runnerAddress)
+    const limits = yield* ClusterSecurity.limitsConfig
     const databaseUrl = yield* Runner.databaseUrlConfig
     yield* Effect.scoped(Effect.gen(function*() {
       // built first, so that missing settings or a bad key fail before any connection to the database
@@ -54,7 +84,7 @@ export const run = (options: Flags) =>
         Layer.merge(CardCipher.layerConfig(), Connection.layer(options.connection, "none"))
       )
       yield* Layer.build(
-        Runner.layerQuotes({ databaseUrl, runnerAddress, listenAddress: listen }).pipe(
+        Runner.layerQuotes({ databaseUrl, runnerAddress, listenAddress: listen, security: cluster, limits }).pipe(
           Layer.provide(Layer.succeedContext(services))
         )
       )

@@ -40,17 +40,59 @@ const expectRefused = (output: { readonly code: number | null; readonly stderr: 
 describe.concurrent("commands that serve never invent a service", () => {
   it.live("gcx runner without connection settings exits 2 naming them, before reaching the database", () =>
     Effect.gen(function*() {
-      const output = yield* gcx(["runner"], { env: nodeEnv })
+      const output = yield* gcx(["runner", "--insecure-loopback"], { env: nodeEnv })
       expectRefused(output, "runner")
     }))
 
   it.live("gcx runner --embedded uses the embedded sandbox, and says so", () =>
     Effect.gen(function*() {
       // past the connection, the runner reaches for its database: unreachable here, exit 5
-      const output = yield* gcx(["runner", "--embedded"], { env: nodeEnv })
+      const output = yield* gcx(["runner", "--embedded", "--insecure-loopback"], { env: nodeEnv })
       expect(output.stderr).toMatch(/^gcx: --embedded: using the embedded sandbox at http:\/\/127\.0\.0\.1:\d+$/m)
       expect(output.stderr).toContain("cannot reach PostgreSQL at 127.0.0.1:9")
       expect(output.code).toBe(5)
+    }))
+
+  it.live("gcx runner without the cluster's TLS certificates exits 2 naming them, before reaching the database", () =>
+    Effect.gen(function*() {
+      const output = yield* gcx(["runner", "--embedded"], { env: nodeEnv })
+      expect(output.code).toBe(2)
+      const lines = output.stderr.trim().split("\n").filter((line) => line.startsWith("error:"))
+      expect(lines).toHaveLength(1)
+      for (const name of ["GCX_RUNNER_TLS_CA", "GCX_RUNNER_TLS_CERT", "GCX_RUNNER_TLS_KEY", "--insecure-loopback"]) {
+        expect(lines[0]).toContain(name)
+      }
+      expect(lines[0]).toContain("(see gcx runner --help)")
+      expect(output.stderr).not.toContain("cannot reach PostgreSQL")
+    }))
+
+  it.live("gcx runner --insecure-loopback on an address that is not loopback exits 2", () =>
+    Effect.gen(function*() {
+      const output = yield* gcx(["runner", "--embedded", "--insecure-loopback", "--listen", "0.0.0.0:34431"], {
+        env: nodeEnv
+      })
+      expect(output.code).toBe(2)
+      expect(output.stderr).toContain("--insecure-loopback listens on a loopback address only, got 0.0.0.0")
+      expect(output.stderr).not.toContain("cannot reach PostgreSQL")
+    }))
+
+  it.live("a client-only quote --durable without the cluster's TLS certificates exits 2 naming them", () =>
+    Effect.gen(function*() {
+      const connection = {
+        GCX_BASE_URL: "http://127.0.0.1:9",
+        GCX_AUTH_URL: "http://127.0.0.1:9/token",
+        GCX_CLIENT_ID: "client",
+        GCX_CLIENT_SECRET: "client-secret",
+        GCX_API_KEY: "api-key"
+      }
+      const output = yield* gcx(["quote", "--durable", ...cardArgs(TestData.Cards.success)], {
+        env: { ...nodeEnv, ...connection }
+      })
+      expect(output.code).toBe(2)
+      for (const name of ["GCX_RUNNER_TLS_CA", "GCX_RUNNER_TLS_CERT", "GCX_RUNNER_TLS_KEY"]) {
+        expect(output.stderr).toContain(name)
+      }
+      expect(output.stderr).not.toContain("cannot reach PostgreSQL")
     }))
 
   it.live("a client-only quote --durable without connection settings exits 2 naming them", () =>

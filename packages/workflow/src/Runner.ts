@@ -9,20 +9,20 @@
  * shards, take their advisory locks (PostgreSQL released them when its connection died) and replay
  * its workflows from storage. `shardingConfig` below sets these intervals (see the README).
  *
+ * The nodes authenticate each other with mutual TLS before the cluster reads a byte, and every
+ * connection's frames are bounded (`ClusterSecurity`): `security` is required on every node.
+ *
  * Every node provides `Outcomes` (the terminal outcomes of all runners, over LISTEN); a runner's
  * engine announces the outcomes of the workflows it runs (NOTIFY), and `layerQuotes` relays their
  * progress events (`EventRelay`). A runner logs at INFO the shards it acquires and releases (`ShardLog`).
  */
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
-import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import type * as MessageStorage from "effect/cluster/MessageStorage"
 import { RunnerAddress } from "effect/cluster/RunnerAddress"
 import type * as Sharding from "effect/cluster/Sharding"
-import * as ShardingConfig from "effect/cluster/ShardingConfig"
-import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
+import type * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -38,9 +38,11 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import type * as CardCipher from "./CardCipher.js"
+import * as ClusterSecurity from "./ClusterSecurity.js"
 import * as Database from "./Database.js"
 import * as DurableQuotes from "./DurableQuotes.js"
 import * as EventRelay from "./EventRelay.js"
+import * as Transport from "./internal/cluster/transport.js"
 import * as Outcomes from "./Outcomes.js"
 import * as ShardLog from "./ShardLog.js"
 
@@ -94,6 +96,10 @@ export interface RunnerOptions {
   readonly listenAddress?: RunnerAddress | undefined
   /** Overrides of `shardingConfig`. */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
+  /** How the nodes authenticate each other (`ClusterSecurity.securityConfig`). */
+  readonly security: ClusterSecurity.Security
+  /** Bounds of the connections; default `ClusterSecurity.defaultLimits`. */
+  readonly limits?: ClusterSecurity.Limits | undefined
 }
 
 /** Settings of a client-only node. */
@@ -102,6 +108,10 @@ export interface ClientOptions {
   readonly databaseUrl: Redacted.Redacted
   /** Overrides of `shardingConfig`. */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
+  /** How the nodes authenticate each other (`ClusterSecurity.securityConfig`). */
+  readonly security: ClusterSecurity.Security
+  /** Bounds of the connections; default `ClusterSecurity.defaultLimits`. */
+  readonly limits?: ClusterSecurity.Limits | undefined
 }
 
 /** `host:port` as a runner address: a non-empty host and a port in 1..65535. */
@@ -147,25 +157,22 @@ export const databaseUrlConfig: Config.Config<Redacted.Redacted> = Config.Redact
 /** A runner: serves its shards' workflows on `runnerAddress` and stores everything in PostgreSQL. */
 export const layer = (
   options: RunnerOptions
-): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError> => {
-  const config: Partial<ShardingConfig.ShardingConfig["Service"]> = {
-    ...shardingConfig,
-    ...options.sharding,
-    runnerAddress: Option.some(options.runnerAddress),
-    runnerListenAddress: Option.fromNullishOr(options.listenAddress)
-  }
-  // the cluster's SQL storage, as `storage: "sql"` builds it, but for the runner storage, which logs its shards
-  const storage = Layer.merge(
-    SqlMessageStorage.layer.pipe(Layer.provide(NodeCrypto.layerDigest)),
-    Layer.orDie(ShardLog.layerSql)
-  ).pipe(Layer.provide(ShardingConfig.layerFromEnv(config)))
-  return Layer.merge(Outcomes.layerPublisher.pipe(Layer.provide(ClusterWorkflowEngine.layer)), Outcomes.layer).pipe(
-    Layer.provideMerge(Database.withSchemaLock(
-      NodeClusterSocket.layer({ storage: "byo", shardingConfig: config }).pipe(Layer.provideMerge(storage))
-    )),
+): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError> =>
+  Layer.merge(Outcomes.layerPublisher.pipe(Layer.provide(ClusterWorkflowEngine.layer)), Outcomes.layer).pipe(
+    Layer.provideMerge(Database.withSchemaLock(Transport.layerRunner({
+      security: options.security,
+      limits: options.limits ?? ClusterSecurity.defaultLimits,
+      shardingConfig: {
+        ...shardingConfig,
+        ...options.sharding,
+        runnerAddress: Option.some(options.runnerAddress),
+        runnerListenAddress: Option.fromNullishOr(options.listenAddress)
+      },
+      // the runner storage logs the shards it acquires and releases
+      runnerStorage: Layer.orDie(ShardLog.layerSql)
+    }))),
     Layer.provideMerge(Database.layer(options.databaseUrl))
   )
-}
 
 /**
  * The durable quotes of a runner (`DurableQuotes.layerRunner` over `layer`), relaying the events of the
@@ -186,7 +193,10 @@ export const layerQuotes = (
   )
 }
 
-/** A runner from `GCX_DATABASE_URL` and `GCX_RUNNER_ADDRESS` (and `GCX_RUNNER_LISTEN`, optional). */
+/**
+ * A runner from `GCX_DATABASE_URL` and `GCX_RUNNER_ADDRESS` (and `GCX_RUNNER_LISTEN`, optional), with the
+ * security of `ClusterSecurity.securityConfig` and the limits of `ClusterSecurity.limitsConfig`.
+ */
 export const layerConfig = (
   overrides?: Partial<Omit<RunnerOptions, "databaseUrl" | "runnerAddress">>
 ): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError> =>
@@ -194,14 +204,18 @@ export const layerConfig = (
     Config.all({
       databaseUrl: databaseUrlConfig,
       runnerAddress: runnerAddressConfig("GCX_RUNNER_ADDRESS"),
-      listenAddress: Config.option(runnerAddressConfig("GCX_RUNNER_LISTEN"))
+      listenAddress: Config.option(runnerAddressConfig("GCX_RUNNER_LISTEN")),
+      security: ClusterSecurity.securityConfig(),
+      limits: ClusterSecurity.limitsConfig
     }).pipe(
-      Config.map(({ databaseUrl, listenAddress, runnerAddress }) =>
+      Config.map(({ databaseUrl, limits, listenAddress, runnerAddress, security }) =>
         layer({
           databaseUrl,
           runnerAddress,
           listenAddress: overrides?.listenAddress ?? Option.getOrUndefined(listenAddress),
-          sharding: overrides?.sharding
+          sharding: overrides?.sharding,
+          security: overrides?.security ?? security,
+          limits: overrides?.limits ?? limits
         })
       )
     )
@@ -212,18 +226,31 @@ export const layerClient = (
   options: ClientOptions
 ): Layer.Layer<Services, Database.DatabaseUnreachable | Config.ConfigError> =>
   Layer.merge(ClusterWorkflowEngine.layer, Outcomes.layer).pipe(
-    Layer.provideMerge(Database.withSchemaLock(NodeClusterSocket.layer({
-      storage: "sql",
-      clientOnly: true,
+    Layer.provideMerge(Database.withSchemaLock(Transport.layerClient({
+      security: options.security,
+      limits: options.limits ?? ClusterSecurity.defaultLimits,
       shardingConfig: { ...shardingConfig, ...options.sharding, runnerAddress: Option.none() }
     }))),
     Layer.provideMerge(Database.layer(options.databaseUrl))
   )
 
-/** A client-only node from `GCX_DATABASE_URL`. */
+/** A client-only node from `GCX_DATABASE_URL`, with the security and limits of `ClusterSecurity`'s configs. */
 export const layerClientConfig = (
   overrides?: Partial<Omit<ClientOptions, "databaseUrl">>
 ): Layer.Layer<Services, Database.DatabaseUnreachable | Config.ConfigError> =>
   Layer.unwrap(
-    Config.map(databaseUrlConfig, (databaseUrl) => layerClient({ databaseUrl, sharding: overrides?.sharding }))
+    Config.all({
+      databaseUrl: databaseUrlConfig,
+      security: ClusterSecurity.securityConfig(),
+      limits: ClusterSecurity.limitsConfig
+    }).pipe(
+      Config.map(({ databaseUrl, limits, security }) =>
+        layerClient({
+          databaseUrl,
+          sharding: overrides?.sharding,
+          security: overrides?.security ?? security,
+          limits: overrides?.limits ?? limits
+        })
+      )
+    )
   )

@@ -29,3 +29,6 @@ export * as ShardLog from "./ShardLog.js"
 
 /** The PostgreSQL deployments: cluster runners and client-only nodes, and their sharding settings. */
 export * as Runner from "./Runner.js"
+
+/** How the cluster's nodes authenticate each other (mutual TLS) and the bounds of their connections. */
+export * as ClusterSecurity from "./ClusterSecurity.js"

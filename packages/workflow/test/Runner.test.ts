@@ -7,7 +7,7 @@ import { FetchHttpClient } from "effect/http"
 import * as SqlClient from "effect/sql/SqlClient"
 import { randomBytes } from "node:crypto"
 import * as Database from "../src/Database.js"
-import { CardCipher, DurableQuotes, QuoteWorkflow } from "../src/index.js"
+import { CardCipher, ClusterSecurity, DurableQuotes, QuoteWorkflow } from "../src/index.js"
 import * as Outcomes from "../src/Outcomes.js"
 import * as Runner from "../src/Runner.js"
 import { card, clientOptions, dataKey, sandbox } from "./fixtures.js"
@@ -18,7 +18,11 @@ const runnerNode = (db: TestPg.TestDatabase, server: Sandbox.Service) =>
   Effect.flatMap(TestPg.freePort, (port) =>
     Layer.build(
       DurableQuotes.layerRunner(
-        Runner.layer({ databaseUrl: db.url, runnerAddress: RunnerAddress.make("127.0.0.1", port) })
+        Runner.layer({
+          databaseUrl: db.url,
+          runnerAddress: RunnerAddress.make("127.0.0.1", port),
+          security: ClusterSecurity.insecureLoopback
+        })
       ).pipe(
         Layer.provide(CardCipher.layer(dataKey)),
         Layer.provide(ExchangeClient.layerWith(clientOptions(server))),
@@ -30,7 +34,7 @@ const runnerNode = (db: TestPg.TestDatabase, server: Sandbox.Service) =>
 const clientNode = (db: TestPg.TestDatabase) =>
   Layer.build(
     DurableQuotes.layer().pipe(
-      Layer.provideMerge(Runner.layerClient({ databaseUrl: db.url })),
+      Layer.provideMerge(Runner.layerClient({ databaseUrl: db.url, security: ClusterSecurity.insecureLoopback })),
       Layer.provide(CardCipher.layer(dataKey))
     )
   )
@@ -49,7 +53,11 @@ describe("Runner: bad input", () => {
     Effect.gen(function*() {
       const port = yield* TestPg.freePort
       const url = Redacted.make(`postgres://gcx:hunter2-SENTINEL@127.0.0.1:${port}/gcx`)
-      const failure = yield* Effect.flip(Layer.build(Runner.layerClient({ databaseUrl: url })).pipe(Effect.scoped))
+      const failure = yield* Effect.flip(
+        Layer.build(Runner.layerClient({ databaseUrl: url, security: ClusterSecurity.insecureLoopback })).pipe(
+          Effect.scoped
+        )
+      )
       expect(failure._tag).toBe("DatabaseUnreachable")
       expect(failure.message).toContain(`cannot reach PostgreSQL at 127.0.0.1:${port}/gcx (GCX_DATABASE_URL)`)
       expect(failure.message).toContain("ECONNREFUSED")
@@ -59,7 +67,12 @@ describe("Runner: bad input", () => {
   it.effect("a GCX_DATABASE_URL that is not a PostgreSQL URL fails before any I/O", () =>
     Effect.gen(function*() {
       const failure = yield* Effect.flip(
-        Layer.build(Runner.layerClient({ databaseUrl: Redacted.make("mysql://db/gcx") })).pipe(Effect.scoped)
+        Layer.build(
+          Runner.layerClient({
+            databaseUrl: Redacted.make("mysql://db/gcx"),
+            security: ClusterSecurity.insecureLoopback
+          })
+        ).pipe(Effect.scoped)
       )
       expect(failure._tag).toBe("DatabaseUnreachable")
       expect(failure.message).toContain("(malformed URL)")
@@ -76,8 +89,26 @@ describe("Runner: bad input", () => {
       const badAddress = yield* build({ GCX_DATABASE_URL: "postgres://127.0.0.1:1/x", GCX_RUNNER_ADDRESS: "runner-1" })
       expect(String(badAddress)).toContain("GCX_RUNNER_ADDRESS")
       expect(String(badAddress)).toContain("GCX_RUNNER_ADDRESS must be host:port")
-      const noUrl = yield* build({ GCX_RUNNER_ADDRESS: "127.0.0.1:4000" })
+      const noUrl = yield* build({ GCX_RUNNER_ADDRESS: "127.0.0.1:4000", GCX_RUNNER_INSECURE_LOOPBACK: "true" })
       expect(String(noUrl)).toContain("GCX_DATABASE_URL")
+      // no certificates and no insecure loopback: refused, naming the variables that are missing
+      const noTls = yield* build({
+        GCX_DATABASE_URL: "postgres://127.0.0.1:1/x",
+        GCX_RUNNER_ADDRESS: "127.0.0.1:4000",
+        GCX_RUNNER_TLS_CA: "/nonexistent/ca.pem"
+      })
+      expect(String(noTls)).toContain("GCX_RUNNER_TLS_CERT")
+      expect(String(noTls)).toContain("GCX_RUNNER_TLS_KEY")
+      expect(String(noTls)).not.toContain("GCX_RUNNER_TLS_CA ")
+      const unreadable = yield* build({
+        GCX_DATABASE_URL: "postgres://127.0.0.1:1/x",
+        GCX_RUNNER_ADDRESS: "127.0.0.1:4000",
+        GCX_RUNNER_TLS_CA: "/nonexistent/ca.pem",
+        GCX_RUNNER_TLS_CERT: "/nonexistent/node.pem",
+        GCX_RUNNER_TLS_KEY: "-----BEGIN PRIVATE KEY-----KEY-SENTINEL"
+      })
+      expect(String(unreadable)).toContain("GCX_RUNNER_TLS_CA")
+      expect(String(unreadable)).not.toContain("KEY-SENTINEL")
       expect(Result.getOrThrow(Runner.parseRunnerAddress("[::1]:34431"))).toMatchObject({ host: "::1", port: 34431 })
       expect(Result.isFailure(Runner.parseRunnerAddress("127.0.0.1:70000"))).toBe(true)
     }))
@@ -119,7 +150,7 @@ describe("Runner: nodes started at once on a new database", () => {
           const sql = yield* SqlClient.SqlClient
           yield* Effect.forEach(
             [1, 2, 3],
-            () => Layer.build(Runner.layerClient({ databaseUrl: db.url })),
+            () => Layer.build(Runner.layerClient({ databaseUrl: db.url, security: ClusterSecurity.insecureLoopback })),
             { concurrency: "unbounded", discard: true }
           )
           expect(yield* tryLock).toBe(true)

@@ -19,6 +19,10 @@ export const options = {
     Flag.withDescription("host:port to listen on for the other nodes (default: GCX_RUNNER_ADDRESS)"),
     Flag.optional
   ),
+  insecureLoopback: Flag.Boolean("insecure-loopback").pipe(
+    Flag.withDescription("without TLS certificates: plain TCP, on a loopback --listen only (one machine)"),
+    Flag.withDefault(false)
+  ),
   connection: ConnectionFlags.options
 }
 
@@ -35,6 +39,10 @@ export const command = Command.make("runner", options, Lazy.handler(() => import
       Help.durableVariables.dataKey,
       Help.durableVariables.previousDataKey,
       ["GCX_RUNNER_ADDRESS", "host:port the other nodes reach this runner at (required, or --listen)"],
+      ["GCX_RUNNER_TLS_CA", "the cluster's CA certificate (PEM or file; required unless --insecure-loopback)"],
+      ["GCX_RUNNER_TLS_CERT", "this node's certificate, signed by the CA (PEM or file)"],
+      ["GCX_RUNNER_TLS_KEY", "this node's private key (PEM or file; secret)"],
+      ["GCX_RUNNER_MAX_FRAME_BYTES", "the longest frame a cluster connection may send (default 1048576)"],
       ...Help.connectionVariables.filter(([name]) => name !== "GCX_SANDBOX_TIME_SCALE")
     ]
   ),

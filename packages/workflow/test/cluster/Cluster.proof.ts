@@ -1,8 +1,10 @@
 /**
  * The multi-runner proof (`pnpm test:cluster`): three runner processes on one throwaway PostgreSQL,
  * the sandbox in its own process (quotes of about 3 s, 5 % 503 answers), this process as the
- * client-only node. It submits 1,000 quotes (200 under CI), SIGKILLs one runner at about 40 %
- * complete, then restarts the other two one after the other. Every quote must end with exactly one
+ * client-only node, all with the cluster's TLS certificates (authentication on). It submits 1,000
+ * quotes (200 under CI), 40 % of them at once; once 30 % of them are in flight (300; 60 under CI) it
+ * SIGKILLs the runner that holds the most (at least a quarter of those in flight), then restarts the
+ * other two one after the other. Every quote must end with exactly one
  * outcome, readable with `result` on the client; the sandbox must hold exactly one transaction per
  * requestId. Failover is measured from the kill to the next GET of each quote the killed runner
  * held. Afterwards every table of the database is dumped and scanned for the planted sentinels.
@@ -10,18 +12,20 @@
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, expect, layer } from "@effect/vitest"
 import { Api, Journal, Lifecycle } from "@gcx/sandbox"
-import { Cause, Context, DateTime, Effect, Exit, Fiber, Layer, Schedule, Schema, Stream } from "effect"
+import { Cause, Context, DateTime, Deferred, Effect, Exit, Fiber, Layer, Schedule, Schema, Stream } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { CardCipher, DurableQuotes, Outcomes } from "../../src/index.js"
+import { CardCipher, ClusterSecurity, DurableQuotes, Outcomes } from "../../src/index.js"
 import * as Runner from "../../src/Runner.js"
 import { jwtShape } from "../fixtures.js"
+import * as Certificates from "../utils/certificates.js"
 import * as TestPg from "../utils/postgres.js"
 import * as Processes from "./processes.js"
 
 const quotes = Number(process.env.GCX_CLUSTER_QUOTES ?? (process.env.CI === "true" ? 200 : 1_000))
-const killAt = 0.4
-/** Quotes in flight at once: the killed runner holds some, and the run outlasts the rolling restart. */
-const inFlight = Math.max(10, Math.min(50, Math.round(quotes / 20)))
+/** Quotes submitted at once: 40 % of the run. */
+const inFlight = Math.round(quotes * 0.4)
+/** The kill comes once this many quotes are in flight (submitted, no outcome yet): 300 of 1,000. */
+const killInFlight = Math.round(quotes * 0.3)
 
 /** The planted partner: its secret and API key are sentinels the at-rest scan looks for. */
 const partner = {
@@ -83,10 +87,18 @@ const cardNumber = (index: number) => `4929${String(100_000_000_000 + index * 79
 
 const dataKey = CardCipher.generateKey()
 
+/** The cluster's CA and the certificate every node of the proof presents (authentication on). */
+const certificates = Certificates.make("cluster-proof")
+/** `GCX_CLUSTER_TRANSPORT=insecure-loopback`: the same run without authentication, for comparison. */
+const insecure = process.env.GCX_CLUSTER_TRANSPORT === "insecure-loopback"
+
 /** This process as a client-only node: the API and the outcomes announced by every runner. */
 const clientNode = (db: TestPg.TestDatabase) =>
   DurableQuotes.layer().pipe(
-    Layer.provideMerge(Runner.layerClient({ databaseUrl: db.url })),
+    Layer.provideMerge(Runner.layerClient({
+      databaseUrl: db.url,
+      security: insecure ? ClusterSecurity.insecureLoopback : certificates.security
+    })),
     Layer.provide(CardCipher.layer(dataKey))
   )
 
@@ -106,7 +118,8 @@ describe("cluster", () => {
             GCX_DATABASE_URL: db.urlString,
             GCX_SANDBOX: JSON.stringify(endpoint),
             GCX_PARTNER: JSON.stringify(partner),
-            GCX_DATA_KEY: dataKey
+            GCX_DATA_KEY: dataKey,
+            ...(insecure ? { GCX_RUNNER_INSECURE_LOOPBACK: "true" } : certificates.env)
           }
           const events: Array<Processes.EventLine> = []
           const ports = yield* Effect.forEach([0, 1, 2], () => TestPg.freePort)
@@ -120,55 +133,76 @@ describe("cluster", () => {
           const client = yield* Layer.build(clientNode(db))
           const api = Context.get(client, DurableQuotes.DurableQuotes)
           const announced = new Map<string, Outcomes.Outcome>()
+          const waiters = new Map(requestIds.map((requestId) => [requestId, Deferred.makeUnsafe<void>()]))
           yield* Context.get(client, Outcomes.Outcomes).subscribe.pipe(
-            Stream.runForEach((outcome) => Effect.sync(() => announced.set(outcome.requestId, outcome))),
+            Stream.runForEach((outcome) =>
+              Effect.sync(() => {
+                announced.set(outcome.requestId, outcome)
+                const waiter = waiters.get(outcome.requestId)
+                if (waiter !== undefined) Deferred.doneUnsafe(waiter, Exit.void)
+              })
+            ),
             Effect.forkScoped
           )
 
-          // a client keeping `inFlight` quotes going: submit (durably recorded once it returns), then await
+          // a client keeping `inFlight` quotes going: submit (durably recorded once it returns), then read
+          // the outcome once announced (`Outcomes`), or by polling `result` if no announcement came in 30 s:
+          // 400 quotes each polling `result` would load the database more than the runners do
           const submitFailures: Array<string> = []
+          let submitted = 0
+          const awaitOutcome = (requestId: string) =>
+            Effect.raceFirst(
+              Effect.andThen(Deferred.await(waiters.get(requestId)!), Effect.exit(api.result(requestId))),
+              Effect.delay(Effect.exit(api.result(requestId)), "30 seconds")
+            )
           const run = Effect.forEach(requestIds, (requestId, index) =>
             api.submit({ cardNumber: cardNumber(index), pinNumber: pinSentinel, productLineId: "1000" }, { requestId })
               .pipe(
-                Effect.andThen(Effect.exit(api.result(requestId))),
-                Effect.tap((exit) =>
-                  Effect.sync(() => outcomes.set(requestId, exit))
+                Effect.tap(() =>
+                  Effect.sync(() => submitted++)
                 ),
+                Effect.andThen(awaitOutcome(requestId)),
+                Effect.tap((exit) => Effect.sync(() => outcomes.set(requestId, exit))),
                 Effect.catchCause((cause) => Effect.sync(() => submitFailures.push(Cause.pretty(cause))))
               ), { concurrency: inFlight, discard: true })
           const startedAt = Date.now()
           const runFiber = yield* Effect.forkChild(run)
 
-          // the kill at ~40 %
-          yield* Effect.repeat(
-            Effect.sync(() =>
-              outcomes.size
-            ),
-            {
-              until: (done) => done >= quotes * killAt,
-              schedule: Schedule.spaced("100 millis")
+          /** The quotes each runner holds: a transaction with events on it and no terminal event yet. */
+          const holdings = () => {
+            const held = [new Set<string>(), new Set<string>(), new Set<string>()]
+            for (const event of events) {
+              if (event.tag === "Completed" || event.tag === "Failed") {
+                held[event.runner]!.delete(event.transactionId)
+              } else held[event.runner]!.add(event.transactionId)
             }
-          ).pipe(Effect.timeout("5 minutes"))
+            return held
+          }
+          // the kill: once `killInFlight` quotes are in flight, of the runner that holds the most, once it
+          // holds a quarter of them (a quote is held from its runner's first event, after its POST)
+          const moment = () => {
+            const atKill = holdings()
+            const victim = atKill.reduce((best, held, index) =>
+              held.size > atKill[best]!.size ? index : best, 0)
+            return { atKill, victim, held: atKill[victim]!, inFlightAtKill: submitted - outcomes.size }
+          }
+          const { atKill, held, inFlightAtKill, victim } = yield* Effect.repeat(Effect.sync(moment), {
+            until: ({ held, inFlightAtKill }) => inFlightAtKill >= killInFlight && held.size >= inFlightAtKill / 4,
+            schedule: Schedule.spaced("20 millis")
+          }).pipe(Effect.timeout("5 minutes"))
+          runners[victim]!.process.kill("SIGKILL")
           const killedAt = Date.now()
           console.log(
-            `kill at ${outcomes.size} outcomes, ${((killedAt - startedAt) / 1000).toFixed(1)} s after the start`
+            `kill of runner ${victim} at ${outcomes.size} outcomes, ${inFlightAtKill} in flight, ${
+              ((killedAt - startedAt) / 1000).toFixed(1)
+            } s after the start: it held ${held.size} (${
+              (100 * held.size / inFlightAtKill).toFixed(0)
+            } %); the others ${atKill.filter((_, i) => i !== victim).map((h) => h.size).join(", ")}`
           )
-          runners[0]!.process.kill("SIGKILL")
-          console.log(
-            `events per runner at the kill: ${[0, 1, 2].map((r) => events.filter((e) => e.runner === r).length)}`
-          )
-          const held = new Set<string>()
-          for (const event of events) {
-            if (event.runner === 0) held.add(event.transactionId)
-          }
-          for (const event of events) {
-            if (event.runner === 0 && (event.tag === "Completed" || event.tag === "Failed")) {
-              held.delete(event.transactionId)
-            }
-          }
+          expect(held.size).toBeGreaterThanOrEqual(inFlightAtKill / 4)
           // the rolling restart of the other two, once the failover is under way
           yield* Effect.sleep("10 seconds")
-          for (const index of [1, 2]) {
+          for (const index of [0, 1, 2].filter((i) => i !== victim)) {
             yield* Processes.stop(runners[index]!)
             runners[index] = yield* startRunner(index)
             yield* Effect.sleep("5 seconds")
@@ -236,7 +270,9 @@ describe("cluster", () => {
           const p50 = percentile(delays, 0.5)
           const max = delays[delays.length - 1]!
           console.log(
-            `cluster: ${quotes} quotes, 3 runners, 1 killed: ${outcomes.size} outcomes, ${lost} lost, ${duplicates} duplicate transactions, failover p50 ${
+            `cluster${
+              insecure ? " (no authentication)" : ""
+            }: ${quotes} quotes, 3 runners, 1 killed: ${outcomes.size} outcomes, ${lost} lost, ${duplicates} duplicate transactions, failover p50 ${
               p50.toFixed(1)
             } s max ${max.toFixed(1)} s (${delays.length} held quotes)`
           )

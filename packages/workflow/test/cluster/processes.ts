@@ -134,18 +134,20 @@ export interface EventLine {
   readonly at: number
 }
 
-/** Starts runner `index` on `port`; its event lines go to `onEvent`. */
+/** Starts runner `index` on `port`; its event lines go to `onEvent`, every line to `onLine`. */
 export const runner = (
   index: number,
   port: number,
   env: Record<string, string>,
-  onEvent: (event: EventLine) => void
+  onEvent: (event: EventLine) => void,
+  onLine: (line: string) => void = () => undefined
 ): Promise<Child> =>
   spawn(
     path.join(rootDir, "packages/workflow/test/cluster/runner-process.ts"),
     [],
     { ...env, GCX_RUNNER_ADDRESS: `127.0.0.1:${port}` },
     (line) => {
+      onLine(line)
       if (!line.startsWith("EVENT ")) return
       const [, tag, transactionId, requestId, at] = line.split(" ")
       onEvent({

@@ -3,8 +3,10 @@
  * over `Runner.layerConfig` (GCX_DATABASE_URL, GCX_RUNNER_ADDRESS), the data key of GCX_DATA_KEY, a
  * client of the sandbox named by GCX_SANDBOX (JSON endpoint) as the partner of GCX_PARTNER. Prints
  * `READY` once its layers are built, and one `EVENT <tag> <transactionId> <requestId|-> <epoch ms>`
- * line per event of its local bus, for the proof's failover figures. Runs until SIGTERM (graceful)
- * or SIGKILL.
+ * line per event of its local bus, for the proof's failover figures, and `REFUSED <n>` whenever the
+ * count of refused cluster connections (`gcx.cluster.connections.refused`, all reasons) changes. Runs
+ * until SIGTERM (graceful) or SIGKILL. The cluster's security comes from the environment
+ * (`GCX_RUNNER_TLS_*`, or `GCX_RUNNER_INSECURE_LOOPBACK=true`).
  *
  * Usage: node --import tsx packages/workflow/test/cluster/runner-process.ts
  */
@@ -13,9 +15,9 @@ import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents } from "@gcx/poller"
 import type { TestData } from "@gcx/sandbox"
 import { Sandbox } from "@gcx/sandbox"
-import { Effect, Layer, Stream } from "effect"
+import { Effect, Layer, Metric, Schedule, Stream } from "effect"
 import { FetchHttpClient } from "effect/http"
-import { CardCipher, DurableQuotes } from "../../src/index.js"
+import { CardCipher, ClusterSecurity, DurableQuotes } from "../../src/index.js"
 import * as Runner from "../../src/Runner.js"
 
 const endpoint = JSON.parse(process.env.GCX_SANDBOX ?? "{}") as Sandbox.Service
@@ -34,6 +36,23 @@ const eventLines = Layer.effectDiscard(
   })
 )
 
+/** `REFUSED <n>` whenever the count of refused connections changes. */
+const refusedLines = Layer.effectDiscard(Effect.gen(function*() {
+  const reasons = ["handshake", "frame_too_large", "malformed_frame", "stalled_frame"] as const
+  let last = 0
+  const total = Effect.map(
+    Effect.forEach(reasons, (reason) => Metric.value(ClusterSecurity.connectionsRefusedFamily({ reason }))),
+    (states) => states.reduce((sum, state) => sum + state.count, 0)
+  )
+  yield* Effect.forkScoped(Effect.repeat(
+    Effect.flatMap(
+      total,
+      (n) => n === last ? Effect.void : Effect.andThen(Effect.sync(() => last = n), print(`REFUSED ${n}`))
+    ),
+    Schedule.spaced("100 millis")
+  ))
+}))
+
 const runner = DurableQuotes.layerRunner(Runner.layerConfig(), { bus: { capacity: 100_000 } }).pipe(
   Layer.provide(CardCipher.layerConfig()),
   Layer.provide(ExchangeClient.layerWith(Sandbox.clientOptions(endpoint, partner))),
@@ -41,7 +60,7 @@ const runner = DurableQuotes.layerRunner(Runner.layerConfig(), { bus: { capacity
 )
 
 NodeRuntime.runMain(Layer.launch(
-  Layer.mergeAll(eventLines, Layer.effectDiscard(print("READY"))).pipe(
+  Layer.mergeAll(eventLines, refusedLines, Layer.effectDiscard(print("READY"))).pipe(
     Layer.provideMerge(runner)
   )
 ))
