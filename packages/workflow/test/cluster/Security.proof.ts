@@ -143,7 +143,11 @@ describe("cluster security", () => {
           const calls: ReadonlyArray<readonly [string, (c: Client) => Effect.Effect<unknown, unknown>]> = [
             ["ping", (c) => c.Ping()],
             ["read", (c) => c.Effect({ request: RawClient.runQuote(knownExecution, known), persisted: false })],
-            ["poison", (c) => c.Effect({ request: RawClient.runQuote(Crypto.randomBytes(16).toString("hex"), attacked), persisted: false })],
+            ["poison", (c) =>
+              c.Effect({
+                request: RawClient.runQuote(Crypto.randomBytes(16).toString("hex"), attacked),
+                persisted: false
+              })],
             ["write", (c) => c.Effect({ request: RawClient.writeRow(), persisted: false })]
           ]
           const attack = (credentials: RawClient.Credentials) =>

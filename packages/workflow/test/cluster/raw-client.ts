@@ -105,8 +105,7 @@ const run = (entityId: string, requestId: string): Envelope.PartialRequest =>
  * or a poison. gcx draws execution ids at random and records them against their requestIds
  * (`RequestIds`): the proof gives the attacker the recorded one, the worst case.
  */
-export const runQuote = (executionId: string, requestId: string): Envelope.PartialRequest =>
-  run(executionId, requestId)
+export const runQuote = (executionId: string, requestId: string): Envelope.PartialRequest => run(executionId, requestId)
 
 /** A message for an entity of the attacker's choosing, to be persisted (a row in `cluster_messages`). */
 export const writeRow = (): Envelope.PartialRequest => {
