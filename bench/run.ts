@@ -19,6 +19,7 @@ import * as Durable from "./rows/durable.js"
 import * as Memory from "./rows/memory.js"
 import * as Polling from "./rows/polling.js"
 import * as Sandbox from "./rows/sandbox.js"
+import * as Soak from "./rows/soak.js"
 import * as Startup from "./rows/startup.js"
 import * as Throughput from "./rows/throughput.js"
 import * as Token from "./rows/token.js"
@@ -30,7 +31,8 @@ const rows: ReadonlyArray<readonly [string, (context: RowContext) => Effect.Effe
   ["memory", Memory.run],
   ["sandbox", Sandbox.run],
   ["durable", Durable.run],
-  ["startup", Startup.run]
+  ["startup", Startup.run],
+  ["soak", Soak.run]
 ]
 
 const args = process.argv.slice(2).filter((arg) => arg !== "--")
