@@ -4,7 +4,7 @@
  * handler (`src/run/`, see `Lazy.handler`) with the client, the poller, the sandbox or the
  * workflow is evaluated only when its command runs. Node would otherwise resolve several hundred
  * small modules of effect and its dependencies at each start, and compile them all
- * (`pnpm bench --only startup`, bench/README.md row 7). The package's bin (`bin/gcx.mjs`) runs it
+ * (`pnpm bench --only startup`, bench/NOTES.md row 7). The package's bin (`bin/gcx.mjs`) runs it
  * with Node's compile cache (`module.enableCompileCache`), so that V8 neither parses nor compiles
  * it again at the next start.
  *

@@ -1,5 +1,5 @@
 /**
- * One step of the per-request cost ladder of row 5 (see bench/README.md):
+ * One step of the per-request cost ladder of row 5 (see bench/NOTES.md):
  * a server answering GET `/v3/exchange/quote/:transactionId`, from a bare
  * node:http server up to the sandbox itself. Prints `READY <json>` and runs
  * until killed.

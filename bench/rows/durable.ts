@@ -379,7 +379,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       ],
       notes: [
         "failover is measured by pnpm test:cluster (3 runners on PostgreSQL, one SIGKILLed at about 40 % " +
-        "complete; goal max ≤ 15 s), not by the bench: its line and figures are in the README's Scale out section."
+        "complete; goal max ≤ 15 s), not by the bench: its line and figures are in docs/durable.md."
       ],
       seconds: round((performance.now() - started) / 1000, 1)
     }
