@@ -194,7 +194,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         sandboxTimeScale: 0.01,
         cards: "1 in 20 invalid, 1 in 20 merchant unavailable, 1 in 4 the 2 s card (polled), the rest instant",
         http: "NodeHttpClient.layerUndici",
-        memory: "process.memoryUsage() after four full collections (--expose-gc)",
+        memory: "process.memoryUsage() after four memory-reducing full collections " +
+          "(--expose-gc; gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }))",
         heapDiff: "v8.writeHeapSnapshot after the warm-up and after the run (of a second child, on at most " +
           "10,000 in-process and 1,000 durable quotes: a snapshot grows the RSS), live nodes counted by constructor",
         settle: "durable: 11 s before each measure, so that the cluster reaps the entities of finished quotes " +
