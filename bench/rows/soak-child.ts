@@ -7,13 +7,15 @@
  *
  * - `in-process`: `QuotePoller.getQuote` over `NodeHttpClient.layerUndici`,
  *   the event bus drained by one subscriber, the no-op journal;
- * - `durable`: `DurableQuotes.execute` embedded on SQLite (a file in `dir`).
+ * - `durable`: `DurableQuotes.execute` embedded on SQLite (a file in `dir`);
+ * - `raw`: the baseline, the raw `fetch` client (`bench/baseline/RawClient.ts`)
+ *   on the same cards, for the memory a plain Node HTTP client keeps.
  *
  * The cards mix the instant card (most), the 2 s card (polled; the sandbox's
  * time scale makes it short), an invalid card and a merchant that is
  * unavailable. Prints one `RESULT <json>` line.
  *
- * Usage: node --expose-gc --import tsx bench/rows/soak-child.ts <endpoint json> <in-process|durable>  <warmup> <quotes> <dir> [snapshots]
+ * Usage: node --expose-gc --import tsx bench/rows/soak-child.ts <endpoint json> <in-process|durable|raw>  <warmup> <quotes> <dir> [snapshots]
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type { QuoteEvent } from "@gcx/core"
@@ -29,12 +31,14 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Stream from "effect/Stream"
 import * as path from "node:path"
 import * as v8 from "node:v8"
-import { clientOptions, pollerLayer } from "../internal/gcx.js"
+import { RawClient } from "../baseline/RawClient.js"
+import { clientOptions, pollerLayer, rawOptions } from "../internal/gcx.js"
+import { pool } from "../internal/pool.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
 
 /** What the child reports. */
 export interface SoakChildResult {
-  readonly mode: "in-process" | "durable"
+  readonly mode: "in-process" | "durable" | "raw"
   readonly warmup: number
   readonly quotes: number
   readonly seconds: number
@@ -98,22 +102,21 @@ const settled = async (waitMillis: number): Promise<Memory> => {
   return { rss, heapUsed, heapTotal, external, arrayBuffers }
 }
 
-/** What a mode runs: its layer (the bus among its services) and one quote. */
+/** What an Effect mode runs: its layer (the bus among its services) and one quote. */
 interface Mode<R> {
   readonly layer: Layer.Layer<R | QuoteEvents.QuoteEvents>
   readonly quote: (index: number) => Effect.Effect<unknown, unknown, R>
   readonly concurrency: number
 }
 
-const soak = async <R>(
-  mode: SoakChildResult["mode"],
-  { concurrency, layer, quote }: Mode<R>,
-  warmup: number,
-  quotes: number,
-  dir: string,
-  snapshotting: boolean
-): Promise<SoakChildResult> => {
-  const waitMillis = mode === "durable" ? 11_000 : 0
+/** A mode's runner: `count` more quotes, and how many failed; `close` releases what it holds. */
+interface Runner {
+  readonly run: (count: number) => Promise<number>
+  readonly busEvents: () => number
+  readonly close: () => Promise<void>
+}
+
+const effectRunner = async <R>({ concurrency, layer, quote }: Mode<R>): Promise<Runner> => {
   const runtime = ManagedRuntime.make(layer)
   let busEvents = 0
   // One subscriber on the bus, draining it, as an application would have.
@@ -128,14 +131,45 @@ const soak = async <R>(
     )
   }))
   let next = 0
-  /** `count` quotes, `concurrency` at a time; how many failed. */
-  const run = (count: number) =>
-    runtime.runPromise(Effect.map(
-      Effect.forEach(Array.from({ length: count }), () => Effect.result(Effect.suspend(() => quote(next++))), {
-        concurrency
-      }),
-      (results) => results.filter((result) => result._tag === "Failure").length
-    ))
+  return {
+    run: (count) =>
+      runtime.runPromise(Effect.map(
+        Effect.forEach(Array.from({ length: count }), () => Effect.result(Effect.suspend(() => quote(next++))), {
+          concurrency
+        }),
+        (results) => results.filter((result) => result._tag === "Failure").length
+      )),
+    busEvents: () => busEvents,
+    close: () => runtime.dispose()
+  }
+}
+
+/** The baseline: the raw `fetch` client (no retries: a fault fails its quote), 64 at a time. */
+const rawRunner = async (endpoint: Endpoint): Promise<Runner> => {
+  const client = new RawClient(rawOptions(endpoint, 20))
+  await client.fetchToken()
+  let next = 0
+  return {
+    run: async (count) => {
+      let failures = 0
+      await pool(count, 64, () => client.getQuote(cardFor(next++)).catch(() => failures++))
+      return failures
+    },
+    busEvents: () => 0,
+    close: () => Promise.resolve()
+  }
+}
+
+const soak = async (
+  mode: SoakChildResult["mode"],
+  runner: Runner,
+  warmup: number,
+  quotes: number,
+  dir: string,
+  snapshotting: boolean
+): Promise<SoakChildResult> => {
+  const waitMillis = mode === "durable" ? 11_000 : 0
+  const { run } = runner
   let failures = await run(warmup)
   const afterWarmup = await settled(waitMillis)
   const first = snapshotting ? v8.writeHeapSnapshot(path.join(dir, `${mode}-warmup.heapsnapshot`)) : undefined
@@ -145,14 +179,14 @@ const soak = async <R>(
   const seconds = (performance.now() - started) / 1000
   const afterRun = await settled(waitMillis)
   const second = snapshotting ? v8.writeHeapSnapshot(path.join(dir, `${mode}-end.heapsnapshot`)) : undefined
-  await runtime.dispose()
+  await runner.close()
   return {
     mode,
     warmup,
     quotes,
     seconds,
     failures,
-    busEvents,
+    busEvents: runner.busEvents(),
     afterWarmup,
     afterRun,
     snapshots: first !== undefined && second !== undefined ? { afterWarmup: first, afterRun: second } : undefined
@@ -171,34 +205,23 @@ const main = async () => {
     Layer.provide(NodeHttpClient.layerUndici),
     Layer.orDie
   )
-  const result = mode === "durable"
-    ? await soak(
-      mode,
-      {
-        layer: Embedded.layerQuotes({ filename: path.join(dir, `soak-${process.pid}.db`) }).pipe(
-          Layer.provide(Layer.merge(client, CardCipher.layer(CardCipher.generateKey()))),
-          Layer.orDie
-        ),
-        quote: (index) => Effect.flatMap(DurableQuotes.DurableQuotes, (durable) => durable.execute(cardFor(index))),
-        concurrency: 32
-      },
-      warmup,
-      quotes,
-      dir,
-      snapshotting
-    )
-    : await soak(
-      mode,
-      {
-        layer: pollerLayer(endpoint, { client: clientSettings, http: NodeHttpClient.layerUndici }),
-        quote: (index) => Effect.flatMap(QuotePoller.QuotePoller, (poller) => poller.getQuote(cardFor(index))),
-        concurrency: 64
-      },
-      warmup,
-      quotes,
-      dir,
-      snapshotting
-    )
+  const runner = mode === "raw"
+    ? await rawRunner(endpoint)
+    : mode === "durable"
+    ? await effectRunner({
+      layer: Embedded.layerQuotes({ filename: path.join(dir, `soak-${process.pid}.db`) }).pipe(
+        Layer.provide(Layer.merge(client, CardCipher.layer(CardCipher.generateKey()))),
+        Layer.orDie
+      ),
+      quote: (index) => Effect.flatMap(DurableQuotes.DurableQuotes, (durable) => durable.execute(cardFor(index))),
+      concurrency: 32
+    })
+    : await effectRunner({
+      layer: pollerLayer(endpoint, { client: clientSettings, http: NodeHttpClient.layerUndici }),
+      quote: (index) => Effect.flatMap(QuotePoller.QuotePoller, (poller) => poller.getQuote(cardFor(index))),
+      concurrency: 64
+    })
+  const result = await soak(mode, runner, warmup, quotes, dir, snapshotting)
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`)
   process.exit(0)
 }

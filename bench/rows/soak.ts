@@ -132,9 +132,13 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         )
         out.push({ result, grew, snapshotQuotes })
       }
-      return out
+      // The baseline: the raw fetch client on the same cards and faults, for the memory plain Node HTTP keeps.
+      context.log(`soak: raw fetch (baseline), ${fmt(warmup)} warm-up quotes then ${fmt(sizes["in-process"])}`)
+      const raw = await runChild(sandbox.endpoint, "raw", warmup, sizes["in-process"], dir, false)
+      return { out, raw }
     })
-    const [inProcess, durable] = measured as [typeof measured[0], typeof measured[0]]
+    const [inProcess, durable] = measured.out as [typeof measured.out[0], typeof measured.out[0]]
+    const raw = measured.raw
     const figures = (side: typeof inProcess) => ({
       quotes: side.result.quotes,
       warmup: side.result.warmup,
@@ -201,8 +205,27 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         settle: "durable: 11 s before each measure, so that the cluster reaps the entities of finished quotes " +
           "(idle time 5 s, checked every 5 s)"
       },
-      figures: { inProcess: figures(inProcess), durable: figures(durable) },
+      figures: {
+        inProcess: figures(inProcess),
+        durable: figures(durable),
+        raw: {
+          quotes: raw.quotes,
+          failures: raw.failures,
+          afterWarmup: raw.afterWarmup,
+          afterRun: raw.afterRun,
+          rssGrowth: round(growth(raw, "rss"), 3),
+          heapGrowth: round(growth(raw, "heapUsed"), 3)
+        }
+      },
       lines: [
+        {
+          measure: `for comparison, the raw fetch loop (no retries) on the same cards and faults: RSS after ${
+            fmt(raw.quotes)
+          } quotes vs after ${fmt(raw.warmup)}, MiB`,
+          gcx: mib(raw.afterRun.rss),
+          baseline: mib(raw.afterWarmup.rss),
+          ratio: fmt(growth(raw, "rss"), 3)
+        },
         ...lines("in-process getQuote", inProcess, "inProcess"),
         ...lines("durable execute, embedded SQLite", durable, "durable")
       ],
