@@ -20,6 +20,7 @@ import * as Durable from "./rows/durable.js"
 import * as Memory from "./rows/memory.js"
 import * as Polling from "./rows/polling.js"
 import * as Sandbox from "./rows/sandbox.js"
+import * as Soak from "./rows/soak.js"
 import * as Startup from "./rows/startup.js"
 import * as Throughput from "./rows/throughput.js"
 import * as Token from "./rows/token.js"
@@ -32,7 +33,8 @@ const rows: ReadonlyArray<readonly [string, (context: RowContext) => Effect.Effe
   ["sandbox", Sandbox.run],
   ["durable", Durable.run],
   ["startup", Startup.run],
-  ["batch", Batch.run]
+  ["batch", Batch.run],
+  ["soak", Soak.run]
 ]
 
 const args = process.argv.slice(2).filter((arg) => arg !== "--")

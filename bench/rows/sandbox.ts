@@ -253,11 +253,14 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         }
       ],
       goals: [
+        // The goal: ≤ 0.2 ms; when the floor of the same run is above 0.17 ms, ≤ 1.15× that floor.
         goal(
           "sandbox.serverCpuMillisPerRequest",
-          "sandbox CPU ms per GET status request",
+          cpu("floor") > 0.17
+            ? "sandbox CPU ms per GET status request (≤ 1.15× the HttpApi floor of the run, which is above 0.17 ms)"
+            : "sandbox CPU ms per GET status request",
           "<=",
-          0.2,
+          cpu("floor") > 0.17 ? round(1.15 * cpu("floor"), 3) : 0.2,
           measured.sandbox.serverCpuMillisPerRequest ?? Number.POSITIVE_INFINITY
         )
       ],

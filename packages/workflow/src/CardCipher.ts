@@ -1,8 +1,8 @@
 /**
  * Card data at rest: the card number and PIN of a durable quote are sealed
- * with AES-256-GCM (`effect/crypto`'s `Aead`) before the workflow engine
- * persists its payload, and opened only inside the submit activity. There is
- * no plaintext fallback: no key, no layer.
+ * with AES-256-GCM before the workflow engine persists its payload, and
+ * opened only inside the submit activity. There is no plaintext fallback: no
+ * key, no layer.
  *
  * Keys: `GCX_DATA_KEY` (32 bytes in base64, read with `Config.Redacted`)
  * seals every card; `GCX_DATA_KEY_PREVIOUS` (optional) only opens, for the
@@ -21,14 +21,17 @@
  *
  * The key id is computed synchronously with `node:crypto` when a key is
  * parsed (`effect/crypto`'s `Digest` is an effect): `parseKey` and `keyId`
- * stay plain functions.
+ * stay plain functions. Sealing and opening are synchronous `node:crypto`
+ * too (`createCipheriv`, `randomBytes`): `effect/crypto`'s `Aead` on
+ * WebCrypto is a promise and a thread-pool job per call, 235 µs of CPU per
+ * seal and open of a card against about 60 µs (bench/NOTES.md, row 6). The
+ * persisted layout is the same.
  */
 import * as Card from "@gcx/core/Card"
 import { CardDecryptionError } from "@gcx/core/Errors"
 import * as CardFingerprint from "@gcx/poller/CardFingerprint"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
-import * as Aead from "effect/crypto/Aead"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import * as Effect from "effect/Effect"
 import * as Base64 from "effect/encoding/Base64"
@@ -135,21 +138,18 @@ const concat = (...parts: ReadonlyArray<Uint8Array>): Uint8Array => {
   return out
 }
 
-/** AES-256-GCM and its IVs, on WebCrypto. */
-const cryptoLayer = Aead.layerWebCrypto.pipe(Layer.provideMerge(SecureRandom.layerWebCrypto))
-
-/** A key as `Aead` takes it, with its id as bytes. */
+/** A key as `node:crypto` takes it, with its id as bytes. */
 interface Candidate {
   readonly id: Uint8Array
-  readonly key: Aead.Key
+  readonly key: Crypto.KeyObject
 }
 
-const candidateOf = (key: DataKey): Effect.Effect<Candidate> =>
-  Aead.key(Aead.aes256Gcm, Redacted.value(key.bytes)).pipe(
-    Effect.map((aeadKey) => ({ id: Buffer.from(key.id, "hex"), key: aeadKey })),
-    // parseKey checked the length: the only way this fails
-    Effect.orDie
-  )
+const candidateOf = (key: DataKey): Candidate => ({
+  id: Buffer.from(key.id, "hex"),
+  key: Crypto.createSecretKey(Redacted.value(key.bytes))
+})
+
+const algorithm = "aes-256-gcm"
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
   a.length === b.length && a.every((byte, index) => byte === b[index])
@@ -159,34 +159,38 @@ const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
  * rotation) only opens. See `parseKey`.
  */
 export const make = (key: DataKey, previous?: DataKey): Effect.Effect<Service> =>
-  Effect.gen(function*() {
-    const aead = yield* Aead.Aead
-    const random = yield* SecureRandom.SecureRandom
-    const candidates = yield* Effect.forEach(previous === undefined ? [key] : [key, previous], candidateOf)
+  Effect.sync(() => {
+    const candidates = (previous === undefined ? [key] : [key, previous]).map(candidateOf)
     const current = candidates[0]!
     const header = concat(Uint8Array.of(versions.keyId), current.id)
 
-    const seal = Effect.fnUntraced(function*(card: Card.Card, requestId: string) {
-      const iv = yield* random.randomBytes(ivBytes)
-      // Aead gives `ciphertext‖tag`; the persisted layout puts the tag first
-      const out = yield* Effect.orDie(
-        aead.encrypt(current.key, encode(card), { nonce: iv, aad: utf8.encode(requestId) })
-      )
-      const tagAt = out.length - tagBytes
-      const sealed = Base64.encode(concat(header, iv, out.subarray(tagAt), out.subarray(0, tagAt)))
-      return new SealedCard({ masked: card.masked, productLineId: card.productLineId, sealed }, { disableChecks: true })
-    })
+    const seal = (card: Card.Card, requestId: string) =>
+      Effect.sync(() => {
+        const iv = Crypto.randomBytes(ivBytes)
+        const cipher = Crypto.createCipheriv(algorithm, current.key, iv, { authTagLength: tagBytes })
+        cipher.setAAD(utf8.encode(requestId))
+        const ciphertext = Buffer.concat([cipher.update(encode(card)), cipher.final()])
+        // The persisted layout: the tag before the ciphertext
+        const sealed = Base64.encode(concat(header, iv, cipher.getAuthTag(), ciphertext))
+        return new SealedCard({ masked: card.masked, productLineId: card.productLineId, sealed }, {
+          disableChecks: true
+        })
+      })
 
     /** The fields of a card opened with `candidate`, or none when the tag does not authenticate. */
-    const decrypt = (candidate: Candidate, body: Uint8Array, requestId: string) =>
-      aead.decrypt(
-        candidate.key,
-        concat(body.subarray(ivBytes + tagBytes), body.subarray(ivBytes, ivBytes + tagBytes)),
-        { nonce: body.subarray(0, ivBytes), aad: utf8.encode(requestId) }
-      ).pipe(
-        Effect.flatMap((plain) => Effect.try(() => JSON.parse(new TextDecoder().decode(plain)) as unknown)),
-        Effect.option
-      )
+    const decrypt = (candidate: Candidate, body: Uint8Array, requestId: string): Option.Option<unknown> => {
+      try {
+        const decipher = Crypto.createDecipheriv(algorithm, candidate.key, body.subarray(0, ivBytes), {
+          authTagLength: tagBytes
+        })
+        decipher.setAAD(utf8.encode(requestId))
+        decipher.setAuthTag(body.subarray(ivBytes, ivBytes + tagBytes))
+        const plain = Buffer.concat([decipher.update(body.subarray(ivBytes + tagBytes)), decipher.final()])
+        return Option.some(JSON.parse(plain.toString("utf8")) as unknown)
+      } catch {
+        return Option.none()
+      }
+    }
 
     const open = Effect.fnUntraced(function*(sealed: SealedCard, requestId: string) {
       const refuse = (reason: string, keyId?: string) =>
@@ -203,7 +207,7 @@ export const make = (key: DataKey, previous?: DataKey): Effect.Effect<Service> =
       const body = bytes.subarray(start)
       let fields: Option.Option<unknown> = Option.none()
       for (const candidate of matching) {
-        fields = yield* decrypt(candidate, body, requestId)
+        fields = decrypt(candidate, body, requestId)
         if (Option.isSome(fields)) break
       }
       if (Option.isNone(fields)) return yield* refuse("authentication failed")
@@ -222,7 +226,7 @@ export const make = (key: DataKey, previous?: DataKey): Effect.Effect<Service> =
     const fingerprintOf = (keyId: string) => fingerprints.find((fingerprint) => fingerprint.keyId === keyId)
 
     return CardCipher.of({ seal, open, fingerprint: fingerprints[0]!, fingerprintOf, fingerprints })
-  }).pipe(Effect.provide(cryptoLayer))
+  })
 
 /** A `ConfigError` saying that the variable `name` is refused, and why (never its value). */
 const refused = (name: string, message: string): Config.ConfigError =>

@@ -141,6 +141,60 @@ describe("CardCipher", () => {
       expect(neither.message).toContain("GCX_DATA_KEY_PREVIOUS")
     }))
 
+  it("seals and opens synchronously (node:crypto, no WebCrypto promise or thread-pool job per card)", () => {
+    const key = CardCipher.generateKey()
+    const opened = Effect.runSync(
+      Effect.gen(function*() {
+        const cipher = yield* CardCipher.CardCipher
+        return yield* cipher.open(yield* cipher.seal(yield* validCard, "request-8"), "request-8")
+      }).pipe(withKey(key))
+    )
+    expect(Redacted.value(opened.pinNumber)).toBe(pinNumber)
+  })
+
+  it.effect("the layout is 1.0's (v2, key id, IV, tag, ciphertext): WebCrypto opens what it seals, and the reverse", () =>
+    Effect.gen(function*() {
+      const key = CardCipher.generateKey()
+      const subtleKey = yield* Effect.promise(() =>
+        globalThis.crypto.subtle.importKey("raw", Buffer.from(key, "base64"), "AES-GCM", false, ["encrypt", "decrypt"])
+      )
+      const aad = Buffer.from("request-9", "utf8")
+      // Sealed here, opened with WebCrypto (which takes `ciphertext‖tag`).
+      const sealed = Buffer.from((yield* sealWith("request-9", key)).sealed, "base64")
+      const body = sealed.subarray(1 + 4)
+      const plain = yield* Effect.promise(() =>
+        globalThis.crypto.subtle.decrypt(
+          { name: "AES-GCM", iv: body.subarray(0, 12), additionalData: aad },
+          subtleKey,
+          Buffer.concat([body.subarray(28), body.subarray(12, 28)])
+        )
+      )
+      expect(JSON.parse(Buffer.from(plain).toString("utf8"))).toEqual([cardNumber, pinNumber])
+      // Sealed with WebCrypto as 1.0 did, opened here.
+      const iv = Crypto.randomBytes(12)
+      const out = Buffer.from(
+        yield* Effect.promise(() =>
+          globalThis.crypto.subtle.encrypt(
+            { name: "AES-GCM", iv, additionalData: aad },
+            subtleKey,
+            Buffer.from(JSON.stringify([cardNumber, pinNumber]), "utf8")
+          )
+        )
+      )
+      const webSealed = new CardCipher.SealedCard({
+        masked: "****0001",
+        productLineId: "1000",
+        sealed: Buffer.concat([
+          sealed.subarray(0, 5),
+          iv,
+          out.subarray(out.length - 16),
+          out.subarray(0, out.length - 16)
+        ])
+          .toString("base64")
+      })
+      expect(yield* openWith(webSealed, "request-9", key)).toBe(pinNumber)
+    }))
+
   it("parseKey accepts 32 bytes of base64 only", () => {
     expect(Result.isSuccess(CardCipher.parseKey(CardCipher.generateKey()))).toBe(true)
     expect(CardCipher.parseKey(Buffer.alloc(33).toString("base64"))).toEqual(

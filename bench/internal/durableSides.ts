@@ -1,0 +1,133 @@
+/**
+ * The sides of row 6 (`rows/durable.ts`): one measured run of quotes at a
+ * fixed concurrency (CPU of this process and of the database server), quotes
+ * one at a time for the time to outcome, PostgreSQL's committed transactions,
+ * and the engine's floor on PostgreSQL.
+ */
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { ExchangeClient } from "@gcx/http"
+import * as CardCipher from "@gcx/workflow/CardCipher"
+import * as Database from "@gcx/workflow/Database"
+import * as Runner from "@gcx/workflow/Runner"
+import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
+import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import * as EngineFloor from "../../packages/workflow/test/utils/engine-floor.js"
+import * as Admin from "./Admin.js"
+import * as Cpu from "./cpu.js"
+import { clientOptions } from "./gcx.js"
+import type { Endpoint } from "./SandboxProcess.js"
+import { percentile, round } from "./stats.js"
+
+/** What one measured run of one side gives. */
+export interface Run {
+  readonly quotesPerSecond: number
+  readonly clientCpuMillisPerQuote: number
+  /** The database server's CPU per quote (PostgreSQL), when this machine can see it. */
+  readonly serverCpuMillisPerQuote: number | undefined
+  readonly failures: number
+  readonly createQuoteRequests: number
+}
+
+/** Time to outcome of quotes run one at a time. */
+export interface Latency {
+  readonly p50: number
+  readonly p95: number
+}
+
+/** CPU per quote of a side: its runner's, plus the database server's when known. */
+export const cpuOf = (run: Run): number => run.clientCpuMillisPerQuote + (run.serverCpuMillisPerQuote ?? 0)
+
+/** `quotes` calls, `concurrency` at a time, timed; the number that failed. */
+export const measure = <E, R>(
+  endpoint: Endpoint,
+  quotes: number,
+  concurrency: number,
+  call: () => Effect.Effect<unknown, E, R>,
+  serverCpu: () => number | undefined = () => undefined
+): Effect.Effect<Run, never, R> =>
+  Effect.gen(function*() {
+    yield* Effect.promise(() => Admin.reset(endpoint))
+    const serverBefore = serverCpu()
+    const cpuBefore = Cpu.selfMillis()
+    const started = performance.now()
+    const outcomes = yield* Effect.forEach(Array.from({ length: quotes }), () => Effect.result(call()), {
+      concurrency
+    })
+    const wallMillis = performance.now() - started
+    const cpuMillis = Cpu.selfMillis() - cpuBefore
+    const serverAfter = serverCpu()
+    const journal = yield* Effect.promise(() => Admin.journal(endpoint))
+    return {
+      quotesPerSecond: (quotes * 1000) / wallMillis,
+      clientCpuMillisPerQuote: cpuMillis / quotes,
+      serverCpuMillisPerQuote: serverBefore === undefined || serverAfter === undefined
+        ? undefined
+        : (serverAfter - serverBefore) / quotes,
+      failures: outcomes.filter(Result.isFailure).length,
+      createQuoteRequests: journal.requests.createQuote
+    }
+  })
+
+/** `count` quotes one at a time: the time to each outcome, p50 and p95 in ms. */
+export const latency = <E, R>(
+  count: number,
+  call: () => Effect.Effect<unknown, E, R>
+): Effect.Effect<Latency, never, R> =>
+  Effect.gen(function*() {
+    const samples: Array<number> = []
+    for (let index = 0; index < count; index++) {
+      const started = performance.now()
+      yield* Effect.ignore(call())
+      samples.push(performance.now() - started)
+    }
+    return { p50: round(percentile(samples, 50), 1), p95: round(percentile(samples, 95), 1) }
+  })
+
+/** The exchange client and the card cipher under a durable node. */
+export const runnerDependencies = (endpoint: Endpoint) =>
+  Layer.merge(
+    ExchangeClient.layerWith(clientOptions(endpoint)).pipe(Layer.provide(FetchHttpClient.layer), Layer.orDie),
+    CardCipher.layer(CardCipher.generateKey())
+  )
+
+/** `transactions committed` of the gcx database so far, as PostgreSQL's statistics tell (read fresh). */
+export const committed = (database: string) =>
+  Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+    // Backends flush their statistics at most once a second: wait for them, then read a fresh snapshot.
+    yield* Effect.sleep("1500 millis")
+    yield* sql`SELECT pg_stat_clear_snapshot()`
+    const rows = yield* sql<{ readonly xact_commit: string }>`
+      SELECT xact_commit::text AS xact_commit FROM pg_stat_database WHERE datname = ${database}`
+    return Number(rows[0]?.xact_commit ?? Number.NaN)
+  }).pipe(Effect.orDie)
+
+export const figures = (run: Run, latency?: Latency) => ({
+  quotesPerSecond: round(run.quotesPerSecond, 1),
+  clientCpuMillisPerQuote: round(run.clientCpuMillisPerQuote, 3),
+  serverCpuMillisPerQuote: run.serverCpuMillisPerQuote === undefined ? null : round(run.serverCpuMillisPerQuote, 3),
+  failures: run.failures,
+  createQuoteRequests: run.createQuoteRequests,
+  ...(latency === undefined ? {} : { latencyMillis: latency })
+})
+
+/** The engine's floor on PostgreSQL: the same cluster and sharding settings as a runner, without gcx. */
+export const floorOnPostgres = (url: Redacted.Redacted, port: number) =>
+  EngineFloor.layer.pipe(
+    Layer.provideMerge(ClusterWorkflowEngine.layer),
+    Layer.provideMerge(NodeClusterSocket.layer({
+      storage: "sql",
+      shardingConfig: {
+        ...Runner.shardingConfig,
+        runnerAddress: Option.some(Result.getOrThrow(Runner.parseRunnerAddress(`127.0.0.1:${port}`)))
+      }
+    })),
+    Layer.provideMerge(Database.layer(url)),
+    Layer.orDie
+  )
