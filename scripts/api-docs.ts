@@ -67,8 +67,10 @@ const generate = (pkg: string): Map<string, string> => {
     timeout: 300_000
   })
   if (result.status !== 0) {
-    process.stderr.write(result.stdout + result.stderr)
-    throw new Error(`docgen failed in packages/${pkg} (exit ${result.status ?? result.signal})`)
+    process.stderr.write(`${result.stdout ?? ""}${result.stderr ?? ""}`)
+    throw new Error(
+      `docgen failed in packages/${pkg} (${result.error?.message ?? `exit ${result.status ?? result.signal}`})`
+    )
   }
   const modules = Path.join(out, "modules")
   const pages = new Map<string, string>()

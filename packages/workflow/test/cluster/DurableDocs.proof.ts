@@ -75,6 +75,7 @@ describe("docs/durable.md", () => {
           "service",
           "data-key",
           "embedded",
+          "certificates",
           "database",
           "client-only",
           "result",
