@@ -55,7 +55,13 @@ const refusedLines = Layer.effectDiscard(Effect.gen(function*() {
 
 const runner = DurableQuotes.layerRunner(Runner.layerConfig(), { bus: { capacity: 100_000 } }).pipe(
   Layer.provide(CardCipher.layerConfig()),
-  Layer.provide(ExchangeClient.layerWith(Sandbox.clientOptions(endpoint, partner))),
+  // A runner carries hundreds of quotes at once: the client-wide retry budget is sized to that load (the
+  // default, 20 retries refilled at 1 per second, fits one client process; with 5 % of answers 503 at
+  // about 40 requests/s a runner needs 2 retries/s, and quotes would fail ServiceUnavailable once it ran out).
+  Layer.provide(ExchangeClient.layerWith({
+    ...Sandbox.clientOptions(endpoint, partner),
+    retry: { budget: { capacity: 1_000, refillPerSecond: 100 } }
+  })),
   Layer.provide(FetchHttpClient.layer)
 )
 
