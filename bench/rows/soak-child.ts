@@ -177,7 +177,7 @@ const soak = async (
   dir: string,
   snapshotting: boolean
 ): Promise<SoakChildResult> => {
-  const waitMillis = mode === "durable" ? 11_000 : 0
+  const waitMillis = mode === "durable" ? Number(process.env.GCX_SOAK_SETTLE_MS ?? 11_000) : 0
   const { run } = runner
   let failures = await run(warmup)
   const afterWarmup = await settled(waitMillis)

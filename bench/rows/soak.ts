@@ -35,13 +35,22 @@ const faults: ReadonlyArray<Faults.FaultRule> = [
   { route: "any", kind: "stall", probability: 0.002 }
 ]
 
+/**
+ * How long a durable child waits before each reading, so that the cluster has reaped the entities of
+ * finished quotes (idle time 5 s, checked every 5 s). At about 180 quotes/s the reaper lags: after
+ * 11 s the heap still held a fiber, 7 latches and 2 semaphores per quote of the last thousands
+ * (1.45× after 5,000 quotes); after 40 s it was back to 1.01×, the snapshot diff naming only JIT code.
+ */
+const settleMillis = (quick: boolean) => (quick ? 11_000 : 40_000)
+
 const runChild = (
   endpoint: Endpoint,
   mode: SoakChildResult["mode"],
   warmup: number,
   quotes: number,
   dir: string,
-  snapshots: boolean
+  snapshots: boolean,
+  settle: number
 ): Promise<SoakChildResult> =>
   new Promise((resolve, reject) => {
     const child = ChildProcess.spawn(
@@ -58,7 +67,8 @@ const runChild = (
         dir,
         snapshots ? "snapshots" : "measure"
       ],
-      { cwd: rootDir, stdio: ["ignore", "pipe", "pipe"] }
+      // a full run waits 40 s before each durable reading, a quick one 11 s (see `settleMillis`)
+      { cwd: rootDir, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, GCX_SOAK_SETTLE_MS: String(settle) } }
     )
     let stdout = ""
     let stderr = ""
@@ -99,7 +109,15 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         context.log(`soak: ${mode}, ${fmt(warmup)} warm-up quotes then ${fmt(sizes[mode])}`)
         // A full run takes the snapshots in a second child, on fewer quotes (a snapshot grows the RSS for
         // good); a quick one (goals not enforced) in the same child.
-        const result = await runChild(sandbox.endpoint, mode, warmup, sizes[mode], dir, context.quick)
+        const result = await runChild(
+          sandbox.endpoint,
+          mode,
+          warmup,
+          sizes[mode],
+          dir,
+          context.quick,
+          settleMillis(context.quick)
+        )
         const snapshotQuotes = Math.min(sizes[mode], snapshotSizes[mode])
         if (!context.quick) {
           context.log(
@@ -108,7 +126,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         }
         const snapshotted = context.quick
           ? result
-          : await runChild(sandbox.endpoint, mode, warmup, snapshotQuotes, dir, true)
+          : await runChild(sandbox.endpoint, mode, warmup, snapshotQuotes, dir, true, settleMillis(context.quick))
         let grew: Array<HeapDiff.Growth> = []
         if (snapshotted.snapshots !== undefined) {
           // Anything that gained one live object per 100 quotes (at least 50) is named.
@@ -134,7 +152,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       }
       // The baseline: the raw fetch client on the same cards and faults, for the memory plain Node HTTP keeps.
       context.log(`soak: raw fetch (baseline), ${fmt(warmup)} warm-up quotes then ${fmt(sizes["in-process"])}`)
-      const raw = await runChild(sandbox.endpoint, "raw", warmup, sizes["in-process"], dir, false)
+      const raw = await runChild(sandbox.endpoint, "raw", warmup, sizes["in-process"], dir, false, 0)
       return { out, raw }
     })
     const [inProcess, durable] = measured.out as [typeof measured.out[0], typeof measured.out[0]]
@@ -202,8 +220,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           "(--expose-gc; gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }))",
         heapDiff: "v8.writeHeapSnapshot after the warm-up and after the run (of a second child, on at most " +
           "10,000 in-process and 1,000 durable quotes: a snapshot grows the RSS), live nodes counted by constructor",
-        settle: "durable: 11 s before each measure, so that the cluster reaps the entities of finished quotes " +
-          "(idle time 5 s, checked every 5 s)"
+        settle: `durable: ${settleMillis(context.quick) / 1000} s before each measure, so that the cluster reaps the ` +
+          "entities of finished quotes (idle time 5 s, checked every 5 s; at about 180 quotes/s it lags past 11 s)"
       },
       figures: {
         inProcess: figures(inProcess),
