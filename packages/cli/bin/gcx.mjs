@@ -12,6 +12,26 @@ import * as Module from "node:module"
 import * as Os from "node:os"
 import * as Path from "node:path"
 
+// `gcx batch` allocates at a steady rate for as long as its file lasts, and V8 sizes its young
+// generation to that rate (64 MB semi-spaces on a large machine): most of a long batch's peak RSS is
+// garbage (bench row 8: 328 MB for 100,000 rows, the live heap under 40 MB). Semi-spaces of 8 MB keep
+// the peak near 210 MB at the same CPU. That is a process option, which a running process cannot
+// change, so the bin starts again with it: `process.execve` keeps the process id, so signals, exit
+// codes and a parent's kill reach the batch itself. Only where Node has `process.execve` (22.15 and
+// later, not Windows), and never when the option is given already (node's flags or NODE_OPTIONS).
+const youngGeneration = "--max-semi-space-size"
+if (
+  process.argv.slice(2).includes("batch") &&
+  typeof process.execve === "function" &&
+  ![...process.execArgv, process.env.NODE_OPTIONS ?? ""].some((flag) => flag.includes(youngGeneration))
+) {
+  process.execve(
+    process.execPath,
+    [process.execPath, `${youngGeneration}=8`, ...process.execArgv, ...process.argv.slice(1)],
+    process.env
+  )
+}
+
 const cacheDirectory = () => {
   const env = process.env
   if (env.NODE_COMPILE_CACHE) return env.NODE_COMPILE_CACHE
