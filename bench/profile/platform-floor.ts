@@ -21,6 +21,7 @@ import type * as Layer from "effect/Layer"
 import * as http from "node:http"
 import { createRequire } from "node:module"
 import type { AddressInfo } from "node:net"
+import { countOperations } from "../internal/effectCounts.js"
 
 // The undici that @effect/platform-node uses (not a dependency of the bench itself).
 const undici = createRequire(import.meta.resolve("@effect/platform-node/NodeHttpClient"))("undici") as {
@@ -29,23 +30,7 @@ const undici = createRequire(import.meta.resolve("@effect/platform-node/NodeHttp
 
 const body = JSON.stringify({ transactionId: "1JXX657P9VCKN74WVFNBH75GWR", isCompleted: true, actualCardValue: 50 })
 
-const counts = { operations: 0, fibers: 0 }
-const prototype = Object.getPrototypeOf(Effect.runFork(Effect.void)) as {
-  runLoop: (this: any, effect: unknown) => unknown
-}
-const runLoop = prototype.runLoop
-const seen = new WeakSet<object>()
-prototype.runLoop = function(effect) {
-  if (!seen.has(this)) {
-    seen.add(this)
-    counts.fibers++
-  }
-  try {
-    return runLoop.call(this, effect)
-  } finally {
-    counts.operations += this.currentOpCount as number
-  }
-}
+const counts = countOperations()
 
 const pool = async (count: number, task: () => Promise<unknown>) => {
   let next = 0

@@ -29,6 +29,7 @@ import * as Readline from "node:readline"
 import * as v8 from "node:v8"
 import { RawClient } from "../baseline/RawClient.js"
 import * as Admin from "../internal/Admin.js"
+import { countOperations } from "../internal/effectCounts.js"
 import { pollerLayer, rawOptions } from "../internal/gcx.js"
 import { inBench, rootDir } from "../internal/paths.js"
 import { pool } from "../internal/pool.js"
@@ -49,27 +50,6 @@ interface Figures {
   readonly operations: number | undefined
   readonly fibers: number | undefined
   readonly failures: number
-}
-
-/** Counts the operations and fibers of every fiber run from now on (patches the fiber's run loop). */
-const countOperations = () => {
-  const counts = { operations: 0, fibers: 0 }
-  const fiber = Effect.runFork(Effect.void)
-  const prototype = Object.getPrototypeOf(fiber) as { runLoop: (this: any, effect: unknown) => unknown }
-  const runLoop = prototype.runLoop
-  const seen = new WeakSet<object>()
-  prototype.runLoop = function(effect) {
-    if (!seen.has(this)) {
-      seen.add(this)
-      counts.fibers++
-    }
-    try {
-      return runLoop.call(this, effect)
-    } finally {
-      counts.operations += this.currentOpCount as number
-    }
-  }
-  return counts
 }
 
 const allocatedDuring = async <A>(task: () => Promise<A>): Promise<{ readonly value: A; readonly bytes: number }> => {

@@ -15,8 +15,7 @@
  *
  * Usage: node --expose-gc --import tsx bench/rows/memory-child.ts <endpoint json> <count>
  */
-import type { QuoteEvent } from "@gcx/core"
-import { QuoteEvents, QuotePoller } from "@gcx/poller"
+import { QuotePoller } from "@gcx/poller"
 import { TestData } from "@gcx/sandbox"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -24,6 +23,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Stream from "effect/Stream"
 import type { RawQuote } from "../baseline/RawClient.js"
 import { RawClient } from "../baseline/RawClient.js"
+import * as BusCounter from "../internal/busCounter.js"
 import { pollerLayer, rawOptions } from "../internal/gcx.js"
 import { pool } from "../internal/pool.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
@@ -46,18 +46,8 @@ const settledHeap = async (): Promise<number> => {
 
 const main = async () => {
   const runtime = ManagedRuntime.make(pollerLayer(endpoint))
-  let busEvents = 0
   // One subscriber on the bus, draining it, as an application would have.
-  await runtime.runPromise(Effect.gen(function*() {
-    const bus = yield* QuoteEvents.QuoteEvents
-    yield* Effect.forkDetach(
-      Effect.scoped(Effect.flatMap(
-        bus.subscribe,
-        Stream.runForEach((_: QuoteEvent.QuoteEvent) => Effect.sync(() => busEvents++))
-      )),
-      { startImmediately: true }
-    )
-  }))
+  const busEvents = await BusCounter.drain(runtime)
 
   const createStarted = performance.now()
   const creator = new RawClient(rawOptions(endpoint, 0))
@@ -124,7 +114,7 @@ const main = async () => {
         createSeconds,
         trackStarted,
         measuredAt,
-        busEvents,
+        busEvents: busEvents(),
         raw: { heapUsedBefore: rawBefore, heapUsedDuring: rawDuring },
         gcx: { heapUsedBefore: gcxBefore, heapUsedDuring: gcxDuring, rss: process.memoryUsage().rss },
         perQuote: { heapUsedBefore: perQuoteBefore, heapUsedDuring: perQuoteDuring }

@@ -14,9 +14,9 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as ChildProcess from "node:child_process"
 import * as Admin from "../internal/Admin.js"
-import { inBench, rootDir } from "../internal/paths.js"
+import * as Child from "../internal/child.js"
+import { inBench } from "../internal/paths.js"
 import type { RowContext, RowResult } from "../internal/report.js"
 import { fmt, goal } from "../internal/report.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
@@ -36,25 +36,13 @@ interface ChildResult {
 }
 
 const runChild = (endpoint: Endpoint, count: number) =>
-  Effect.callback<ChildResult, Error>((resume) => {
-    const child = ChildProcess.spawn(
-      process.execPath,
-      ["--expose-gc", "--import", "tsx", inBench("rows", "memory-child.ts"), JSON.stringify(endpoint), String(count)],
-      { cwd: rootDir, stdio: ["ignore", "pipe", "pipe"] }
-    )
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)))
-    child.once("exit", (code) => {
-      const line = stdout.split("\n").find((candidate) => candidate.startsWith("RESULT "))
-      resume(
-        line === undefined
-          ? Effect.fail(new Error(`the memory child exited (${code}) without a result: ${stderr}`))
-          : Effect.succeed(JSON.parse(line.slice("RESULT ".length)) as ChildResult)
-      )
-    })
-    return Effect.sync(() => child.kill("SIGKILL"))
+  Effect.tryPromise({
+    try: () =>
+      Child.resultOf<ChildResult>("memory", inBench("rows", "memory-child.ts"), [
+        JSON.stringify(endpoint),
+        String(count)
+      ]),
+    catch: (error) => error as Error
   })
 
 /** Runs row 4. */

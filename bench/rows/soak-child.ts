@@ -18,9 +18,9 @@
  * Usage: node --expose-gc --import tsx bench/rows/soak-child.ts <endpoint json> <in-process|durable|raw>  <warmup> <quotes> <dir> [snapshots]
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import type { QuoteEvent } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
-import { QuoteEvents, QuotePoller } from "@gcx/poller"
+import type { QuoteEvents } from "@gcx/poller"
+import { QuotePoller } from "@gcx/poller"
 import { TestData } from "@gcx/sandbox"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
@@ -28,10 +28,10 @@ import * as Embedded from "@gcx/workflow/Embedded"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Stream from "effect/Stream"
 import * as path from "node:path"
 import * as v8 from "node:v8"
 import { RawClient } from "../baseline/RawClient.js"
+import * as BusCounter from "../internal/busCounter.js"
 import { clientOptions, pollerLayer, rawOptions } from "../internal/gcx.js"
 import { pool } from "../internal/pool.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
@@ -118,18 +118,7 @@ interface Runner {
 
 const effectRunner = async <R>({ concurrency, layer, quote }: Mode<R>): Promise<Runner> => {
   const runtime = ManagedRuntime.make(layer)
-  let busEvents = 0
-  // One subscriber on the bus, draining it, as an application would have.
-  await runtime.runPromise(Effect.gen(function*() {
-    const bus = yield* QuoteEvents.QuoteEvents
-    yield* Effect.forkDetach(
-      Effect.scoped(Effect.flatMap(
-        bus.subscribe,
-        Stream.runForEach((_: QuoteEvent.QuoteEvent) => Effect.sync(() => busEvents++))
-      )),
-      { startImmediately: true }
-    )
-  }))
+  const busEvents = await BusCounter.drain(runtime)
   let next = 0
   return {
     run: (count) =>
@@ -139,7 +128,7 @@ const effectRunner = async <R>({ concurrency, layer, quote }: Mode<R>): Promise<
         }),
         (results) => results.filter((result) => result._tag === "Failure").length
       )),
-    busEvents: () => busEvents,
+    busEvents,
     close: () => runtime.dispose()
   }
 }

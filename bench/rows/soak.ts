@@ -13,12 +13,12 @@
  */
 import type { Faults } from "@gcx/sandbox"
 import * as Effect from "effect/Effect"
-import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Child from "../internal/child.js"
 import * as HeapDiff from "../internal/heapDiff.js"
-import { inBench, rootDir } from "../internal/paths.js"
+import { inBench } from "../internal/paths.js"
 import type { RowContext, RowResult } from "../internal/report.js"
 import { fmt, goal } from "../internal/report.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
@@ -52,34 +52,13 @@ const runChild = (
   snapshots: boolean,
   settle: number
 ): Promise<SoakChildResult> =>
-  new Promise((resolve, reject) => {
-    const child = ChildProcess.spawn(
-      process.execPath,
-      [
-        "--expose-gc",
-        "--import",
-        "tsx",
-        inBench("rows", "soak-child.ts"),
-        JSON.stringify(endpoint),
-        mode,
-        String(warmup),
-        String(quotes),
-        dir,
-        snapshots ? "snapshots" : "measure"
-      ],
-      // a full run waits 40 s before each durable reading, a quick one 11 s (see `settleMillis`)
-      { cwd: rootDir, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, GCX_SOAK_SETTLE_MS: String(settle) } }
-    )
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)))
-    child.once("exit", (code) => {
-      const line = stdout.split("\n").find((candidate) => candidate.startsWith("RESULT "))
-      if (line === undefined) reject(new Error(`the soak child (${mode}) exited (${code}) without a result: ${stderr}`))
-      else resolve(JSON.parse(line.slice("RESULT ".length)) as SoakChildResult)
-    })
-  })
+  // a full run waits 40 s before each durable reading, a quick one 11 s (see `settleMillis`)
+  Child.resultOf<SoakChildResult>(
+    `soak (${mode})`,
+    inBench("rows", "soak-child.ts"),
+    [JSON.stringify(endpoint), mode, String(warmup), String(quotes), dir, snapshots ? "snapshots" : "measure"],
+    { ...process.env, GCX_SOAK_SETTLE_MS: String(settle) }
+  )
 
 /** Growth from after the warm-up to after the run, as a ratio (1.05 = 5 % more). */
 const growth = (result: SoakChildResult, key: "rss" | "heapUsed") => result.afterRun[key] / result.afterWarmup[key]

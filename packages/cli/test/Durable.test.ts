@@ -9,14 +9,13 @@ import { Sandbox, TestData } from "@gcx/sandbox"
 import { CardCipher, DurableQuotes, Embedded } from "@gcx/workflow"
 import { Effect, Layer, Option, Result } from "effect"
 import { FetchHttpClient } from "effect/http"
-import * as ChildProcess from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as DurablePoller from "../src/DurablePoller.js"
 import * as ExitCode from "../src/ExitCode.js"
-import { cardArgs, entries, envFor, environment, expectOneErrorLine, gcx, pin, root, sandbox } from "./helpers.js"
+import { cardArgs, envFor, expectOneErrorLine, gcx, interruptedGcx, pin, sandbox } from "./helpers.js"
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-durable-test-"))
 const { Cards } = TestData
@@ -27,32 +26,6 @@ const durableEnv = (server: Sandbox.Service, name: string) => ({
   GCX_DATABASE_FILE: Path.join(directory, `${name}.db`),
   GCX_DATA_KEY: randomBytes(32).toString("base64")
 })
-
-/**
- * Runs `gcx <args>` and sends it SIGINT once its stdout matches `when`; what it printed and how it ended
- * (killed after 60 s).
- */
-const interruptedGcx = (args: ReadonlyArray<string>, env: Record<string, string>, when: RegExp) =>
-  Effect.callback<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resume) => {
-    const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], {
-      cwd: root,
-      env: environment(env),
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk
-      if (when.test(stdout)) child.kill("SIGINT")
-    })
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resume(Effect.succeed({ code, stdout, stderr }))
-    })
-    return Effect.sync(() => child.kill("SIGKILL"))
-  })
 
 describe.concurrent("gcx --durable", () => {
   layer(sandbox({ timeScale: 0.3 }), { excludeTestServices: true })("interrupted", (it) => {

@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { cardArgs, entries, envFor, expectNoSecrets, expectOneErrorLine, gcx, sandbox, spawn } from "./helpers.js"
+import { cardArgs, envFor, expectNoSecrets, expectOneErrorLine, gcx, interruptedGcx, sandbox } from "./helpers.js"
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-durable-resume-"))
 const { Cards } = TestData
@@ -25,18 +25,8 @@ const durableEnv = (server: Sandbox.Service, name: string) => ({
 })
 
 /** Runs `gcx <args>` until its stdout shows `submitted`, then sends it `signal`; returns once it has ended. */
-const interruptAfterSubmit = (args: ReadonlyArray<string>, env: Record<string, string>, signal: NodeJS.Signals) => {
-  let sent = false
-  return spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], {
-    env,
-    onStdout: (stdout, child) => {
-      if (!sent && /^submitted /m.test(stdout)) {
-        sent = true
-        child.kill(signal)
-      }
-    }
-  })
-}
+const interruptAfterSubmit = (args: ReadonlyArray<string>, env: Record<string, string>, signal: NodeJS.Signals) =>
+  interruptedGcx(args, env, /^submitted /m, signal)
 
 /** Every transaction the sandbox created, over every requestId. */
 const transactions = Effect.flatMap(Sandbox.SandboxServer, (server) => server.journal).pipe(

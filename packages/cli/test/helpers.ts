@@ -99,6 +99,28 @@ export const gcx = (
     Effect.tap((output) => Effect.sync(() => expectNoSecrets(output)))
   )
 
+/**
+ * Runs `gcx <args>` (the TypeScript entry) and sends it `signal` once, when its stdout first matches
+ * `when`; returns once it has ended (killed after 60 s).
+ */
+export const interruptedGcx = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string>,
+  when: RegExp,
+  signal: NodeJS.Signals = "SIGINT"
+): Effect.Effect<Output> => {
+  let sent = false
+  return spawn(process.execPath, ["--import", "tsx", entries.bin, ...args], {
+    env,
+    onStdout: (stdout, child) => {
+      if (!sent && when.test(stdout)) {
+        sent = true
+        child.kill(signal)
+      }
+    }
+  })
+}
+
 /** The PIN the tests send: distinctive, so that finding it anywhere in the output is a leak. */
 export const pin = "Pin-7391-secret"
 
