@@ -32,3 +32,6 @@ export * as Runner from "./Runner.js"
 
 /** How the cluster's nodes authenticate each other (mutual TLS) and the bounds of their connections. */
 export * as ClusterSecurity from "./ClusterSecurity.js"
+
+/** The events of durable quotes, kept in order in the database. */
+export * as EventLog from "./EventLog.js"

@@ -1,0 +1,6 @@
+/** The API keys of the gateway's callers. */
+export * as ApiKeys from "./ApiKeys.js"
+/** A quote as the gateway shows it. */
+export * as QuoteView from "./QuoteView.js"
+/** Per-caller rate limits. */
+export * as RateLimit from "./RateLimit.js"
