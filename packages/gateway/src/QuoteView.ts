@@ -5,6 +5,10 @@
  * CONTRACT (lead, 2026-11-25): the schema is shared by the API, the event
  * stream and the webhooks; change it only with the lead.
  */
+import * as Errors from "@gcx/core/Errors"
+import * as Money from "@gcx/core/Money"
+import type * as Quote from "@gcx/core/Quote"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 /** Where a quote is: accepted and running, or ended one way or the other. */
@@ -13,11 +17,8 @@ export const Status = Schema.Literals(["pending", "completed", "failed"])
 /** A quote's status. */
 export type Status = typeof Status.Type
 
-/** An amount as the gateway writes it: a decimal string and its ISO 4217 currency. */
-export const Amount = Schema.Struct({
-  amount: Schema.String,
-  currency: Schema.String
-})
+/** An amount as the gateway writes it: a decimal string with two places at least (`Money.format`), e.g. `"85.00"`. */
+export const Amount = Schema.String
 
 /** A step of the service's check, as its last progress event told it. */
 export const Step = Schema.Struct({
@@ -68,3 +69,20 @@ export const links = (id: string): typeof Links.Type => ({
   self: `/v1/quotes/${id}`,
   events: `/v1/quotes/${id}/events`
 })
+
+/** The values of a completed quote, as a quote resource shows them. */
+export const outcomeOf = (quote: Quote.CompletedQuote): typeof Outcome.Type => ({
+  transactionId: quote.transactionId,
+  actualCardValue: Money.format(quote.actualCardValue),
+  exchangeCardValue: Money.format(quote.exchangeCardValue)
+})
+
+/** Why a quote failed, as a quote resource shows it: never the service's own message, only the customer's. */
+export const failureOf = (error: Errors.QuoteFailure): typeof Failure.Type => {
+  const userMessage = Option.getOrUndefined(Errors.customerMessage(error))
+  return {
+    code: error._tag,
+    group: Errors.groupOf(error),
+    ...(userMessage !== undefined ? { userMessage } : {})
+  }
+}
