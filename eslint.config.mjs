@@ -70,6 +70,17 @@ export default tseslint.config(
     languageOptions: { globals: { process: "readonly", console: "readonly" } }
   },
   {
+    // the checkout example's page script (examples/checkout/): a browser module, no build
+    files: ["examples/checkout/**/*.js"],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ["document", "window", "fetch", "EventSource", "FormData", "HTMLElement", "HTMLFormElement"].map((
+          name
+        ) => [name, "readonly"])
+      )
+    }
+  },
+  {
     // the install test's CommonJS consumer: gcx through require(esm)
     files: ["**/*.cjs"],
     languageOptions: {
