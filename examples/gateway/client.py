@@ -139,7 +139,7 @@ def verify_webhook(header, body, secret, tolerance=300):
 
     `header` is the `Gcx-Signature` header: `t=<unix time>,v1=<hex HMAC-SHA-256 of "t.body">`.
     """
-    fields = [part.split("=", 1) for part in header.split(",") if "=" in part]
+    fields = [[item.strip() for item in part.split("=", 1)] for part in header.split(",") if "=" in part]
     stamps = [value for name, value in fields if name == "t"]
     if len(stamps) != 1 or not stamps[0].isdigit() or abs(time.time() - int(stamps[0])) > tolerance:
         return False
