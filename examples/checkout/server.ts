@@ -47,7 +47,7 @@ const folder = Path.dirname(fileURLToPath(import.meta.url))
 
 /** Scripts, styles and connections from this origin only; no framing. */
 const security = {
-  "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'",
+  "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer"
 }
