@@ -74,7 +74,18 @@ export default tseslint.config(
     files: ["examples/checkout/**/*.js"],
     languageOptions: {
       globals: Object.fromEntries(
-        ["document", "window", "fetch", "EventSource", "FormData", "HTMLElement", "HTMLFormElement"].map((
+        [
+          "document",
+          "window",
+          "fetch",
+          "EventSource",
+          "FormData",
+          "HTMLElement",
+          "HTMLFormElement",
+          "performance",
+          "setInterval",
+          "clearInterval"
+        ].map((
           name
         ) => [name, "readonly"])
       )

@@ -28,8 +28,28 @@ const announce = (text, kind = "") => {
 
 const progressLabel = /** @type {HTMLElement} */ (document.getElementById("progress-label"))
 
+/**
+ * The bar between the service's reports: gcx polls when the service said the check would be done
+ * (`expectedCompletionTime`, seconds), so the bar advances on that estimate, up to 95 %, until a
+ * Progress event gives the real figure. It never goes back.
+ */
+let estimate
+const advance = (percent, seconds) => {
+  clearInterval(estimate)
+  bar.value = Math.max(bar.value, percent)
+  if (!(seconds > 0) || percent >= 100) return
+  const from = bar.value
+  const start = performance.now()
+  estimate = setInterval(() => {
+    const share = Math.min(1, (performance.now() - start) / (seconds * 1000))
+    bar.value = Math.max(bar.value, Math.round(from + (95 - from) * share))
+    if (share === 1) clearInterval(estimate)
+  }, 200)
+}
+
 /** The check is over: the form is ready for another card; the bar stays where the quote ended. */
 const finish = () => {
+  clearInterval(estimate)
   button.disabled = false
   button.textContent = "Check another card"
   progressLabel.textContent = "Check finished"
@@ -67,9 +87,14 @@ const showOutcome = async (quote) => {
 /** Follows the quote's events: the bar moves with each Progress; the terminal event ends the stream. */
 const follow = (quote) => {
   const source = new EventSource(quote.links.events)
+  source.addEventListener("Submitted", (event) => {
+    const data = JSON.parse(event.data)
+    advance(data.percentComplete ?? 0, data.expectedCompletionTime)
+    if (data.expectedCompletionTime > 0) progressText.textContent = `About ${data.expectedCompletionTime} s`
+  })
   source.addEventListener("Progress", (event) => {
     const data = JSON.parse(event.data)
-    bar.value = data.percentComplete
+    advance(data.percentComplete, data.expectedCompletionTime)
     const done = data.steps.filter((step) => step.isCompleted).length
     progressText.textContent = `${data.percentComplete} % · ${done} of ${data.steps.length} steps done`
   })
@@ -103,7 +128,7 @@ form.addEventListener("submit", async (event) => {
   progressText.textContent = ""
   section.hidden = false
   progressLabel.textContent = "Checking the card with the merchant…"
-  announce("Checking the card with the merchant…")
+  announce("Card submitted: checking it now.")
   const answer = await fetch("/api/quotes", {
     method: "POST",
     headers: { "Content-Type": "application/json" },

@@ -4,7 +4,8 @@
  * `gcx serve` (a separate process, embedded) and a sandbox. The page submits a
  * sandbox test card, its bar moves with the quote's events (EventSource), and
  * it shows the outcome; no card data stays in the page and no key reaches the
- * browser. Saves `examples/checkout/test-artifacts/checkout.png` (gitignored).
+ * browser; a refused card shows the merchant's message. Saves `examples/checkout/test-artifacts/checkout.png`
+ * (and the bar on its way, and the refused card; gitignored).
  */
 import { afterAll, beforeAll, expect, layer } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
@@ -42,8 +43,11 @@ interface Run {
   readonly problems: ReadonlyArray<string>
 }
 
-/** Opens the page, submits `card`, waits for the outcome, takes the screenshot. */
-const checkout = (url: string, card: string, pin: string): Effect.Effect<Run> =>
+/**
+ * Opens the page, submits `card`, waits for the outcome; saves `<name>.png` (the outcome) and
+ * `<name>-progress.png` (the bar on its way).
+ */
+const checkout = (url: string, card: string, pin: string, name: string): Effect.Effect<Run> =>
   Effect.promise(async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page: Page = await context.newPage()
@@ -64,17 +68,22 @@ const checkout = (url: string, card: string, pin: string): Effect.Effect<Run> =>
         Object.assign(window, { barValues: values })
         new MutationObserver(() => values.push(bar.value)).observe(bar, { attributes: true })
       })
-      await page.getByLabel("Card number").fill(card)
-      await page.getByLabel("PIN").fill(pin)
-      await page.getByLabel("Merchant").selectOption(TestData.defaultProductLineId)
+      await page.getByLabel("Card number", { exact: true }).fill(card)
+      await page.getByLabel("PIN", { exact: true }).fill(pin)
+      await page.getByLabel("Merchant", { exact: true }).selectOption(TestData.defaultProductLineId)
       await page.getByRole("button", { name: "Check the card" }).click()
       const fieldsAfterSubmit = [
-        await page.getByLabel("Card number").inputValue(),
-        await page.getByLabel("PIN").inputValue()
+        await page.getByLabel("Card number", { exact: true }).inputValue(),
+        await page.getByLabel("PIN", { exact: true }).inputValue()
       ]
+      await page.waitForFunction(() => {
+        const value = (document.getElementById("progress") as HTMLProgressElement).value
+        return value > 0 && value < 100
+      })
+      await page.screenshot({ path: new URL(`${name}-progress.png`, artifacts).pathname, fullPage: true })
       const status = page.getByRole("status")
-      await status.getByText(/The card was checked|could not|cannot/).waitFor({ timeout: 60_000 })
-      await page.screenshot({ path: new URL("checkout.png", artifacts).pathname, fullPage: true })
+      await page.locator("#status.completed, #status.failed").waitFor({ timeout: 60_000 })
+      await page.screenshot({ path: new URL(`${name}.png`, artifacts).pathname, fullPage: true })
       return {
         bar: await page.evaluate(() => (window as unknown as { barValues: Array<number> }).barValues),
         fieldsAfterSubmit,
@@ -103,7 +112,7 @@ layer(Sandbox.layer({ logLevel: "None" }), { excludeTestServices: true, timeout:
         )
         const card = TestData.Cards.success
         const pin = "7391"
-        const run = yield* checkout(backend.url, card, pin)
+        const run = yield* checkout(backend.url, card, pin, "checkout")
 
         expect(run.problems).toEqual([])
         expect(run.fieldsAfterSubmit).toEqual(["", ""])
@@ -118,6 +127,13 @@ layer(Sandbox.layer({ logLevel: "None" }), { excludeTestServices: true, timeout:
         expect(run.sent.join("\n")).not.toContain(gateway.apiKey)
         expect(run.sent.join("\n")).not.toContain("gcx_sk_")
         expect(Fs.existsSync(new URL("checkout.png", artifacts))).toBe(true)
+
+        // a refused card: the customer's message of the merchant, nothing else
+        const refused = yield* checkout(backend.url, TestData.Cards.zeroBalance, pin, "checkout-refused")
+        expect(refused.problems).toEqual([])
+        expect(refused.status).toBe("This card has no remaining balance.")
+        expect(refused.outcome).toEqual([])
+        expect(refused.html).not.toContain(TestData.Cards.zeroBalance)
       }))
   }
 )
