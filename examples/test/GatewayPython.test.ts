@@ -6,10 +6,11 @@
  * resume with `Last-Event-ID`), prints the values, and receives, verifies and
  * prints the quote's webhook. Run with Debian's `python3`.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import type { Scope } from "effect"
 import { Effect } from "effect"
+import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import { freePort, run, startGateway } from "./utils/gateway.js"
@@ -72,7 +73,37 @@ const droppingProxy = (
 const python3 = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   run(python, [client, ...args], { PYTHONDONTWRITEBYTECODE: "1", ...env })
 
+/** What client.py's `verify_webhook` says of each `[header, body, secret]`. */
+const verifyInPython = (cases: ReadonlyArray<readonly [string, string, string]>) =>
+  run(python, [
+    "-c",
+    "import json, sys; sys.path.insert(0, 'examples/gateway'); from client import verify_webhook; " +
+    "print(json.dumps([verify_webhook(h, b.encode(), s) for h, b, s in json.loads(sys.argv[1])]))",
+    JSON.stringify(cases)
+  ], { PYTHONDONTWRITEBYTECODE: "1" })
+
 describe("examples/gateway/client.py", () => {
+  it.effect("verify_webhook accepts a Gcx-Signature over t.body; refuses a changed body, another secret, a stale t", () =>
+    Effect.gen(function*() {
+      const secret = `whsec_${"s".repeat(43)}`
+      const body = `{"id":"evt_1","type":"quote.completed"}`
+      const now = Math.floor(Date.now() / 1000)
+      const sign = (t: number, text = body, key = secret) =>
+        `t=${t},v1=${Crypto.createHmac("sha256", key).update(`${t}.${text}`).digest("hex")}`
+      const result = yield* verifyInPython([
+        [sign(now), body, secret],
+        [`t=${now}, v1=${"0".repeat(64)}, ${sign(now).split(",")[1]}`, body, secret], // a rotation: two v1
+        [sign(now), body + " ", secret],
+        [sign(now), body, `${secret}x`],
+        [sign(now - 301), body, secret],
+        [sign(now).replace(`t=${now}`, `t=${now + 1}`), body, secret],
+        ["", body, secret],
+        [`v1=${sign(now).split("v1=")[1]}`, body, secret]
+      ])
+      expect(result.code, result.stderr).toBe(0)
+      expect(JSON.parse(result.stdout)).toEqual([true, true, false, false, false, false, false, false])
+    }))
+
   layer(Sandbox.layer({ timeScale: 0.25, logLevel: "None" }), { excludeTestServices: true, timeout: 120_000 })(
     "against gcx serve",
     (it) => {
