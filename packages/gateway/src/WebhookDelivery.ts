@@ -71,12 +71,24 @@ export const eventOf = (outcome: QuoteWorkflow.Outcome, created: number): Event 
   const id = outcome.requestId
   const base = { id, steps: [], links: QuoteView.links(id) }
   if (Exit.isSuccess(outcome.exit)) {
-    const data = { ...base, status: "completed" as const, percentComplete: 100, outcome: QuoteView.outcomeOf(outcome.exit.value) }
+    const data = {
+      ...base,
+      status: "completed" as const,
+      percentComplete: 100,
+      outcome: QuoteView.outcomeOf(outcome.exit.value)
+    }
     return { id: eventId(id), type: "quote.completed", created, data }
   }
-  const error = Exit.isFailure(outcome.exit) ? Option.getOrUndefined(Cause.findErrorOption(outcome.exit.cause)) : undefined
+  const error = Exit.isFailure(outcome.exit)
+    ? Option.getOrUndefined(Cause.findErrorOption(outcome.exit.cause))
+    : undefined
   const failure = error === undefined ? { code: "Defect", group: "durable" } : QuoteView.failureOf(error)
-  return { id: eventId(id), type: "quote.failed", created, data: { ...base, status: "failed", percentComplete: 100, error: failure } }
+  return {
+    id: eventId(id),
+    type: "quote.failed",
+    created,
+    data: { ...base, status: "failed", percentComplete: 100, error: failure }
+  }
 }
 
 /** What the engine persists of a delivery: the event, the endpoint and the body, built once. Never a secret. */

@@ -1,7 +1,7 @@
 import { assert, expect, layer } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { DurableQuotes } from "@gcx/workflow"
-import { Cause, Context, Effect, Exit, Layer, Logger, Option, References, Result, Schema, Scope } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Logger, References, Result, Schema, Scope } from "effect"
 import * as Path from "node:path"
 import { WebhookDelivery, WebhookSignature } from "../src/index.js"
 import * as Webhooks from "./utils/webhooks.js"
@@ -13,16 +13,6 @@ const card = (cardNumber: string) => ({ cardNumber, pinNumber: pin, productLineI
 
 const secret = "whsec_" + "Q".repeat(43)
 const keyId = "key_webhooks"
-
-/** Waits until `check` holds, reading it every 20 ms for at most 30 s (the receiver is real: its requests come when they come). */
-const eventually = (what: string, check: () => boolean) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 1500; i++) {
-      if (check()) return
-      yield* Effect.sleep("20 millis")
-    }
-    return yield* Effect.die(`timed out waiting for ${what}`)
-  })
 
 /** Collects every log line (message, annotations, cause) as text. */
 const capturingLogs = (lines: Array<string>) =>
@@ -58,7 +48,11 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.01 }), { excludeTestService
             const n = (seen.get(eventId) ?? 0) + 1
             seen.set(eventId, n)
             if (n <= 3) return 500
-            const verified = WebhookSignature.verify({ header: request.headers["gcx-signature"] as string, body: request.body, secret })
+            const verified = WebhookSignature.verify({
+              header: request.headers["gcx-signature"] as string,
+              body: request.body,
+              secret
+            })
             if (Result.isFailure(verified)) {
               refused.push(verified.failure.reason)
               return 400
@@ -83,7 +77,7 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.01 }), { excludeTestService
             yield* quotes.submit(card(TestData.Cards.success), { requestId: requestIds.completed })
             yield* quotes.submit(card(TestData.Cards.invalid), { requestId: requestIds.failed })
             yield* quotes.submit(card(TestData.Cards.instant), { requestId: requestIds.foreign })
-            yield* eventually("the held delivery", () => acted.has(heldEvent))
+            yield* Webhooks.eventually("the held delivery", () => acted.has(heldEvent))
           }).pipe(Effect.provide(Context.merge(yield* Layer.buildWithScope(gateway, first), Context.empty())))
           const heldAt = seen.get(heldEvent)!
           yield* Scope.close(first, Exit.void)
@@ -93,23 +87,11 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.01 }), { excludeTestService
           const context = yield* Layer.buildWithScope(gateway, second)
           const completedEvent = WebhookDelivery.eventId(requestIds.completed)
           const failedEvent = WebhookDelivery.eventId(requestIds.failed)
-          yield* eventually("both events acted on and the held one sent again", () =>
+          yield* Webhooks.eventually("both events acted on and the held one sent again", () =>
             acted.has(failedEvent) && (seen.get(heldEvent) ?? 0) > heldAt)
-          const results = yield* Effect.forEach([completedEvent, failedEvent], (eventId) =>
-            Effect.gen(function*() {
-              const executionId = yield* WebhookDelivery.DeliveryWorkflow.executionId({
-                eventId,
-                endpointId: "we_1",
-                keyId,
-                body: ""
-              })
-              for (let i = 0; i < 1500; i++) {
-                const result = yield* WebhookDelivery.DeliveryWorkflow.poll(executionId)
-                if (Option.isSome(result) && result.value._tag === "Complete") return yield* result.value.exit
-                yield* Effect.sleep("20 millis")
-              }
-              return yield* Effect.die("the delivery did not complete")
-            })).pipe(Effect.provide(context))
+          const results = yield* Effect.forEach([completedEvent, failedEvent], Webhooks.ended).pipe(
+            Effect.provide(context)
+          )
           const rows = yield* Effect.provide(Webhooks.dumpTables, context)
           yield* Scope.close(second, Exit.void)
 
@@ -119,7 +101,9 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.01 }), { excludeTestService
           expect(seen.get(failedEvent)).toBeGreaterThanOrEqual(4)
           expect(seen.has(WebhookDelivery.eventId(requestIds.foreign))).toBe(false)
           expect(refused).toEqual([])
-          expect(results.map((result) => result.delivered)).toEqual([true, true])
+          expect(results.map((result) =>
+            result.delivered
+          )).toEqual([true, true])
 
           // Every attempt of an event sent the same bytes, with its id in Gcx-Event-Id, as JSON, signed.
           for (const eventId of [completedEvent, failedEvent]) {
@@ -138,7 +122,9 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.01 }), { excludeTestService
           }
           const eventOf = (eventId: string) =>
             Schema.decodeUnknownSync(WebhookDelivery.Event)(
-              JSON.parse(receiver.received.find((request) => request.headers["gcx-event-id"] === eventId)!.body.toString())
+              JSON.parse(
+                receiver.received.find((request) => request.headers["gcx-event-id"] === eventId)!.body.toString()
+              )
             )
           const completed = eventOf(completedEvent)
           expect(completed.type).toBe("quote.completed")
@@ -153,7 +139,9 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.01 }), { excludeTestService
           })
 
           // No card data in any delivered byte, row or log; the webhook secret in no row and no log.
-          const delivered = receiver.received.map((request) => JSON.stringify(request.headers) + request.body.toString())
+          const delivered = receiver.received.map((request) =>
+            JSON.stringify(request.headers) + request.body.toString()
+          )
             .join("\n")
           const logged = logs.join("\n")
           expect(logged).toContain("webhook delivery attempt failed")

@@ -107,19 +107,51 @@ export const gateway = (
 
 /** Records that key `keyId` POSTed quote `requestId` (what the API does before it submits the quote). */
 export const own = (requestId: string, keyId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`INSERT INTO ${sql(WebhookDelivery.ownersTable)} (request_id, key_id, created_at)
-      VALUES (${requestId}, ${keyId}, ${Date.now()})`)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`INSERT INTO ${sql(WebhookDelivery.ownersTable)} (request_id, key_id, created_at)
+      VALUES (${requestId}, ${keyId}, ${Date.now()})`
+  )
 
 /** Every row of every table of the SQLite database in context, as text. */
 export const dumpTables = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const tables = yield* sql<{ readonly name: string }>`SELECT name FROM sqlite_master WHERE type = 'table'`
-  const rows = yield* Effect.forEach(tables, ({ name }) =>
-    sql.unsafe(`SELECT * FROM "${name}"`).pipe(Effect.provideService(SqlClient.SafeIntegers, true)))
+  const rows = yield* Effect.forEach(
+    tables,
+    ({ name }) => sql.unsafe(`SELECT * FROM "${name}"`).pipe(Effect.provideService(SqlClient.SafeIntegers, true))
+  )
   return JSON.stringify(
     rows,
     (_, value) =>
       value instanceof Uint8Array ? Buffer.from(value).toString("utf8") : typeof value === "bigint" ? `${value}` : value
   )
 })
+
+/** Waits until `check` holds, reading it every 20 ms for at most 30 s (a real receiver's requests come when they come). */
+export const eventually = (what: string, check: () => boolean) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 1500; i++) {
+      if (check()) return
+      yield* Effect.sleep("20 millis")
+    }
+    return yield* Effect.die(`timed out waiting for ${what}`)
+  })
+
+/** The end of the delivery of `eventId` to `we_1`, polled every 20 ms for at most 30 s. */
+export const ended = (eventId: string) =>
+  Effect.gen(function*() {
+    const executionId = yield* WebhookDelivery.DeliveryWorkflow.executionId({
+      eventId,
+      endpointId: "we_1",
+      keyId: "",
+      body: ""
+    })
+    for (let i = 0; i < 1500; i++) {
+      const result = yield* WebhookDelivery.DeliveryWorkflow.poll(executionId)
+      if (Option.isSome(result) && result.value._tag === "Complete") return yield* result.value.exit
+      yield* Effect.sleep("20 millis")
+    }
+    return yield* Effect.die(`the delivery of ${eventId} did not end`)
+  })
