@@ -29,8 +29,11 @@ const keys = (args: ReadonlyArray<string>, env: Record<string, string>) =>
     env: { GCX_DATA_KEY: dataKey, ...env }
   }).pipe(Effect.tap((output) => Effect.sync(() => expectNoSecrets(output))))
 
-/** A temporary folder for an embedded database. */
-const folder = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-serve-keys-"))
+/** A temporary folder for an embedded database, removed with the scope. */
+const folder = Effect.acquireRelease(
+  Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-serve-keys-"))),
+  (directory) => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true }))
+)
 
 /** Every file of a folder, as latin1 text. */
 const filesOf = (directory: string) =>
@@ -95,66 +98,90 @@ const lifecycle = (env: Record<string, string>) =>
   })
 
 describe("gcx serve keys", () => {
-  it.effect("embedded: create prints the key and the secrets once; list shows neither; revoke; the file holds neither", () =>
-    Effect.gen(function*() {
-      const directory = folder()
-      const { key, secrets } = yield* lifecycle({ GCX_DATABASE_FILE: Path.join(directory, "gcx.db") })
-      const files = filesOf(directory)
-      expect(files).toContain("https://shop.example/hooks/gcx")
-      for (const sentinel of [key, ...secrets]) expect(files).not.toContain(sentinel)
-      Fs.rmSync(directory, { recursive: true, force: true })
-    }), 120_000)
+  it.effect(
+    "embedded: create prints the key and the secrets once; list shows neither; revoke; the file holds neither",
+    () =>
+      Effect.gen(function*() {
+        const directory = yield* folder
+        const { key, secrets } = yield* lifecycle({ GCX_DATABASE_FILE: Path.join(directory, "gcx.db") })
+        const files = filesOf(directory)
+        expect(files).toContain("https://shop.example/hooks/gcx")
+        for (const sentinel of [key, ...secrets]) expect(files).not.toContain(sentinel)
+      }).pipe(Effect.scoped),
+    120_000
+  )
 
-  it.effect("create --json prints one object with the key; the notice goes to stderr; http outside loopback warns", () =>
-    Effect.gen(function*() {
-      const directory = folder()
-      const output = yield* keys(["create", "--name", "json", "--webhook", "http://hooks.example/h", "--json"], {
-        GCX_DATABASE_FILE: Path.join(directory, "gcx.db")
-      })
-      expect(output.code, output.stderr).toBe(0)
-      const created = JSON.parse(output.stdout)
-      expect(created).toMatchObject({ name: "json", ratePerSecond: 20, burst: 40 })
-      expect(created.key).toMatch(/^gcx_sk_[A-Za-z0-9_-]{43}$/)
-      expect(created.webhooks[0].secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
-      expect(output.stderr).toContain("is not https")
-      expect(output.stderr).toContain("not shown again")
-      Fs.rmSync(directory, { recursive: true, force: true })
-    }), 60_000)
+  it.effect(
+    "create --json prints one object with the key; the notice goes to stderr; http outside loopback warns",
+    () =>
+      Effect.gen(function*() {
+        const directory = yield* folder
+        const output = yield* keys(["create", "--name", "json", "--webhook", "http://hooks.example/h", "--json"], {
+          GCX_DATABASE_FILE: Path.join(directory, "gcx.db")
+        })
+        expect(output.code, output.stderr).toBe(0)
+        const created = JSON.parse(output.stdout)
+        expect(created).toMatchObject({ name: "json", ratePerSecond: 20, burst: 40 })
+        expect(created.key).toMatch(/^gcx_sk_[A-Za-z0-9_-]{43}$/)
+        expect(created.webhooks[0].secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
+        expect(output.stderr).toContain("is not https")
+        expect(output.stderr).toContain("not shown again")
+      }).pipe(Effect.scoped),
+    60_000
+  )
 
-  it.effect("bad input is one error line naming the flag or the variable, exit 2, before the database is opened", () =>
-    Effect.gen(function*() {
-      const directory = folder()
-      const env = { GCX_DATABASE_FILE: Path.join(directory, "gcx.db") }
-      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, Record<string, string>, string]> = [
-        [["create", "--name", "x", "--webhook", "ftp://files.example/h"], env, "--webhook must be an http or https URL"],
-        [["create", "--name", "x", "--webhook", "https://user:pw@a.example/h"], env, "--webhook must not hold credentials"],
-        [["create", "--name", " "], env, "--name must be 1 to 100 characters"],
-        [["create", "--name", "x", "--rate", "0"], env, "--rate must be a number above 0"],
-        [["create", "--name", "x", "--burst", "2.5"], env, "--burst must be a whole number of at least 1"],
-        [["create", "--name", "x"], { ...env, GCX_DATA_KEY: "" }, "GCX_DATA_KEY"]
-      ]
-      for (const [args, caseEnv, fragment] of cases) {
-        const output = yield* keys(args, caseEnv)
-        expect(output.code, `${args.join(" ")}: ${output.stderr}`).toBe(2)
-        expectOneErrorLine(output.stderr, fragment, "--help)")
-        expect(output.stdout).toBe("")
-      }
-      expect(Fs.readdirSync(directory)).toEqual([])
-      Fs.rmSync(directory, { recursive: true, force: true })
-    }), 120_000)
+  it.effect(
+    "bad input is one error line naming the flag or the variable, exit 2, before the database is opened",
+    () =>
+      Effect.gen(function*() {
+        const directory = yield* folder
+        const env = { GCX_DATABASE_FILE: Path.join(directory, "gcx.db") }
+        const cases: ReadonlyArray<readonly [ReadonlyArray<string>, Record<string, string>, string]> = [
+          [
+            ["create", "--name", "x", "--webhook", "ftp://files.example/h"],
+            env,
+            "--webhook must be an http or https URL"
+          ],
+          [
+            ["create", "--name", "x", "--webhook", "https://user:pw@a.example/h"],
+            env,
+            "--webhook must not hold credentials"
+          ],
+          [["create", "--name", " "], env, "--name must be 1 to 100 characters"],
+          [["create", "--name", "x", "--rate", "0"], env, "--rate must be a number above 0"],
+          [["create", "--name", "x", "--burst", "2.5"], env, "--burst must be a whole number of at least 1"],
+          [["create", "--name", "x"], { ...env, GCX_DATA_KEY: "" }, "GCX_DATA_KEY"]
+        ]
+        for (const [args, caseEnv, fragment] of cases) {
+          const output = yield* keys(args, caseEnv)
+          expect(output.code, `${args.join(" ")}: ${output.stderr}`).toBe(2)
+          expectOneErrorLine(output.stderr, fragment, "--help)")
+          expect(output.stdout).toBe("")
+        }
+        expect(Fs.readdirSync(directory)).toEqual([])
+      }).pipe(Effect.scoped),
+    120_000
+  )
 })
 
-layer(Layer.provideMerge(TestPg.layerClient, TestPg.layer()), { excludeTestServices: true, timeout: 120_000 })("gcx serve keys on PostgreSQL", (it) => {
-  it.effect("GCX_DATABASE_URL: create, list and revoke on the gateway's PostgreSQL, hashes only in its rows", () =>
-    Effect.gen(function*() {
-      const db = yield* TestPg.PgTestDatabase
-      const { key, secrets } = yield* lifecycle({ GCX_DATABASE_URL: db.urlString })
-      const sql = yield* SqlClient.SqlClient
-      const dump = JSON.stringify([
-        yield* sql.unsafe("SELECT * FROM gcx_gateway_keys"),
-        yield* sql.unsafe("SELECT * FROM gcx_gateway_webhooks")
-      ], (_, value) => typeof value === "bigint" ? value.toString() : value)
-      for (const sentinel of [key, ...secrets]) expect(dump).not.toContain(sentinel)
-      expect(dump).toContain("https://shop.example/hooks/gcx")
-    }), 120_000)
-})
+layer(Layer.provideMerge(TestPg.layerClient, TestPg.layer()), { excludeTestServices: true, timeout: 120_000 })(
+  "gcx serve keys on PostgreSQL",
+  (it) => {
+    it.effect(
+      "GCX_DATABASE_URL: create, list and revoke on the gateway's PostgreSQL, hashes only in its rows",
+      () =>
+        Effect.gen(function*() {
+          const db = yield* TestPg.PgTestDatabase
+          const { key, secrets } = yield* lifecycle({ GCX_DATABASE_URL: db.urlString })
+          const sql = yield* SqlClient.SqlClient
+          const dump = JSON.stringify([
+            yield* sql.unsafe("SELECT * FROM gcx_gateway_keys"),
+            yield* sql.unsafe("SELECT * FROM gcx_gateway_webhooks")
+          ], (_, value) => typeof value === "bigint" ? value.toString() : value)
+          for (const sentinel of [key, ...secrets]) expect(dump).not.toContain(sentinel)
+          expect(dump).toContain("https://shop.example/hooks/gcx")
+        }),
+      120_000
+    )
+  }
+)

@@ -288,7 +288,9 @@ export const make = (
         ),
         Effect.catchTag("UnsealError", (error) =>
           Effect.as(
-            Effect.logWarning(`gateway: the webhook ${row.id} of the API key ${row.key_id} is left out: ${error.message}`),
+            Effect.logWarning(
+              `gateway: the webhook ${row.id} of the API key ${row.key_id} is left out: ${error.message}`
+            ),
             Option.none()
           ))
       )

@@ -23,7 +23,9 @@ const folder = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-gateway-keys-"))
 /** SQLite in a temporary file, as the embedded deployment opens it. */
 const sqlite = Embedded.layerSqlite(Path.join(folder, "gcx.db"), { oneShard: false }).pipe(
   Layer.provideMerge(
-    Layer.effectDiscard(Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(folder, { recursive: true, force: true }))))
+    Layer.effectDiscard(
+      Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(folder, { recursive: true, force: true })))
+    )
   ),
   Layer.orDie
 )
@@ -124,7 +126,10 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
     it.effect("the database holds the key's SHA-256 only and the webhook secrets sealed: the sentinels are absent", () =>
       Effect.gen(function*() {
         const keys = yield* keysWith()
-        const created = yield* keys.create({ name: "sentinel", webhooks: ["https://a.example/h", "https://b.example/h"] })
+        const created = yield* keys.create({
+          name: "sentinel",
+          webhooks: ["https://a.example/h", "https://b.example/h"]
+        })
         const key = Redacted.value(created.key)
         const secrets = created.apiKey.webhooks.map((webhook) => Redacted.value(webhook.secret))
         const text = yield* rows

@@ -238,7 +238,11 @@ export const make = (key: DataKey, previous?: DataKey): Effect.Effect<Service> =
 
     const seal = (card: Card.Card, requestId: string) =>
       Effect.sync(() =>
-        new SealedCard({ masked: card.masked, productLineId: card.productLineId, sealed: sealBytes(encode(card), requestId) }, {
+        new SealedCard({
+          masked: card.masked,
+          productLineId: card.productLineId,
+          sealed: sealBytes(encode(card), requestId)
+        }, {
           disableChecks: true
         })
       )

@@ -10,12 +10,16 @@ import * as Flag from "effect/cli/Flag"
 import * as GcxFlag from "../Flag.js"
 import * as Help from "../Help.js"
 import * as Lazy from "../Lazy.js"
+import type * as Run from "../run/ServeKeys.js"
 
 const json = Flag.Boolean("json").pipe(Flag.withDescription("print one JSON object"), Flag.withDefault(false))
 
 /** The flags of `gcx serve keys create`. */
 export const createOptions = {
-  name: Flag.String("name").pipe(Flag.withMetavar("name"), Flag.withDescription("a name for people (1 to 100 characters)")),
+  name: Flag.String("name").pipe(
+    Flag.withMetavar("name"),
+    Flag.withDescription("a name for people (1 to 100 characters)")
+  ),
   rate: GcxFlag.number("rate", "per second", { min: 0, above: true }).pipe(
     Flag.withDescription("sustained requests a second (default 20)"),
     Flag.optional
@@ -59,41 +63,37 @@ const variables: ReadonlyArray<Help.Variable> = [
   Help.durableVariables.previousDataKey
 ]
 
-const run = () => import("../run/ServeKeys.js")
+/** A handler of `run/ServeKeys`, imported when the command runs. */
+const handler = <Config, E, R>(pick: (module: typeof Run) => Lazy.HandlerModule<Config, E, R>["handler"]) =>
+  Lazy.handler(() => import("../run/ServeKeys.js").then((module) => ({ handler: pick(module) })))
 
-const create = Command.make(
-  "create",
-  createOptions,
-  Lazy.handler(() => run().then((module) => ({ handler: module.create })))
-).pipe(
-  Help.describe(
+/** A keys command's help: its summary, the one-line summary of `gcx serve keys --help`, the variables. */
+const described = (summary: string, short: string) =>
+<const Name extends string, Input, ContextInput, E, R>(
+  command: Command.Command<Name, Input, ContextInput, E, R>
+) => command.pipe(Help.describe(summary, variables), Command.withShortDescription(short))
+
+const create = Command.make("create", createOptions, handler((run) => run.create)).pipe(
+  described(
     "Make an API key for gcx serve's callers, with its rate limit and webhook endpoints. The key and each " +
       "webhook secret are printed once: they are kept hashed and sealed, never shown again",
-    variables
-  ),
-  Command.withShortDescription("Make an API key (printed once)")
+    "Make an API key (printed once)"
+  )
 )
 
-const list = Command.make(
-  "list",
-  { json },
-  Lazy.handler(() => run().then((module) => ({ handler: module.list })))
-).pipe(
-  Help.describe("List the API keys: id, name, rate, burst, webhook URLs, created, revoked. Never a key or secret", variables),
-  Command.withShortDescription("List the API keys")
+const list = Command.make("list", { json }, handler((run) => run.list)).pipe(
+  described(
+    "List the API keys: id, name, rate, burst, webhook URLs, created, revoked. Never a key or secret",
+    "List the API keys"
+  )
 )
 
-const revoke = Command.make(
-  "revoke",
-  revokeOptions,
-  Lazy.handler(() => run().then((module) => ({ handler: module.revoke })))
-).pipe(
-  Help.describe(
+const revoke = Command.make("revoke", revokeOptions, handler((run) => run.revoke)).pipe(
+  described(
     "Revoke an API key: every gateway refuses it within 5 seconds (its cache of authenticated keys). " +
       "An unknown id exits 2",
-    variables
-  ),
-  Command.withShortDescription("Revoke an API key")
+    "Revoke an API key"
+  )
 )
 
 /** The `keys` command, under `gcx serve`: `create`, `list`, `revoke`. */
