@@ -57,7 +57,7 @@ export const receiver = (answer: (request: Received) => Answer) =>
 
 /** The caller of the tests: one key with the given endpoints. */
 export const apiKeys = (key: ApiKeys.ApiKey) =>
-  Layer.succeed(ApiKeys.ApiKeys, {
+  Layer.mock(ApiKeys.ApiKeys, {
     authenticate: () => Effect.fail(new ApiKeys.UnknownApiKey()),
     find: (id) => Effect.succeed(id === key.id ? Option.some(key) : Option.none())
   })
