@@ -69,7 +69,7 @@ describe("start-up", () => {
     expect(loaded).toContain("cli/src/commands/Quote.ts")
     // `Polling` names the poller's schedules for `--poll-interval`: `PollSchedule` is effect's Schedule only
     const heavy = loaded.filter((file) =>
-      (/^(http|poller|sandbox|workflow)\//.test(file) && file !== "poller/src/PollSchedule.ts") ||
+      (/^(gateway|http|poller|sandbox|workflow)\//.test(file) && file !== "poller/src/PollSchedule.ts") ||
       file === "core/src/Errors.ts" || file.startsWith("cli/src/run/") ||
       ["cli/src/Connection.ts", "cli/src/Render.ts", "cli/src/RunnerNode.ts", "cli/src/DurablePoller.ts"].includes(file)
     )
