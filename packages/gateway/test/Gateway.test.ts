@@ -7,7 +7,7 @@
 import SwaggerParser from "@apidevtools/swagger-parser"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { Effect } from "effect"
+import { Effect, Metric, Tracer } from "effect"
 import { awaitDone, call, cardBody, keys, type Running, sandbox, start } from "./utils/gateway.js"
 
 /** Runs a test against a fresh gateway (and a fresh sandbox). */
@@ -235,12 +235,23 @@ describe("documents and health", () => {
     }).pipe(Effect.scoped, Effect.provide(sandbox)))
 })
 
-describe("card data", () => {
-  it.live("a planted card number never appears in a response body, header or log line", () =>
-    withGateway((gateway) =>
-      Effect.gen(function*() {
-        const sentinel = TestData.Cards.success
-        const pin = "4321"
+describe("card data and telemetry", () => {
+  it.live("a planted card number never appears in a response body, header, log line, span or metric", () =>
+    Effect.gen(function*() {
+      const spans: Array<Tracer.Span> = []
+      const native = yield* Effect.tracer
+      const capturing = Tracer.make({
+        ...native,
+        span(options) {
+          const span = native.span(options)
+          spans.push(span)
+          return span
+        }
+      })
+      const sentinel = TestData.Cards.success
+      const pin = "4321"
+      const { answers, gateway } = yield* Effect.gen(function*() {
+        const gateway = yield* start()
         const answers = [
           yield* post(gateway, keys.a, "sentinel", cardBody(sentinel, pin)),
           yield* post(gateway, keys.a, "sentinel", cardBody(TestData.Cards.instant, pin)),
@@ -250,15 +261,36 @@ describe("card data", () => {
         const id: string = answers[0]!.json.id
         answers.push(yield* awaitDone(gateway.url, keys.a, id))
         answers.push(yield* call(`${gateway.url}/v1/quotes/${id}/events`, { key: keys.a }))
-        expect(answers[5]!.text).toContain("event: Completed")
-        const seen = answers.map((answer) => `${answer.text}\n${JSON.stringify([...answer.headers])}`)
-        expect(gateway.logs.length).toBeGreaterThan(0)
-        for (const text of [...seen, ...gateway.logs]) {
-          expect(text).not.toContain(sentinel)
-          expect(text).not.toContain(TestData.Cards.instant)
-          expect(text).not.toContain(keys.a)
-        }
-        assert.isTrue(gateway.logs.some((line) => line.includes("\"route\":\"submit\"")))
-      })
-    ))
+        return { answers, gateway }
+      }).pipe(Effect.scoped, Effect.withTracer(capturing))
+      expect(answers.map((answer) => answer.status)).toEqual([202, 409, 400, 401, 200, 200])
+      expect(answers[5]!.text).toContain("event: Completed")
+
+      const names = spans.map((span) => span.name)
+      expect(names).toEqual(expect.arrayContaining(["gcx.gateway.submit", "gcx.gateway.view"]))
+      const submitSpan = spans.find((span) => span.name === "gcx.gateway.submit")!
+      expect(Object.fromEntries(submitSpan.attributes)).toMatchObject({ "gcx.gateway.key_id": "key_a" })
+      const series = (yield* Metric.snapshot).filter((snapshot) => snapshot.id.startsWith("gcx.gateway."))
+      expect(series.map((snapshot) => snapshot.id)).toEqual(
+        expect.arrayContaining(["gcx.gateway.requests", "gcx.gateway.request.duration"])
+      )
+      expect(series.some((snapshot) =>
+        snapshot.id === "gcx.gateway.requests" && snapshot.attributes?.["gcx.gateway.route"] === "submit" &&
+        snapshot.attributes["http.response.status_code"] === "202"
+      )).toBe(true)
+
+      const seen = [
+        ...answers.map((answer) => `${answer.text}\n${JSON.stringify([...answer.headers])}`),
+        ...gateway.logs,
+        ...spans.map((span) => `${span.name} ${JSON.stringify(Object.fromEntries(span.attributes))}`),
+        JSON.stringify(series.map((snapshot) => snapshot.attributes))
+      ]
+      expect(gateway.logs.length).toBeGreaterThan(0)
+      assert.isTrue(gateway.logs.some((line) => line.includes("\"route\":\"submit\"")))
+      for (const text of seen) {
+        expect(text).not.toContain(sentinel)
+        expect(text).not.toContain(TestData.Cards.instant)
+        expect(text).not.toContain(keys.a)
+      }
+    }).pipe(Effect.provide(sandbox)))
 })
