@@ -38,12 +38,12 @@ import * as Readiness from "./internal/readiness.js"
 import type { RateLimit } from "./RateLimit.js"
 
 export {
-  /** The routes of the gateway, as its metrics and logs name them. */
-  type Route,
   /** The family of `gcx.gateway.request.duration` (seconds, by route). */
   requestDurationFamily,
   /** The family of `gcx.gateway.requests` (by route and status). */
-  requestsFamily
+  requestsFamily,
+  /** The routes of the gateway, as its metrics and logs name them. */
+  type Route
 } from "./internal/middleware.js"
 
 /** Where `gcx serve` listens unless told. */
@@ -92,7 +92,10 @@ export const layer = (
   ).pipe(
     Layer.provide(Readiness.layer(options)),
     Layer.provideMerge(
-      NodeHttpServer.layer(Http.createServer, { port: options.port ?? defaults.port, host: options.host ?? defaults.host })
+      NodeHttpServer.layer(Http.createServer, {
+        port: options.port ?? defaults.port,
+        host: options.host ?? defaults.host
+      })
     ),
     Layer.updateService(Headers.CurrentRedactedNames, (names) => [...names, ...secretHeaders])
   )

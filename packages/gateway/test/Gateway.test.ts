@@ -51,6 +51,8 @@ describe("POST /v1/quotes", () => {
           outcome: { actualCardValue: "100.00" },
           links: { self: `/v1/quotes/${id}` }
         })
+        expect(done.json.steps.length).toBeGreaterThan(0)
+        expect(done.json.steps.every((step: { readonly isCompleted: boolean }) => step.isCompleted)).toBe(true)
         expect(done.json.outcome.transactionId).toBe((yield* transactionsOf(gateway, id))[0]!.transactionId)
       })
     ))
@@ -118,7 +120,14 @@ describe("POST /v1/quotes", () => {
           [yield* post(gateway, keys.a, "k3", { ...cardBody(card), pinNumber: "" }), "pinNumber must not be empty"],
           [yield* post(gateway, keys.a, "k4", { ...cardBody(card), cardNumber: `${card}\u0007` }), "cardNumber"],
           [yield* post(gateway, keys.a, "k5", { pinNumber: "1234", productLineId: "1000" }), "cardNumber"],
-          [yield* call(`${gateway.url}/v1/quotes/not-an-id`, { key: keys.a }), "id"]
+          [yield* call(`${gateway.url}/v1/quotes/not-an-id`, { key: keys.a }), "path parameter: id"],
+          [
+            yield* call(`${gateway.url}/v1/quotes/${"ab".repeat(16)}/events`, {
+              key: keys.a,
+              headers: { "last-event-id": "x" }
+            }),
+            "last-event-id"
+          ]
         ] as const
         for (const [answer, named] of cases) {
           expect(answer.status).toBe(400)
@@ -178,13 +187,16 @@ describe("errors outside the handlers", () => {
             controller.close()
           }
         })
-        const chunked = yield* call(`${gateway.url}/v1/quotes`, {
-          method: "POST",
-          key: keys.a,
-          idempotencyKey: "big",
-          body: chunks,
-          duplex: "half"
-        } as Parameters<typeof call>[1])
+        const chunked = yield* call(
+          `${gateway.url}/v1/quotes`,
+          {
+            method: "POST",
+            key: keys.a,
+            idempotencyKey: "big",
+            body: chunks,
+            duplex: "half"
+          } as Parameters<typeof call>[1]
+        )
         expect(chunked.status).toBe(413)
         const nowhere = yield* call(`${gateway.url}/v2/nowhere`)
         expect(nowhere.status).toBe(404)
@@ -274,10 +286,12 @@ describe("card data and telemetry", () => {
       expect(series.map((snapshot) => snapshot.id)).toEqual(
         expect.arrayContaining(["gcx.gateway.requests", "gcx.gateway.request.duration"])
       )
-      expect(series.some((snapshot) =>
-        snapshot.id === "gcx.gateway.requests" && snapshot.attributes?.["gcx.gateway.route"] === "submit" &&
-        snapshot.attributes["http.response.status_code"] === "202"
-      )).toBe(true)
+      expect(
+        series.some((snapshot) =>
+          snapshot.id === "gcx.gateway.requests" && snapshot.attributes?.["gcx.gateway.route"] === "submit" &&
+          snapshot.attributes["http.response.status_code"] === "202"
+        )
+      ).toBe(true)
 
       const seen = [
         ...answers.map((answer) => `${answer.text}\n${JSON.stringify([...answer.headers])}`),

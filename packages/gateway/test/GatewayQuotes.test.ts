@@ -52,7 +52,11 @@ describe("the view of a quote", () => {
     timestamp,
     percentComplete: 60,
     steps: [
-      new Transaction.Step({ descriptionTag: "exchange.vault.credit.card", isCompleted: true, completionTime: timestamp }),
+      new Transaction.Step({
+        descriptionTag: "exchange.vault.credit.card",
+        isCompleted: true,
+        completionTime: timestamp
+      }),
       new Transaction.Step({ descriptionTag: "exchange.svc.fraud.check", isCompleted: false })
     ]
   })
@@ -118,7 +122,9 @@ const standIns = (submitted: Array<string>) =>
 const folder = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-gateway-quotes-"))
 const sqlite = Embedded.layerSqlite(Path.join(folder, "gcx.db"), { oneShard: false }).pipe(
   Layer.provideMerge(
-    Layer.effectDiscard(Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(folder, { recursive: true, force: true }))))
+    Layer.effectDiscard(
+      Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(folder, { recursive: true, force: true })))
+    )
   ),
   Layer.orDie
 )

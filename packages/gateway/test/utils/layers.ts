@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import { ApiKeys, type ApiKey, UnknownApiKey } from "../../src/ApiKeys.js"
+import { type ApiKey, ApiKeys, UnknownApiKey } from "../../src/ApiKeys.js"
 import { RateLimit, RateLimited } from "../../src/RateLimit.js"
 
 /** A caller with id `id`. */
