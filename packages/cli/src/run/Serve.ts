@@ -12,7 +12,7 @@
  * them (the embedded sandbox only with `--embedded`). `GCX_DATA_KEY` seals
  * the cards and derives the quote ids; it is read before the database is.
  */
-import * as ApiKeys from "@gcx/gateway/ApiKeys"
+import type * as ApiKeys from "@gcx/gateway/ApiKeys"
 import * as Gateway from "@gcx/gateway/Gateway"
 import type * as RateLimit from "@gcx/gateway/RateLimit"
 import type * as ExchangeClient from "@gcx/http/ExchangeClient"
@@ -60,7 +60,7 @@ export const callers: Layer.Layer<Callers, CliError, SqlClient.SqlClient | CardC
     Effect.fail(
       new CliError({
         code: ExitCode.Unexpected,
-        message: `gcx serve: this build has no ${ApiKeys.ApiKeys.key} store and event log wired yet`
+        message: "gcx serve: the API keys and the event log are not wired in this build"
       })
     )
   )
