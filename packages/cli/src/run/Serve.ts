@@ -76,6 +76,7 @@ const startFailure = (code: ExitCode, message: string) => Effect.fail(new CliErr
 export const run = (flags: Flags, services: typeof callers = callers) =>
   Effect.scoped(Effect.gen(function*() {
     const url = yield* DurablePoller.databaseUrl
+    const port = Option.isSome(flags.port) ? flags.port.value : yield* Gateway.portConfig
     // built first, so that missing settings or a bad key fail before any connection to the database
     const base = yield* Layer.build(
       Layer.merge(CardCipher.layerConfig(), Connection.layer(flags.connection, "none"))
@@ -92,7 +93,7 @@ export const run = (flags: Flags, services: typeof callers = callers) =>
       ? `client-only on the runners of ${DurablePoller.where(url.value)}`
       : `embedded on ${filename}`
     const context = yield* Layer.build(
-      Gateway.layerConfig({ port: Option.getOrUndefined(flags.port), host: Option.getOrUndefined(flags.host) }).pipe(
+      Gateway.layerConfig({ port, host: Option.getOrUndefined(flags.host) }).pipe(
         Layer.provideMerge(services),
         Layer.provideMerge(quotes),
         Layer.provide(Layer.succeedContext(base))
