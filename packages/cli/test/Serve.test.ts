@@ -16,6 +16,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Serve from "../src/run/Serve.js"
+import { connectionFlags } from "./helpers.js"
 
 const presented = `gcx_sk_${"k".repeat(43)}`
 
@@ -35,16 +36,7 @@ const standIns = Layer.mergeAll(
   Layer.succeed(EventLog.EventLog, EventLog.EventLog.of({ read: () => Effect.succeed([]) } as never))
 )
 
-const connection = {
-  env: Option.none(),
-  baseUrl: Option.none(),
-  authUrl: Option.none(),
-  stage: Option.none(),
-  clientId: Option.none(),
-  scope: Option.none(),
-  authStyle: Option.none(),
-  embedded: true
-} as const
+const connection = connectionFlags({ embedded: true })
 
 describe("gcx serve", () => {
   it.live("embedded: prints its address, serves /healthz and takes a quote; the database is GCX_DATABASE_FILE", () =>
