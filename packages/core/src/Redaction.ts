@@ -45,6 +45,24 @@ export const serviceText = (text: string, max: number = maxServiceText): string 
   return `${masked.slice(0, end)}${marker}`
 }
 
+/**
+ * The Location of a created transaction as gcx keeps it: `serviceText`, but
+ * the path segment that names the transaction (its id, from the body, checked
+ * already) is kept whole, so that an id with 8 digits in a row (a 26-character
+ * transaction id has them now and then) still names its transaction. Anything
+ * around it is masked as usual.
+ */
+export const location = (text: string, transactionId: string): string => {
+  const segment = `/${encodeURIComponent(transactionId)}`
+  const end = text.search(/[?#]/)
+  const path = end === -1 ? text : text.slice(0, end)
+  // a path too long to keep with room for the cut marker is cut as any service text
+  if (!path.endsWith(segment) || path.length > maxServiceText - 64) return serviceText(text)
+  const kept = `${scrubDigits(path.slice(0, -segment.length))}${segment}`
+  const rest = text.slice(path.length)
+  return rest === "" ? kept : `${kept}${serviceText(rest, maxServiceText - kept.length)}`
+}
+
 /** The longest SVC-TRACE-ID that gcx keeps. */
 export const maxTraceId = 128
 

@@ -210,3 +210,33 @@ describe("Redaction.traceId", () => {
     }
   })
 })
+
+describe("Redaction.location", () => {
+  // A transaction id as the sandbox draws them, with 8 digits in a row (it was once masked to `GGS****6456`)
+  const transactionId = "W8HWCYSA0GGS28906456P0B9KP"
+  const card = "4111111111111111"
+
+  it("keeps the transaction's segment whole, and masks digits elsewhere", () => {
+    expect(Redaction.location(`/exchange/quote/${transactionId}`, transactionId)).toBe(
+      `/exchange/quote/${transactionId}`
+    )
+    expect(Redaction.location(`http://h/${card}/quote/${transactionId}?card=${card}#${card}`, transactionId)).toBe(
+      `http://h/****1111/quote/${transactionId}?card=****1111#****1111`
+    )
+  })
+
+  it("masks a Location that does not end with the transaction's segment as any service text", () => {
+    expect(Redaction.location(`/exchange/quote/${card}`, transactionId)).toBe("/exchange/quote/****1111")
+    expect(Redaction.location(`/exchange/quote/${transactionId}x${card}`, transactionId)).toBe(
+      Redaction.serviceText(`/exchange/quote/${transactionId}x${card}`)
+    )
+  })
+
+  it("cuts a long Location to the service-text limit", () => {
+    const long = `/exchange/quote/${transactionId}?${"q".repeat(5_000)}${card}`
+    const kept = Redaction.location(long, transactionId)
+    expect(kept.length).toBeLessThanOrEqual(Redaction.maxServiceText)
+    expect(kept.startsWith(`/exchange/quote/${transactionId}?q`)).toBe(true)
+    expect(kept).not.toContain(card)
+  })
+})

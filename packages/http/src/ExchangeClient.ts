@@ -116,7 +116,7 @@ export interface HeartbeatResult extends CallInfo {
 export interface CreatedQuote extends CallInfo {
   readonly quote: Quote.QuoteResponse
   readonly transactionId: string
-  /** The Location header: the address of the transaction's GET, as `Redaction.serviceText` keeps it. */
+  /** The Location header: the address of the transaction's GET, as `Redaction.location` keeps it. */
   readonly location: Option.Option<string>
 }
 
@@ -233,7 +233,7 @@ export const make = (): Effect.Effect<
           transactionId: result.value.transactionId,
           location: Option.map(
             Option.fromUndefinedOr(Transport.header(result, Routes.Headers.location)),
-            (location) => Redaction.serviceText(location)
+            (location) => Redaction.location(location, result.value.transactionId)
           ),
           ...callInfo(result)
         } satisfies CreatedQuote

@@ -21,6 +21,7 @@ import { QuotePoller } from "../src/index.js"
 import {
   card,
   clientLayer,
+  completedQuote,
   type Handler,
   json,
   optionsFor,
@@ -220,4 +221,30 @@ describe("the service's text is not trusted whole", () => {
       const text = [Capture.text(capture), ...[tokenError, redirect].flatMap((error) => Capture.show(error))].join("\n")
       expect(Capture.scan(text, [cardNumber, cardNumber.slice(0, 12)])).toEqual([])
     }).pipe(Effect.scoped))
+})
+
+describe("a transaction id is the service's, not card data", () => {
+  it.live("an id with 8 digits in a row keeps its Location whole, and the quote completes at that id", () =>
+    Effect.gen(function*() {
+      // drawn by the sandbox once (26 base-32 characters); `Redaction.serviceText` used to mask it to `GGS****6456`
+      const digits = "W8HWCYSA0GGS28906456P0B9KP"
+      const quote = (response: Record<string, unknown>) => ({ ...response, transactionId: digits })
+      const { events } = yield* quoteThrough(service({
+        createQuote: (_, response) =>
+          json(response, 201, quote(pendingQuote), {
+            location: `${Routes.transactionPath(digits)}?card=${cardNumber}`
+          }),
+        getTransaction: (request, response) =>
+          request.url.endsWith(`/${digits}`)
+            ? json(response, 200, { ...status(quote(completedQuote)), entityid: digits })
+            : json(response, 404, { ErrorCode: "exchange.transaction.not.found" })
+      }))
+      expect(events.map((event) => event._tag)).toEqual(["Submitted", "Progress", "Completed"])
+      expect(events[0]).toMatchObject({
+        _tag: "Submitted",
+        transactionId: digits,
+        location: `${Routes.transactionPath(digits)}?card=****0001`
+      })
+      expect(events.at(-1)).toMatchObject({ _tag: "Completed", transactionId: digits })
+    }))
 })
