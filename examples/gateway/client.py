@@ -24,14 +24,16 @@ import urllib.request
 import uuid
 
 TERMINAL = ("Completed", "Failed")
+# the refusals that pass: tried again, with the same Idempotency-Key (docs/gateway.md, Errors)
+PASSING = (429, 500, 502, 503, 504)
 
 
 class GatewayError(Exception):
     """An error answer of the gateway: its HTTP status and its `error.code`."""
 
-    def __init__(self, status, code, message):
+    def __init__(self, status, code, message, retry_after=None):
         super().__init__(f"{status} {code}: {message}")
-        self.status, self.code = status, code
+        self.status, self.code, self.retry_after = status, code, retry_after
 
 
 class Gateway:
@@ -53,15 +55,28 @@ class Gateway:
         except urllib.error.HTTPError as error:
             raise _gateway_error(error) from None
 
+    def _json(self, method, path, body=None, headers=None, attempts=3):
+        """A JSON call; a refusal that passes (429, 5xx) or a dropped connection is tried again, as it was."""
+        for attempt in range(1, attempts + 1):
+            try:
+                with self._request(method, path, body, headers) as response:
+                    return json.load(response)
+            except (GatewayError, OSError, http.client.HTTPException) as error:
+                passing = not isinstance(error, GatewayError) or error.status in PASSING
+                if attempt == attempts or not passing:
+                    raise
+                time.sleep(getattr(error, "retry_after", None) or attempt)
+
     def submit(self, card, idempotency_key):
-        """POST /v1/quotes: `card` is {cardNumber, pinNumber, productLineId}; gives {id, status, links}."""
-        with self._request("POST", "/v1/quotes", card, {"Idempotency-Key": idempotency_key}) as response:
-            return json.load(response)
+        """POST /v1/quotes: `card` is {cardNumber, pinNumber, productLineId}; gives {id, status, links}.
+
+        A retry sends the same Idempotency-Key: the gateway answers with the same quote, never a second one.
+        """
+        return self._json("POST", "/v1/quotes", card, {"Idempotency-Key": idempotency_key})
 
     def get(self, quote_id):
         """GET /v1/quotes/{id}: the quote's status, percentage, steps and outcome."""
-        with self._request("GET", f"/v1/quotes/{quote_id}") as response:
-            return json.load(response)
+        return self._json("GET", f"/v1/quotes/{quote_id}")
 
     def events(self, quote_id, last_event_id=None, retries=5):
         """Yields the quote's events as (id, event, data) until the terminal one.
@@ -89,7 +104,7 @@ class Gateway:
             except (OSError, http.client.HTTPException) as error:  # a dropped or refused connection
                 reason = error
             except GatewayError as error:
-                if error.status not in (429, 502, 503, 504):  # only a passing refusal is worth a retry
+                if error.status not in PASSING:
                     raise
                 reason = error
             else:
@@ -97,17 +112,20 @@ class Gateway:
             failures += 1
             if failures > retries:
                 raise ConnectionError(f"the event stream of {quote_id} dropped {failures} times: {reason}")
-            print(f"stream dropped ({reason}); resuming after event {last_event_id}", file=sys.stderr)
-            time.sleep(delay)
+            where = "from the start" if last_event_id is None else f"after event {last_event_id}"
+            print(f"stream dropped ({reason}); resuming {where}", file=sys.stderr)
+            time.sleep(getattr(reason, "retry_after", None) or delay)
 
 
 def _gateway_error(error):
     """A GatewayError from an HTTP error answer: `{"error": {"code", "message"}}`, or the bare status."""
+    retry_after = error.headers.get("Retry-After", "")
+    retry_after = int(retry_after) if retry_after.isdigit() else None
     try:
         body = json.load(error)["error"]
-        return GatewayError(error.code, body["code"], body["message"])
+        return GatewayError(error.code, body["code"], body["message"], retry_after)
     except (ValueError, KeyError, TypeError):
-        return GatewayError(error.code, "http_error", error.reason)
+        return GatewayError(error.code, "http_error", error.reason, retry_after)
 
 
 def _server_sent_events(response):

@@ -153,6 +153,24 @@ describe("examples/gateway/client.py", () => {
       )
 
       it.effect(
+        "a spent rate limit (429 with Retry-After) is waited out: the quote is followed to its end",
+        () =>
+          Effect.gen(function*() {
+            const sandbox = yield* Sandbox.SandboxServer
+            // one request at once, one every 2 s: the event stream right after the POST is refused
+            const gateway = yield* startGateway(sandbox, { keyFlags: ["--rate", "0.5", "--burst", "1"] })
+            const result = yield* python3(
+              ["--url", gateway.url, "--card", TestData.Cards.instant, "--pin", pin],
+              { GCX_GATEWAY_KEY: gateway.apiKey }
+            )
+            expect(result.code, result.stderr).toBe(0)
+            expect(result.stderr).toMatch(/^stream dropped \(429 rate_limited: .*\); resuming from the start$/m)
+            expect(result.stdout).toMatch(/^completed \w+: actual 50\.00, exchange 42\.50 /m)
+          }),
+        { timeout: 120_000 }
+      )
+
+      it.effect(
         "an Idempotency-Key reused with another card, and a wrong key, end with the error's code",
         () =>
           Effect.gen(function*() {

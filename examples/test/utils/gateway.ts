@@ -86,11 +86,12 @@ const answers = (url: string): Effect.Effect<boolean> =>
 /**
  * Starts `gcx serve` on a free port, embedded on a new SQLite file, against
  * `sandbox`; makes an API key first (`gcx serve keys create`), with a webhook
- * endpoint at `webhook` when given. Stopped (SIGTERM) when the scope closes.
+ * endpoint at `webhook` and the flags `keyFlags` (`--rate`, `--burst`) when
+ * given. Stopped (SIGTERM) when the scope closes.
  */
 export const startGateway = (
   sandbox: Sandbox.Service,
-  options: { readonly webhook?: string } = {}
+  options: { readonly webhook?: string; readonly keyFlags?: ReadonlyArray<string> } = {}
 ): Effect.Effect<Gateway, Error, Scope.Scope> =>
   Effect.gen(function*() {
     const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-gateway-clients-"))
@@ -107,7 +108,8 @@ export const startGateway = (
       "create",
       "--name",
       "clients-test",
-      ...(options.webhook !== undefined ? ["--webhook", options.webhook] : [])
+      ...(options.webhook !== undefined ? ["--webhook", options.webhook] : []),
+      ...(options.keyFlags ?? [])
     ], env)
     const apiKey = /gcx_sk_[A-Za-z0-9_-]{43}/.exec(created.stdout)?.[0]
     const webhookSecret = /whsec_[A-Za-z0-9_-]{43}/.exec(created.stdout)?.[0]
