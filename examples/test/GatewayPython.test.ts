@@ -13,7 +13,8 @@ import { Effect } from "effect"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
-import { freePort, run, startGateway } from "./utils/gateway.js"
+import * as Path from "node:path"
+import { freePort, root, run, startGateway } from "./utils/gateway.js"
 
 /** Debian's interpreter when there (CI), else the one on PATH. */
 const python = Fs.existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3"
@@ -73,24 +74,27 @@ const droppingProxy = (
 const python3 = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   run(python, [client, ...args], { PYTHONDONTWRITEBYTECODE: "1", ...env })
 
-/** What client.py's `verify_webhook` says of each `[header, body, secret]`. */
-const verifyInPython = (cases: ReadonlyArray<readonly [string, string, string]>) =>
+/** The Python block of docs/gateway.md: the verifier documented for other receivers. */
+const documented = /```python\n([\s\S]*?)```/.exec(Fs.readFileSync(Path.join(root, "docs", "gateway.md"), "utf8"))?.[1]
+
+/** What `verify_webhook`, defined by `definition`, says of each `[header, body, secret]`. */
+const verifyInPython = (definition: string, cases: ReadonlyArray<readonly [string, string, string]>) =>
   run(python, [
     "-c",
-    "import json, sys; sys.path.insert(0, 'examples/gateway'); from client import verify_webhook; " +
+    `${definition}\nimport json, sys\n` +
     "print(json.dumps([verify_webhook(h, b.encode(), s) for h, b, s in json.loads(sys.argv[1])]))",
     JSON.stringify(cases)
   ], { PYTHONDONTWRITEBYTECODE: "1" })
 
 describe("examples/gateway/client.py", () => {
-  it.effect("verify_webhook accepts a Gcx-Signature over t.body; refuses a changed body, another secret, a stale t", () =>
+  it.effect("verify_webhook (client.py's, and the docs' ten lines) accepts a Gcx-Signature over t.body; refuses a changed body, another secret, a stale t", () =>
     Effect.gen(function*() {
       const secret = `whsec_${"s".repeat(43)}`
       const body = `{"id":"evt_1","type":"quote.completed"}`
       const now = Math.floor(Date.now() / 1000)
       const sign = (t: number, text = body, key = secret) =>
         `t=${t},v1=${Crypto.createHmac("sha256", key).update(`${t}.${text}`).digest("hex")}`
-      const result = yield* verifyInPython([
+      const cases = [
         [sign(now), body, secret],
         [`t=${now}, v1=${"0".repeat(64)}, ${sign(now).split(",")[1]}`, body, secret], // a rotation: two v1
         [sign(now), body + " ", secret],
@@ -99,9 +103,15 @@ describe("examples/gateway/client.py", () => {
         [sign(now).replace(`t=${now}`, `t=${now + 1}`), body, secret],
         ["", body, secret],
         [`v1=${sign(now).split("v1=")[1]}`, body, secret]
-      ])
-      expect(result.code, result.stderr).toBe(0)
-      expect(JSON.parse(result.stdout)).toEqual([true, true, false, false, false, false, false, false])
+      ] as const
+      expect(documented).toContain("def verify_webhook(")
+      for (
+        const definition of ["sys.path.insert(0, 'examples/gateway')\nfrom client import verify_webhook", documented!]
+      ) {
+        const result = yield* verifyInPython(`import sys\n${definition}`, cases)
+        expect(result.code, result.stderr).toBe(0)
+        expect(JSON.parse(result.stdout)).toEqual([true, true, false, false, false, false, false, false])
+      }
     }))
 
   layer(Sandbox.layer({ timeScale: 0.25, logLevel: "None" }), { excludeTestServices: true, timeout: 120_000 })(
