@@ -298,8 +298,7 @@ export const layerRunner = <E, R>(
   E | SqlError.SqlError,
   R | ExchangeClient.ExchangeClient | CardCipher.CardCipher
 > =>
-  Layer.merge(layer(options), QuoteWorkflow.layer(options.track).pipe(Layer.provide(EventLog.layerWriter(options.events))))
-    .pipe(
+  Layer.merge(layer(options), recordedWorkflow(options)).pipe(
     Layer.provideMerge(
       QuotePoller.layer(options.poller).pipe(
         Layer.provideMerge(QuoteEvents.layer(options.bus)),
@@ -308,6 +307,10 @@ export const layerRunner = <E, R>(
     ),
     Layer.provideMerge(deployment)
   )
+
+/** The quote workflow, its events and outcomes recorded in the event log. */
+const recordedWorkflow = (options: RunnerOptions) =>
+  QuoteWorkflow.layer(options.track).pipe(Layer.provide(EventLog.layerWriter(options.events)))
 
 /**
  * The deployment of a client-only node: what provides the workflow engine

@@ -49,8 +49,10 @@ export const expectWholeLog = (entries: ReadonlyArray<EventLog.Entry>) => {
 }
 
 const followAll = (requestId: string, afterSeq = 0) =>
-  Effect.flatMap(EventLog.EventLog, (log) =>
-    log.follow(requestId, afterSeq).pipe(Stream.runCollect, Effect.timeout("20 seconds")))
+  Effect.flatMap(
+    EventLog.EventLog,
+    (log) => log.follow(requestId, afterSeq).pipe(Stream.runCollect, Effect.timeout("20 seconds"))
+  )
 
 layer(sandbox({ timeScale: 0.05 }), { excludeTestServices: true })("EventLog embedded (SQLite)", (it) => {
   it.effect("follow streams a quote's events live, in order, from seq 1, card-free, and ends after the terminal one", () =>

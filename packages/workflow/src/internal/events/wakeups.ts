@@ -27,7 +27,7 @@ const registry = () => {
   const watchers = new Map<string, Set<Queue.Queue<void>>>()
   const wake = (requestId: string) => {
     const signals = watchers.get(requestId)
-    if (signals !== undefined) for (const signal of signals) Queue.offerUnsafe(signal, undefined)
+    if (signals !== undefined) { for (const signal of signals) Queue.offerUnsafe(signal, undefined) }
   }
   const wakeAll = () => {
     for (const requestId of watchers.keys()) wake(requestId)

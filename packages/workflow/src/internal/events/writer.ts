@@ -126,7 +126,9 @@ export const make = (
         Effect.sync(() => {
           for (const event of batch) {
             const requestId = requestIdOf(event)
-            if (requestId !== undefined) Queue.offerUnsafe(queue, { requestId, event: Table.recorded(event), done: undefined })
+            if (requestId !== undefined) {
+              Queue.offerUnsafe(queue, { requestId, event: Table.recorded(event), done: undefined })
+            }
           }
         })
       ),
@@ -154,9 +156,7 @@ export const make = (
         )).pipe(
           Effect.retry(retry),
           Effect.andThen(announce(items)),
-          Effect.catchCause((cause) =>
-            Effect.logError(`could not record ${items.length} quote events`, cause)
-          )
+          Effect.catchCause((cause) => Effect.logError(`could not record ${items.length} quote events`, cause))
         )
 
     const flush = Effect.gen(function*() {
