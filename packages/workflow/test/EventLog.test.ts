@@ -6,16 +6,14 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { QuoteEvent } from "@gcx/core"
-import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { Context, Effect, Exit, Layer, Schedule, Scope, Stream } from "effect"
-import * as RunnerAddress from "effect/cluster/RunnerAddress"
-import { FetchHttpClient } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { CardCipher, ClusterSecurity, DurableQuotes, EventLog } from "../src/index.js"
 import * as Runner from "../src/Runner.js"
-import { card, clientOptions, dataKey, dumpTables, quotesLayer, sandbox, tempDatabase } from "./fixtures.js"
+import { card, dataKey, dumpTables, quotesLayer, sandbox, tempDatabase } from "./fixtures.js"
+import { runnerNode } from "./fixtures/runner.js"
 import * as TestPg from "./utils/postgres.js"
 
 /** A card that takes several polls, with a sentinel PIN to look for. */
@@ -147,20 +145,7 @@ layer(Layer.merge(sandbox({ timeScale: 0.05 }), TestPg.layer()), { excludeTestSe
       Effect.gen(function*() {
         const db = yield* TestPg.PgTestDatabase
         const server = yield* Sandbox.SandboxServer
-        const port = yield* TestPg.freePort
-        yield* Layer.build(
-          DurableQuotes.layerRunner(
-            Runner.layer({
-              databaseUrl: db.url,
-              runnerAddress: RunnerAddress.make("127.0.0.1", port),
-              security: ClusterSecurity.insecureLoopback
-            })
-          ).pipe(
-            Layer.provide(CardCipher.layer(dataKey)),
-            Layer.provide(ExchangeClient.layerWith(clientOptions(server))),
-            Layer.provide(FetchHttpClient.layer)
-          )
-        )
+        yield* runnerNode(db, server)
         const client = yield* Layer.build(
           Layer.merge(DurableQuotes.layer(), EventLog.layer()).pipe(
             Layer.provideMerge(Runner.layerClient({ databaseUrl: db.url, security: ClusterSecurity.insecureLoopback })),
