@@ -2,8 +2,10 @@
  * A gateway over real HTTP on a free loopback port: the server of
  * `Gateway.layer`, over durable quotes embedded on SQLite in a temporary
  * file, a real exchange client and the sandbox in context, with the
- * in-memory `ApiKeys`, `RateLimit` and `EventLog` of `layers.ts`. Its log
- * lines are captured (message and annotations, as text) for sentinel scans.
+ * in-memory `ApiKeys`, `RateLimit` and `EventLog` of `layers.ts`, or (with
+ * `stores: "real"`) their real layers on the gateway's database, as
+ * `gcx serve` runs them. Its log lines are captured (message and
+ * annotations, as text) for sentinel scans.
  */
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
@@ -16,8 +18,11 @@ import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as EventLog from "@gcx/workflow/EventLog"
+import * as ApiKeys from "../../src/ApiKeys.js"
 import * as Gateway from "../../src/Gateway.js"
 import * as GatewayQuotes from "../../src/GatewayQuotes.js"
+import * as RateLimit from "../../src/RateLimit.js"
 import { apiKey, apiKeysLayer, eventLogLayer, rateLimitLayer } from "./layers.js"
 
 /** The data key of the tests. */
@@ -55,10 +60,33 @@ export interface Running {
   readonly logs: ReadonlyArray<string>
   /** How many rows `table` of the gateway's database holds. */
   readonly count: (table: string) => Effect.Effect<number>
+  /** The gateway's own `ApiKeys` (the real store's `create` and `revoke` with `stores: "real"`). */
+  readonly keys: ApiKeys.Service
 }
 
-/** Runs a gateway (in the scope) for the sandbox in context; `heartbeat`: how often it checks the service. */
-export const start = (options: { readonly heartbeatInterval?: Duration.Input } = {}) =>
+/** Settings of a test gateway. */
+export interface StartOptions {
+  /** How often it checks the service (`/readyz`). Default 10 s. */
+  readonly heartbeatInterval?: Duration.Input
+  /**
+   * The callers' stores: the in-memory stand-ins of `layers.ts` (callers `keys`, C rate limited; default), or
+   * `"real"`: `ApiKeys.layer`, `RateLimit.layer` and `EventLog.layer()` on the gateway's database (no caller yet).
+   */
+  readonly stores?: "standIns" | "real"
+}
+
+/** The in-memory stand-ins of the callers' stores, for the callers of `keys`. */
+const standIns = Layer.mergeAll(
+  eventLogLayer,
+  apiKeysLayer({ [keys.a]: apiKey("key_a"), [keys.b]: apiKey("key_b"), [keys.limited]: apiKey("key_c") }),
+  rateLimitLayer({ key_c: 7 })
+)
+
+/** The real callers' stores on the deployment's database, as `gcx serve` builds them. */
+const realStores = Layer.mergeAll(ApiKeys.layer, RateLimit.layer, EventLog.layer())
+
+/** Runs a gateway (in the scope) for the sandbox in context. */
+export const start = (options: StartOptions = {}) =>
   Effect.gen(function*() {
     const server = yield* Sandbox.SandboxServer
     const filename = Path.join(yield* tempDirectory, "gcx.db")
@@ -67,7 +95,7 @@ export const start = (options: { readonly heartbeatInterval?: Duration.Input } =
       logs.push(JSON.stringify({ message, annotations: fiber.getRef(References.CurrentLogAnnotations) }))
     })
     const deployment = Embedded.layerQuotes({ filename }).pipe(
-      Layer.provide(CardCipher.layer(dataKey)),
+      Layer.provideMerge(CardCipher.layer(dataKey)),
       Layer.provideMerge(ExchangeClient.layerWith({
         ...Sandbox.clientOptions(server),
         retry: { baseDelay: "10 millis", maxDelay: "200 millis", budget: { capacity: 1000, refillPerSecond: 100 } }
@@ -76,11 +104,7 @@ export const start = (options: { readonly heartbeatInterval?: Duration.Input } =
     )
     const gateway = Gateway.layer({ port: 0, interval: options.heartbeatInterval ?? "10 seconds" }).pipe(
       Layer.provide(GatewayQuotes.layer(dataKey)),
-      Layer.provideMerge(eventLogLayer),
-      Layer.provide(
-        apiKeysLayer({ [keys.a]: apiKey("key_a"), [keys.b]: apiKey("key_b"), [keys.limited]: apiKey("key_c") })
-      ),
-      Layer.provide(rateLimitLayer({ key_c: 7 })),
+      Layer.provideMerge(options.stores === "real" ? realStores : standIns),
       Layer.provideMerge(deployment),
       Layer.provide(Logger.layer([capture])),
       Layer.provide(Layer.succeed(References.MinimumLogLevel, "All")),
@@ -94,7 +118,15 @@ export const start = (options: { readonly heartbeatInterval?: Duration.Input } =
         const rows = yield* sql<{ readonly n: number }>`SELECT count(*) AS n FROM ${sql(table)}`
         return Number(rows[0]!.n)
       }).pipe(Effect.provide(context), Effect.orDie)
-    return { url: `http://127.0.0.1:${address.port}`, sandbox: server, filename, logs, count } satisfies Running
+    const apiKeys = yield* Effect.provide(ApiKeys.ApiKeys, context)
+    return {
+      url: `http://127.0.0.1:${address.port}`,
+      sandbox: server,
+      filename,
+      logs,
+      count,
+      keys: apiKeys
+    } satisfies Running
   })
 
 /** An answer, read whole. */
