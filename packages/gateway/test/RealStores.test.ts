@@ -157,7 +157,9 @@ describe("the gateway with its real stores (ApiKeys, RateLimit, EventLog on SQLi
         expect(messages.map((message) => message.id)).toEqual(messages.map((_, i) => i + 1))
         expect(messages[0]!.event).toBe("Submitted")
         expect(messages.at(-1)!.event).toBe("Completed")
-        expect(messages.filter((message) => message.event === "Completed" || message.event === "Failed")).toHaveLength(1)
+        expect(messages.filter((message) => message.event === "Completed" || message.event === "Failed")).toHaveLength(
+          1
+        )
         const resumed = yield* call(events, { key, headers: { "last-event-id": "1" } })
         expect(messagesOf(resumed.text)).toEqual(messages.slice(1))
         const done = yield* awaitDone(gateway.url, key, id)

@@ -8,17 +8,19 @@
  * annotations, as text) for sentinel scans.
  */
 import { ExchangeClient } from "@gcx/http"
+import type * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as Embedded from "@gcx/workflow/Embedded"
+import * as EventLog from "@gcx/workflow/EventLog"
 import { Effect, Layer, Logger, References } from "effect"
 import type * as Duration from "effect/Duration"
 import { FetchHttpClient, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as EventLog from "@gcx/workflow/EventLog"
 import * as ApiKeys from "../../src/ApiKeys.js"
 import * as Gateway from "../../src/Gateway.js"
 import * as GatewayQuotes from "../../src/GatewayQuotes.js"
@@ -85,6 +87,13 @@ const standIns = Layer.mergeAll(
 /** The real callers' stores on the deployment's database, as `gcx serve` builds them. */
 const realStores = Layer.mergeAll(ApiKeys.layer, RateLimit.layer, EventLog.layer())
 
+/** The callers' stores of `options`. */
+const storesOf = (options: StartOptions): Layer.Layer<
+  ApiKeys.ApiKeys | RateLimit.RateLimit | EventLog.EventLog,
+  SqlError.SqlError,
+  SqlClient.SqlClient | CardCipher.CardCipher | QuoteEvents.QuoteEvents
+> => options.stores === "real" ? realStores : standIns
+
 /** Runs a gateway (in the scope) for the sandbox in context. */
 export const start = (options: StartOptions = {}) =>
   Effect.gen(function*() {
@@ -104,7 +113,7 @@ export const start = (options: StartOptions = {}) =>
     )
     const gateway = Gateway.layer({ port: 0, interval: options.heartbeatInterval ?? "10 seconds" }).pipe(
       Layer.provide(GatewayQuotes.layer(dataKey)),
-      Layer.provideMerge(options.stores === "real" ? realStores : standIns),
+      Layer.provideMerge(storesOf(options)),
       Layer.provideMerge(deployment),
       Layer.provide(Logger.layer([capture])),
       Layer.provide(Layer.succeed(References.MinimumLogLevel, "All")),
