@@ -19,7 +19,7 @@ import { FetchHttpClient, HttpServer } from "effect/http"
 import { clientOptions } from "../../workflow/test/fixtures.js"
 import * as TestPg from "../../workflow/test/utils/postgres.js"
 import { ApiKeys, Gateway, GatewayQuotes, RateLimit, WebhookDelivery, WebhookSignature } from "../src/index.js"
-import { type Answer, call, cardBody, dataKey } from "./utils/gateway.js"
+import { type Answer, call, cardBody, dataKey, expectWholeStream, messagesOf } from "./utils/gateway.js"
 import * as Webhooks from "./utils/webhooks.js"
 
 /** The log lines of every node, each its message and annotations as JSON, for the scan for card data. */
@@ -73,14 +73,6 @@ const gatewayNode = (db: TestPg.TestDatabase, server: Sandbox.Service) =>
     )
     const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address as { readonly port: number }
     return `http://127.0.0.1:${address.port}`
-  })
-
-/** The SSE messages of a body: id, event, data. */
-const messagesOf = (text: string) =>
-  text.split("\n\n").filter((block) => block.includes("data:")).map((block) => {
-    const field = (name: string) =>
-      block.split("\n").find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2)
-    return { id: Number(field("id")), event: field("event"), data: JSON.parse(field("data")!) }
   })
 
 /** `/readyz` of a gateway, asked every 50 ms until it is 200 (at most 10 s). */
@@ -145,6 +137,8 @@ layer(Layer.merge(sandbox, TestPg.layer()), { excludeTestServices: true, timeout
         ).pipe(Effect.orDie)
         secret = Redacted.value(created.apiKey.webhooks[0]!.secret)
         const key = Redacted.value(created.key)
+        const post = (gateway: string, idempotencyKey: string, body: unknown) =>
+          call(`${gateway}/v1/quotes`, { method: "POST", key, idempotencyKey, body })
 
         yield* runnerNode(db, server)
         const [one, two] = [yield* gatewayNode(db, server), yield* gatewayNode(db, server)]
@@ -154,23 +148,13 @@ layer(Layer.merge(sandbox, TestPg.layer()), { excludeTestServices: true, timeout
         const expected = new Map<string, string>()
         for (const quote of quotes) {
           const body = cardBody(quote.cardNumber)
-          const first = yield* call(`${one}/v1/quotes`, {
-            method: "POST",
-            key,
-            idempotencyKey: quote.idempotencyKey,
-            body
-          })
+          const first = yield* post(one, quote.idempotencyKey, body)
           expect(first.status).toBe(202)
           const id: string = first.json.id
           expected.set(WebhookDelivery.eventId(id), `quote.${quote.status}`)
           // followed on gateway 2 from the start, while the runner works on it
           const events = yield* Effect.forkChild(call(`${two}/v1/quotes/${id}/events`, { key }))
-          const again = yield* call(`${two}/v1/quotes`, {
-            method: "POST",
-            key,
-            idempotencyKey: quote.idempotencyKey,
-            body
-          })
+          const again = yield* post(two, quote.idempotencyKey, body)
           expect(again.status).toBe(202)
           expect(again.json).toEqual(first.json)
           // the slow quote is still running: the stream on gateway 2 is followed live, woken by the runner's NOTIFY
@@ -181,10 +165,7 @@ layer(Layer.merge(sandbox, TestPg.layer()), { excludeTestServices: true, timeout
           const stream = yield* Effect.timeout(Fiber.join(events), "30 seconds")
           expect(stream.status).toBe(200)
           const messages = messagesOf(stream.text)
-          expect(messages.map((message) => message.id)).toEqual(messages.map((_, i) => i + 1))
-          expect(messages[0]!.event).toBe("Submitted")
-          expect(messages.at(-1)!.event).toBe(quote.terminal)
-          expect(messages.filter((m) => m.event === "Completed" || m.event === "Failed")).toHaveLength(1)
+          expectWholeStream(messages, quote.terminal)
 
           const view = yield* call(`${two}/v1/quotes/${id}`, { key })
           expect(view.status).toBe(200)
@@ -200,12 +181,7 @@ layer(Layer.merge(sandbox, TestPg.layer()), { excludeTestServices: true, timeout
         }
 
         // the same Idempotency-Key with another card, on either gateway: 409, never the other card's quote
-        const reused = yield* call(`${two}/v1/quotes`, {
-          method: "POST",
-          key,
-          idempotencyKey: quotes[0].idempotencyKey,
-          body: cardBody(TestData.Cards.invalid)
-        })
+        const reused = yield* post(two, quotes[0].idempotencyKey, cardBody(TestData.Cards.invalid))
         expect(reused.status).toBe(409)
         expect(reused.json.error.code).toBe("idempotency_key_reused")
         expect(yield* server.transactions).toHaveLength(quotes.length)

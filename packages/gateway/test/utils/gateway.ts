@@ -7,6 +7,7 @@
  * `gcx serve` runs them. Its log lines are captured (message and
  * annotations, as text) for sentinel scans.
  */
+import { expect } from "@effect/vitest"
 import { ExchangeClient } from "@gcx/http"
 import type * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import { Sandbox, TestData } from "@gcx/sandbox"
@@ -187,3 +188,29 @@ export const awaitDone = (url: string, key: string, id: string, attempts = 400):
     }
     return yield* Effect.die(new Error(`quote ${id} still pending`))
   })
+
+/** A message of an event stream, as a client parses it. */
+export interface Message {
+  readonly id: number
+  readonly event: string
+  readonly data: any
+}
+
+/** The messages of an event stream's whole text (comments skipped). */
+export const messagesOf = (text: string): ReadonlyArray<Message> =>
+  text.split("\n\n").filter((block) => block.includes("data: ")).map((block) => {
+    const field = (name: string) =>
+      block.split("\n").find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2)
+    return { id: Number(field("id")), event: field("event")!, data: JSON.parse(field("data")!) }
+  })
+
+/** Asserts a quote's whole stream: ids 1..n, `Submitted` first, one terminal event (`terminal`), last. */
+export const expectWholeStream = (messages: ReadonlyArray<Message>, terminal: "Completed" | "Failed") => {
+  expect(messages.map((message) => message.id)).toEqual(messages.map((_, index) => index + 1))
+  expect(messages[0]?.event).toBe("Submitted")
+  const terminals = messages.flatMap((message, index) =>
+    message.event === "Completed" || message.event === "Failed" ? [index] : []
+  )
+  expect(terminals).toEqual([messages.length - 1])
+  expect(messages.at(-1)?.event).toBe(terminal)
+}
