@@ -94,7 +94,8 @@ export const run = (flags: Flags, services: typeof callers = callers) =>
     Effect.catchTags({
       ServeError: (error) => startFailure(ExitCode.Usage, `gcx serve could not listen: ${error.message}`),
       SqlError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
-      JournalError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`)
+      JournalError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
+      UnknownDataKey: (error) => startFailure(ExitCode.Usage, `gcx serve: ${error.message}`)
     })
   )
 
