@@ -228,9 +228,17 @@ describe("documents and health", () => {
           expect.arrayContaining(["/v1/quotes", "/v1/quotes/{id}", "/v1/quotes/{id}/events", "/healthz", "/readyz"])
         )
         expect(JSON.stringify(document.json.components.securitySchemes)).toContain("bearer")
-        for (const group of ["card", "merchant", "request", "service", "transport", "unknown", "local"]) {
+        for (const group of ["card", "merchant", "request", "service", "transport", "unknown", "local", "durable"]) {
           expect(document.json.paths["/v1/quotes/{id}"].get.description).toContain(`\`${group}\``)
         }
+        const submit = document.json.paths["/v1/quotes"].post
+        expect(submit.responses["202"].headers.location).toMatchObject({ required: true, schema: { type: "string" } })
+        expect(submit.parameters).toContainEqual(expect.objectContaining({
+          name: "idempotency-key",
+          in: "header",
+          required: true,
+          schema: expect.objectContaining({ minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]{1,255}$" })
+        }))
         const docs = yield* call(`${gateway.url}/docs`)
         expect(docs.status).toBe(200)
         expect(docs.headers.get("content-type")).toContain("text/html")
