@@ -218,7 +218,7 @@ export const databaseFile: Config.Config<string> = Config.String("GCX_DATABASE_F
 type LayerError =
   | Config.ConfigError
   | QuoteJournal.JournalError
-  | Layer.Error<ReturnType<typeof Embedded.layerQuotes>>
+  | Layer.Error<ReturnType<typeof Embedded.layerQuotes<never, never>>>
 
 /** The services `--durable` provides to the commands. */
 type Quotes<E> = Layer.Layer<

@@ -14,11 +14,14 @@ const digitRun = /(\d{7})(\d)/g
  * SVC-TRACE-ID has that kept (`Redaction.traceId`), and no card-number masking
  * hides part of it. About a quarter of random ids would hold such a run.
  */
-export const makeRequestId = (): string =>
-  globalThis.crypto.randomUUID().replaceAll("-", "").replace(
-    digitRun,
-    (_, seven: string, eighth: string) => `${seven}${"abcdef"[Number(eighth) % 6]}`
-  )
+export const makeRequestId = (): string => breakDigitRuns(globalThis.crypto.randomUUID().replaceAll("-", ""))
+
+/**
+ * `hex` with every 8th digit in a row made a letter (a-f), as `makeRequestId`
+ * does: for requestIds derived from other data (the gateway's).
+ */
+export const breakDigitRuns = (hex: string): string =>
+  hex.replace(digitRun, (_, seven: string, eighth: string) => `${seven}${"abcdef"[Number(eighth) % 6]}`)
 
 /** The characters of a transaction id (Crockford-style upper-case base 32). */
 export const TRANSACTION_ID_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

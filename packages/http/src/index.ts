@@ -17,3 +17,6 @@ export * as TokenProvider from "./TokenProvider.js"
 
 /** The client's metrics (Effect `Metric`s); export them with `@gcx/http/Telemetry`. */
 export * as Metrics from "./Metrics.js"
+
+/** Redirects, never followed by gcx: `refuseRedirects` for a client, `isRedirect` for a status. */
+export * as Redirects from "./Redirects.js"

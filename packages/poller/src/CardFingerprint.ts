@@ -55,12 +55,22 @@ export const random = (): CardFingerprint =>
  * from the data key (`derivationLabel` as `info`), named by the data key's id.
  */
 export const derive = (dataKey: Redacted.Redacted<Uint8Array>, keyId: string): CardFingerprint =>
-  make(
-    Redacted.make(
-      new Uint8Array(Crypto.hkdfSync("sha256", Redacted.value(dataKey), new Uint8Array(0), derivationLabel, keyBytes)),
-      { label: "CardFingerprintKey" }
-    ),
-    keyId
+  make(deriveKey(dataKey, derivationLabel, "CardFingerprintKey"), keyId)
+
+/**
+ * A key of `keyBytes` derived from a data key with HKDF-SHA-256 (no salt,
+ * `info` = `label`): each label gives a key of its own, and none reveals the
+ * data key or another label's key (the card fingerprints', the gateway's
+ * request ids'). `redactedLabel` names it where it would be shown.
+ */
+export const deriveKey = (
+  dataKey: Redacted.Redacted<Uint8Array>,
+  label: string,
+  redactedLabel: string
+): Redacted.Redacted<Uint8Array> =>
+  Redacted.make(
+    new Uint8Array(Crypto.hkdfSync("sha256", Redacted.value(dataKey), new Uint8Array(0), label, keyBytes)),
+    { label: redactedLabel }
   )
 
 /** Whether two fingerprints are the same, in a time that does not depend on where they differ. */

@@ -304,6 +304,18 @@ export const layerRunner = <E, R>(
   )
 
 /**
+ * The deployment with `outcomes` built over it: a layer that provides
+ * `QuoteWorkflow.QuoteOutcomes` (composed with the publisher in context), so
+ * that the quote workflow registered over the result tells it every outcome
+ * (e.g. the gateway's webhooks, `WebhookDelivery.layer`). None: the deployment.
+ */
+export const withOutcomes = <A, E, R, E2 = never, R2 = never>(
+  deployment: Layer.Layer<A, E, R>,
+  outcomes?: Layer.Layer<never, E2, R2> | undefined
+): Layer.Layer<A, E | E2, R | Exclude<R2, A>> =>
+  outcomes === undefined ? deployment : Layer.provideMerge(outcomes, deployment)
+
+/**
  * The deployment of a client-only node: what provides the workflow engine
  * (and the cluster under it) and the database (the requestIds).
  */

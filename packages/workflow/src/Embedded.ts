@@ -193,13 +193,20 @@ export const layer = (options: Options = {}): Layer.Layer<
 /**
  * Durable quotes embedded: the API, the workflow, the poller and its bus over
  * the embedded deployment. Needs the exchange client and the card cipher.
+ * `outcomes`, built over the deployment, tells the workflow's outcomes
+ * somewhere more (`DurableQuotes.withOutcomes`; the gateway's webhooks).
  */
-export const layerQuotes = (options: Options & DurableQuotes.RunnerOptions = {}): Layer.Layer<
+export const layerQuotes = <E2 = never, R2 = never>(
+  options: Options & DurableQuotes.RunnerOptions = {},
+  outcomes?: Layer.Layer<never, E2, R2>
+): Layer.Layer<
   | DurableQuotes.DurableQuotes
   | QuotePoller.QuotePoller
   | QuoteEvents.QuoteEvents
   | DurableQuotes.Engine
   | SqlClient.SqlClient,
-  Config.ConfigError | SqlError.SqlError,
-  ExchangeClient.ExchangeClient | CardCipher.CardCipher
-> => DurableQuotes.layerRunner(layer(options), options)
+  Config.ConfigError | SqlError.SqlError | E2,
+  | ExchangeClient.ExchangeClient
+  | CardCipher.CardCipher
+  | Exclude<R2, WorkflowEngine | Sharding.Sharding | MessageStorage.MessageStorage | SqlClient.SqlClient>
+> => DurableQuotes.layerRunner(DurableQuotes.withOutcomes(layer(options), outcomes), options)

@@ -176,19 +176,21 @@ export const layer = (
 
 /**
  * The durable quotes of a runner (`DurableQuotes.layerRunner` over `layer`), relaying the events of the
- * quotes it runs to the client-only nodes (`EventRelay.layerPublisher`).
+ * quotes it runs to the client-only nodes (`EventRelay.layerPublisher`). `outcomes`, built over the
+ * deployment, tells the workflow's outcomes somewhere more (`DurableQuotes.withOutcomes`; the gateway's webhooks).
  */
-export const layerQuotes = (
+export const layerQuotes = <E2 = never, R2 = never>(
   options: RunnerOptions,
-  quotes?: DurableQuotes.RunnerOptions
+  quotes?: DurableQuotes.RunnerOptions,
+  outcomes?: Layer.Layer<never, E2, R2>
 ): Layer.Layer<
   Layer.Success<ReturnType<typeof DurableQuotes.layerRunner>> | Services,
-  Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError | SqlError.SqlError,
-  ExchangeClient.ExchangeClient | CardCipher.CardCipher
+  Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError | SqlError.SqlError | E2,
+  ExchangeClient.ExchangeClient | CardCipher.CardCipher | Exclude<R2, Services>
 > => {
   const deployment = layer(options)
   return EventRelay.layerPublisher.pipe(
-    Layer.provideMerge(DurableQuotes.layerRunner(deployment, quotes)),
+    Layer.provideMerge(DurableQuotes.layerRunner(DurableQuotes.withOutcomes(deployment, outcomes), quotes)),
     Layer.provideMerge(deployment)
   )
 }

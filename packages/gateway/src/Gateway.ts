@@ -1,0 +1,117 @@
+/**
+ * `gcx serve`'s server: `GatewayApi` on a node HTTP server, with the docs page
+ * (`/docs`, Swagger UI, assets inlined), the OpenAPI document
+ * (`/openapi.json`), the health endpoints and the gateway's middleware (404
+ * and 500 with the gateway's error body, `gcx.gateway.*` metrics, one log
+ * line per request without headers or bodies).
+ *
+ * It runs over the services of a deployment: `GatewayQuotes` (over
+ * `DurableQuotes`, `EventLog` and the database), `ApiKeys`, `RateLimit`, the
+ * database (`SqlClient`, for `/readyz`) and the exchange client (whose
+ * heartbeat `/readyz` watches). Spans and metrics go wherever the
+ * `@gcx/http/Telemetry` layers in context send them: the gateway's spans are
+ * `gcx.gateway.submit` and `gcx.gateway.view` (under the platform's server
+ * span), its metrics `gcx.gateway.requests` and `gcx.gateway.request.duration`.
+ */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import type * as ExchangeClient from "@gcx/http/ExchangeClient"
+import type * as DurableQuotes from "@gcx/workflow/DurableQuotes"
+import type * as EventLog from "@gcx/workflow/EventLog"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpApiSwagger from "effect/http-api/HttpApiSwagger"
+import * as Headers from "effect/http/Headers"
+import * as HttpRouter from "effect/http/HttpRouter"
+import type * as HttpServer from "effect/http/HttpServer"
+import type { ServeError } from "effect/http/HttpServerError"
+import * as Layer from "effect/Layer"
+import type * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
+import * as Http from "node:http"
+import type { ApiKeys } from "./ApiKeys.js"
+import { GatewayApi, paths } from "./GatewayApi.js"
+import * as GatewayQuotes from "./GatewayQuotes.js"
+import * as Handlers from "./internal/handlers.js"
+import * as Middleware from "./internal/middleware.js"
+import * as Readiness from "./internal/readiness.js"
+import type { RateLimit } from "./RateLimit.js"
+
+export {
+  /** The routes of the gateway, as its metrics and logs name them. */
+  type Route,
+  /** The family of `gcx.gateway.request.duration` (seconds, by route). */
+  requestDurationFamily,
+  /** The family of `gcx.gateway.requests` (by route and status). */
+  requestsFamily
+} from "./internal/middleware.js"
+
+/** Where `gcx serve` listens unless told. */
+export const defaults = { host: "127.0.0.1", port: 8790 } as const
+
+/** The environment variable of the port. */
+export const portVariable = "GCX_GATEWAY_PORT"
+
+/** Settings of the server. */
+export interface Options extends Readiness.Options {
+  /** The port; 0 for a free one. Default 8790. */
+  readonly port?: number | undefined
+  /** The interface. Default 127.0.0.1. */
+  readonly host?: string | undefined
+}
+
+/** What the server needs from its deployment. */
+export type Requirements =
+  | GatewayQuotes.GatewayQuotes
+  | ApiKeys
+  | RateLimit
+  | EventLog.EventLog
+  | SqlClient.SqlClient
+  | ExchangeClient.ExchangeClient
+
+/** The API's routes, `/openapi.json` among them, with the handlers and the API's middleware. */
+const ApiLive = HttpApiBuilder.layer(GatewayApi, { openapiPath: paths.openApi }).pipe(
+  Layer.provide([Handlers.QuotesLive, Handlers.HealthLive]),
+  Layer.provide([Handlers.AuthorizationLive, Handlers.SchemaErrorsLive])
+)
+
+/** The request headers whose values never reach a span or a log. */
+const secretHeaders = ["authorization", "cookie"]
+
+/**
+ * The server, listening on `options.host:options.port`, until the layer is
+ * closed. Its output is the `HttpServer` (its bound address).
+ */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<HttpServer.HttpServer, ServeError, Requirements> =>
+  HttpRouter.serve(
+    Layer.mergeAll(ApiLive, HttpApiSwagger.layer(GatewayApi, { path: paths.docs }), Middleware.layer),
+    // The middleware logs each request itself, without its URL's query or any header.
+    { disableLogger: true, disableListenLog: true }
+  ).pipe(
+    Layer.provide(Readiness.layer(options)),
+    Layer.provideMerge(
+      NodeHttpServer.layer(Http.createServer, { port: options.port ?? defaults.port, host: options.host ?? defaults.host })
+    ),
+    Layer.updateService(Headers.CurrentRedactedNames, (names) => [...names, ...secretHeaders])
+  )
+
+/** The port of `GCX_GATEWAY_PORT`, default 8790. */
+export const portConfig: Config.Config<number> = Config.Int(portVariable).pipe(Config.withDefault(defaults.port))
+
+/**
+ * The server with its `GatewayQuotes` (quote ids from `GCX_DATA_KEY`),
+ * listening on `options.port` or `GCX_GATEWAY_PORT` (default 8790).
+ */
+export const layerConfig = (options: Options = {}): Layer.Layer<
+  HttpServer.HttpServer,
+  ServeError | Config.ConfigError | SqlError.SqlError,
+  Exclude<Requirements, GatewayQuotes.GatewayQuotes> | DurableQuotes.DurableQuotes
+> =>
+  Layer.unwrap(
+    Effect.map(
+      options.port === undefined ? portConfig : Effect.succeed(options.port),
+      (port) => layer({ ...options, port })
+    )
+  ).pipe(Layer.provide(GatewayQuotes.layerConfig))

@@ -1,0 +1,63 @@
+/**
+ * The POST body of the gateway: read within `maxBodyBytes` (413 past it,
+ * before reading when Content-Length says so; a chunked body over the limit
+ * is drained, so that the 413 reaches the client instead of a reset), parsed
+ * as JSON (400), and its card validated before any I/O (400 naming the field,
+ * never echoing it).
+ */
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import * as Card from "@gcx/core/Card"
+import * as Effect from "effect/Effect"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
+import { maxBodyBytes } from "../GatewayApi.js"
+import * as GatewayErrors from "../GatewayErrors.js"
+
+const tooLarge = GatewayErrors.payloadTooLarge(maxBodyBytes)
+
+/** The body as UTF-8 text, at most `maxBodyBytes` of it. */
+export const readText = (
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<string, GatewayErrors.PayloadTooLarge> => {
+  if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) return Effect.fail(tooLarge)
+  const source = NodeHttpServerRequest.toIncomingMessage(request)
+  return Effect.callback<string, GatewayErrors.PayloadTooLarge>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= maxBodyBytes) chunks.push(chunk)
+    }
+    const onEnd = () =>
+      resume(size > maxBodyBytes ? Effect.fail(tooLarge) : Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+    const onError = () => resume(Effect.interrupt)
+    source.on("data", onData).once("end", onEnd).once("error", onError)
+    return Effect.sync(() => {
+      source.off("data", onData).off("end", onEnd).off("error", onError)
+    })
+  })
+}
+
+/** The card of a body's text; the reason names the field, never its value. */
+export const cardOf = (text: string): Result.Result<Card.Card, GatewayErrors.InvalidRequest> => {
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    return Result.fail(GatewayErrors.invalidRequest("the request body is not valid JSON"))
+  }
+  if (!Predicate.isObject(body) || Array.isArray(body)) {
+    return Result.fail(GatewayErrors.invalidRequest("the request body must be a JSON object"))
+  }
+  return Result.mapError(
+    Card.validateResult(body),
+    (error) => GatewayErrors.invalidRequest(`${error.field.replace(/^card\./, "")} ${error.reason}`)
+  )
+}
+
+/** Reads the card of a POST: 413, 400, or the validated card. */
+export const readCard = (
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<Card.Card, GatewayErrors.PayloadTooLarge | GatewayErrors.InvalidRequest> =>
+  Effect.flatMap(readText(request), (text) => Effect.fromResult(cardOf(text)))

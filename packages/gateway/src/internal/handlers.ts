@@ -1,0 +1,119 @@
+/**
+ * The handlers of `GatewayApi` and its middleware: authentication and rate
+ * limit, schema errors, the quotes and the health endpoints.
+ */
+import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import type * as HttpApiError from "effect/http-api/HttpApiError"
+import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+import * as HttpEffect from "effect/http/HttpEffect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as SchemaIssue from "effect/SchemaIssue"
+import { ApiKeys } from "../ApiKeys.js"
+import * as EventStream from "../EventStream.js"
+import { Authorization, Caller, GatewayApi, NotReady, SchemaErrors } from "../GatewayApi.js"
+import * as GatewayErrors from "../GatewayErrors.js"
+import { GatewayQuotes } from "../GatewayQuotes.js"
+import { RateLimit } from "../RateLimit.js"
+import { readCard } from "./body.js"
+import { Readiness } from "./readiness.js"
+
+/**
+ * Authenticates the bearer key (401), then takes one request from its rate
+ * limit (429 with `Retry-After`, set on the answer by a pre-response handler).
+ */
+export const AuthorizationLive = Layer.effect(
+  Authorization,
+  Effect.gen(function*() {
+    const keys = yield* ApiKeys
+    const limits = yield* RateLimit
+    return Authorization.of({
+      bearer: (httpEffect, { credential }) =>
+        keys.authenticate(credential).pipe(
+          Effect.mapError(() => GatewayErrors.unauthorized),
+          Effect.tap((key) =>
+            limits.take(key).pipe(
+              Effect.catchTag("RateLimited", (limited) => {
+                const seconds = Math.max(1, Math.ceil(limited.retryAfterSeconds))
+                return HttpEffect.appendPreResponseHandler((_, response) =>
+                  Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(seconds)))
+                ).pipe(Effect.andThen(Effect.fail(GatewayErrors.tooManyRequests(seconds))))
+              })
+            )
+          ),
+          Effect.flatMap((key) => Effect.provideService(httpEffect, Caller, key))
+        )
+    })
+  })
+)
+
+/** The parameters a schema issue is about: the paths of its pointers, as the request spelled them. */
+const parametersOf = (issue: SchemaIssue.Issue): ReadonlyArray<string> => {
+  switch (issue._tag) {
+    case "Pointer":
+      return [issue.path.map(String).join(".")]
+    case "Composite":
+    case "AnyOf":
+      return issue.issues.flatMap(parametersOf)
+    case "Filter":
+    case "Encoding":
+      return parametersOf(issue.issue)
+    default:
+      return []
+  }
+}
+
+/** Header names as the documentation spells them. */
+const spelled: Record<string, string> = { "idempotency-key": "Idempotency-Key", "last-event-id": "Last-Event-ID" }
+
+/** A header or path parameter that does not decode: 400 naming it, never its value. */
+export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(
+  SchemaErrors,
+  (error: HttpApiError.HttpApiSchemaError) => {
+    if (error.kind === "Body" || error.kind === "ResponseHeaders") return Effect.die(error)
+    const names = Array.from(new Set(parametersOf(error.cause.issue))).map((name) => spelled[name] ?? name)
+    const what = names.length === 0 ? error.kind.toLowerCase() : names.join(", ")
+    const message = names.includes("Idempotency-Key")
+      ? "the Idempotency-Key header is required: 1 to 255 visible ASCII characters"
+      : `invalid ${what}`
+    return Effect.fail(GatewayErrors.invalidRequest(message))
+  }
+)
+
+/** A 202 with its body and `Location`. */
+const accepted = (body: { readonly id: string; readonly links: { readonly self: string } }) =>
+  HttpServerResponse.jsonUnsafe(body, { status: 202, headers: { location: body.links.self } })
+
+/** The quotes endpoints. */
+export const QuotesLive = HttpApiBuilder.group(GatewayApi, "quotes", (handlers) =>
+  Effect.gen(function*() {
+    const quotes = yield* GatewayQuotes
+    return handlers
+      .handleRaw("submit", ({ headers, request }) =>
+        Effect.gen(function*() {
+          const caller = yield* Caller
+          // The card is read and validated before any I/O: a bad one never reaches the database.
+          const card = yield* readCard(request)
+          return accepted(yield* quotes.submit(caller, headers["idempotency-key"], card))
+        }))
+      .handle("get", ({ params }) => Effect.flatMap(Caller, (caller) => quotes.view(caller, params.id)))
+      .handleRaw("events", ({ headers, params }) =>
+        Effect.gen(function*() {
+          const caller = yield* Caller
+          yield* quotes.owned(caller, params.id)
+          return yield* EventStream.response(params.id, Option.fromUndefinedOr(headers["last-event-id"]))
+        }))
+  }))
+
+/** The health endpoints. */
+export const HealthLive = HttpApiBuilder.group(GatewayApi, "health", (handlers) =>
+  Effect.gen(function*() {
+    const readiness = yield* Readiness
+    return handlers
+      .handle("healthz", () => Effect.succeed({ status: "ok" } as const))
+      .handle("readyz", () =>
+        Effect.flatMap(readiness.check, (state) =>
+          state.status === "ready" ? Effect.succeed(state) : Effect.fail(new NotReady(state))))
+  }))

@@ -1,0 +1,109 @@
+/**
+ * The router's global middleware of the gateway: what the `HttpApi` cannot
+ * say. Unknown routes answer 404 and defects 500, both with the gateway's
+ * error body (never a stack trace); a 401 carries `WWW-Authenticate:
+ * Bearer`; each request is counted and timed (`gcx.gateway.*` metrics) and
+ * logged as its method, route, status and duration, nothing else (no header,
+ * no body, no query: no card data and no key reaches a log).
+ */
+import * as Metrics from "@gcx/http/Metrics"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import type * as Types from "effect/Types"
+import * as GatewayErrors from "../GatewayErrors.js"
+
+/** The routes of the gateway, as metrics and logs name them (a closed set: never an id). */
+export type Route = "submit" | "get" | "events" | "healthz" | "readyz" | "openapi" | "docs" | "other"
+
+/** The route of a request, by its method and path. */
+export const routeOf = (method: string, url: string): Route => {
+  const path = url.split("?", 1)[0]!
+  if (path === "/v1/quotes") return method === "POST" ? "submit" : "other"
+  if (/^\/v1\/quotes\/[^/]+$/.test(path)) return "get"
+  if (/^\/v1\/quotes\/[^/]+\/events$/.test(path)) return "events"
+  if (path === "/healthz" || path === "/readyz" || path === "/docs") return path.slice(1) as Route
+  if (path === "/openapi.json") return "openapi"
+  return "other"
+}
+
+/** The family of `gcx.gateway.requests`. */
+export const requestsFamily: Metrics.Family<Metric.Counter<number>> = (attributes) =>
+  Metric.counter("gcx.gateway.requests", {
+    description: "Requests answered by the gateway, by route and status",
+    incremental: true,
+    attributes
+  })
+
+/** The family of `gcx.gateway.request.duration`. */
+export const requestDurationFamily: Metrics.Family<Metric.Histogram<number>> = (attributes) =>
+  Metric.histogram("gcx.gateway.request.duration", {
+    description: "Duration of the gateway's requests until their answer's headers, in seconds",
+    boundaries: Metrics.requestDurationBoundaries,
+    attributes
+  })
+
+const requestsByKey = Metrics.memoize((key) => {
+  const [route, status] = key.split(" ") as [string, string]
+  return Metrics.labelled(requestsFamily, { "gcx.gateway.route": route, "http.response.status_code": status })
+})
+
+const durationByRoute = Metrics.memoize((route) => Metrics.labelled(requestDurationFamily, { "gcx.gateway.route": route }))
+
+const jsonError = (status: number, code: GatewayErrors.Code, message: string) =>
+  HttpServerResponse.text(GatewayErrors.bodyOf(code, message), { status, contentType: "application/json" })
+
+const notFound = jsonError(404, "not_found", "no such route")
+const internal = jsonError(500, "internal", "internal error")
+
+const isRouteNotFound = (cause: Cause.Cause<unknown>): boolean =>
+  Option.match(Cause.findErrorOption(cause), {
+    onNone: () => false,
+    onSome: (error) => HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound"
+  })
+
+/** The middleware (see the module's doc). */
+export const layer = HttpRouter.middleware(
+  Effect.gen(function*() {
+    const clock = yield* Clock.Clock
+    return (
+      app: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
+    ): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
+      Effect.withFiber((fiber) => {
+        const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+        const route = routeOf(request.method, request.url)
+        const startedAt = clock.currentTimeMillisUnsafe()
+        const answered = (response: HttpServerResponse.HttpServerResponse) => {
+          const millis = clock.currentTimeMillisUnsafe() - startedAt
+          requestsByKey(`${route} ${response.status}`).updateUnsafe(1, fiber.context)
+          durationByRoute(route).updateUnsafe(millis / 1000, fiber.context)
+          const final = response.status === 401
+            ? HttpServerResponse.setHeader(response, "www-authenticate", "Bearer")
+            : response
+          return Effect.as(
+            Effect.logInfo("request").pipe(
+              Effect.annotateLogs({ method: request.method, route, status: response.status, millis })
+            ),
+            final
+          )
+        }
+        return app.pipe(
+          Effect.catchCause((cause): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled> => {
+            if (isRouteNotFound(cause)) return Effect.succeed(notFound)
+            if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<Types.unhandled>)
+            // The defect itself is not logged: it might hold what a request carried.
+            return Effect.as(Effect.logError("defect").pipe(Effect.annotateLogs({ route })), internal)
+          }),
+          Effect.flatMap(answered)
+        )
+      })
+  }),
+  { global: true }
+)

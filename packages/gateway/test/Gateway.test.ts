@@ -1,0 +1,264 @@
+/**
+ * The gateway over real HTTP: a real server on a free loopback port, durable
+ * quotes embedded on SQLite in a temporary file, a real sandbox. `ApiKeys`,
+ * `RateLimit` and `EventLog` are in-memory stand-ins (`utils/layers.ts`):
+ * their real layers are their engineers' and tested there.
+ */
+import SwaggerParser from "@apidevtools/swagger-parser"
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Sandbox, TestData } from "@gcx/sandbox"
+import { Effect } from "effect"
+import { awaitDone, call, cardBody, keys, type Running, sandbox, start } from "./utils/gateway.js"
+
+/** Runs a test against a fresh gateway (and a fresh sandbox). */
+const withGateway = <A, E>(test: (gateway: Running) => Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    return yield* test(yield* start())
+  }).pipe(Effect.scoped, Effect.provide(sandbox))
+
+const post = (gateway: Running, key: string, idempotencyKey: string | undefined, body: unknown) =>
+  call(`${gateway.url}/v1/quotes`, {
+    method: "POST",
+    key,
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+    body
+  })
+
+const transactionsOf = (gateway: Running, requestId: string) =>
+  Effect.map(gateway.sandbox.transactions, (all) => all.filter((transaction) => transaction.requestId === requestId))
+
+describe("POST /v1/quotes", () => {
+  it.live("202 with id, status, links and Location; then GET follows it to completion with its values", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const posted = yield* post(gateway, keys.a, "order-1", cardBody(TestData.Cards.success))
+        expect(posted.status).toBe(202)
+        const id: string = posted.json.id
+        expect(id).toMatch(/^[0-9a-f]{32}$/)
+        expect(id).not.toMatch(/\d{8}/)
+        expect(posted.json).toEqual({
+          id,
+          status: "pending",
+          links: { self: `/v1/quotes/${id}`, events: `/v1/quotes/${id}/events` }
+        })
+        expect(posted.headers.get("location")).toBe(`/v1/quotes/${id}`)
+        const done = yield* awaitDone(gateway.url, keys.a, id)
+        expect(done.status).toBe(200)
+        expect(done.json).toMatchObject({
+          id,
+          status: "completed",
+          percentComplete: 100,
+          outcome: { actualCardValue: "100.00" },
+          links: { self: `/v1/quotes/${id}` }
+        })
+        expect(done.json.outcome.transactionId).toBe((yield* transactionsOf(gateway, id))[0]!.transactionId)
+      })
+    ))
+
+  it.live("a failed quote shows its error's code, group and userMessage", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const posted = yield* post(gateway, keys.a, "order-zero", cardBody(TestData.Cards.zeroBalance))
+        const done = yield* awaitDone(gateway.url, keys.a, posted.json.id)
+        expect(done.json).toMatchObject({ status: "failed", error: { code: "CardValueOutOfRange", group: "card" } })
+        expect(done.json.outcome).toBeUndefined()
+      })
+    ))
+
+  it.live("idempotency: same key + same card is the same quote and one transaction; another card is 409", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const first = yield* post(gateway, keys.a, "order-2", cardBody(TestData.Cards.success))
+        const again = yield* post(gateway, keys.a, "order-2", cardBody(TestData.Cards.success))
+        expect(again.status).toBe(202)
+        expect(again.json.id).toBe(first.json.id)
+        const other = yield* post(gateway, keys.a, "order-2", cardBody(TestData.Cards.instant))
+        expect(other.status).toBe(409)
+        expect(other.json).toEqual({
+          error: { code: "idempotency_key_reused", message: expect.stringContaining("another card") }
+        })
+        expect(other.text).not.toContain(TestData.Cards.instant)
+        yield* awaitDone(gateway.url, keys.a, first.json.id)
+        expect(yield* transactionsOf(gateway, first.json.id)).toHaveLength(1)
+        // never the other card's quote
+        expect((yield* gateway.sandbox.transactions).map((transaction) => transaction.cardNumber)).not.toContain(
+          expect.stringContaining(TestData.Cards.instant.slice(-4))
+        )
+      })
+    ))
+
+  it.live("two API keys with the same Idempotency-Key get two quotes; neither sees the other's (404)", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const a = yield* post(gateway, keys.a, "shared", cardBody(TestData.Cards.instant))
+        const b = yield* post(gateway, keys.b, "shared", cardBody(TestData.Cards.instant))
+        expect(a.status).toBe(202)
+        expect(b.status).toBe(202)
+        expect(a.json.id).not.toBe(b.json.id)
+        const foreign = yield* call(`${gateway.url}/v1/quotes/${a.json.id}`, { key: keys.b })
+        expect(foreign.status).toBe(404)
+        expect(foreign.json).toEqual({ error: { code: "not_found", message: "no quote has this id" } })
+        const unknown = yield* call(`${gateway.url}/v1/quotes/${"ab".repeat(16)}`, { key: keys.b })
+        expect(unknown.status).toBe(404)
+        expect(unknown.json).toEqual(foreign.json)
+        const events = yield* call(`${gateway.url}/v1/quotes/${a.json.id}/events`, { key: keys.b })
+        expect(events.status).toBe(404)
+      })
+    ))
+
+  it.live("400 for a bad body, a missing or bad Idempotency-Key, a bad card or a bad id: named, never echoed, no I/O", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const card = "6006000000000001"
+        const cases = [
+          [yield* post(gateway, keys.a, "k1", "{not json"), "not valid JSON"],
+          [yield* post(gateway, keys.a, "k2", [card]), "JSON object"],
+          [yield* post(gateway, keys.a, undefined, cardBody(card)), "Idempotency-Key"],
+          [yield* post(gateway, keys.a, "x".repeat(256), cardBody(card)), "Idempotency-Key"],
+          [yield* post(gateway, keys.a, "k3", { ...cardBody(card), pinNumber: "" }), "pinNumber must not be empty"],
+          [yield* post(gateway, keys.a, "k4", { ...cardBody(card), cardNumber: `${card}\u0007` }), "cardNumber"],
+          [yield* post(gateway, keys.a, "k5", { pinNumber: "1234", productLineId: "1000" }), "cardNumber"],
+          [yield* call(`${gateway.url}/v1/quotes/not-an-id`, { key: keys.a }), "id"]
+        ] as const
+        for (const [answer, named] of cases) {
+          expect(answer.status).toBe(400)
+          expect(answer.json.error.code).toBe("invalid_request")
+          expect(answer.json.error.message).toContain(named)
+          expect(answer.text).not.toContain(card)
+        }
+        // no I/O: nothing reached the service or the database
+        expect(yield* gateway.sandbox.transactions).toEqual([])
+        expect(yield* gateway.count("gcx_request_ids")).toBe(0)
+        expect(yield* gateway.count("gcx_gateway_quotes")).toBe(0)
+      })
+    ))
+})
+
+describe("errors outside the handlers", () => {
+  it.live("401 for a missing, malformed or unknown key, with WWW-Authenticate: Bearer", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const answers = [
+          yield* call(`${gateway.url}/v1/quotes/${"ab".repeat(16)}`),
+          yield* call(`${gateway.url}/v1/quotes/${"ab".repeat(16)}`, { key: "gcx_sk_nope" }),
+          yield* post(gateway, "gcx_sk_nope", "k", cardBody(TestData.Cards.success))
+        ]
+        for (const answer of answers) {
+          expect(answer.status).toBe(401)
+          expect(answer.headers.get("www-authenticate")).toBe("Bearer")
+          expect(answer.json).toEqual({
+            error: { code: "unauthorized", message: "the API key is missing, unknown or revoked" }
+          })
+        }
+        expect(yield* gateway.sandbox.transactions).toEqual([])
+      })
+    ))
+
+  it.live("RateLimited is 429 with Retry-After and the rate_limited body", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const answer = yield* post(gateway, keys.limited, "k", cardBody(TestData.Cards.success))
+        expect(answer.status).toBe(429)
+        expect(answer.headers.get("retry-after")).toBe("7")
+        expect(answer.json.error.code).toBe("rate_limited")
+        expect(yield* gateway.sandbox.transactions).toEqual([])
+      })
+    ))
+
+  it.live("413 for a body over 16 KiB, declared or chunked; 404 with the error body for an unknown route", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const big = JSON.stringify({ ...cardBody(TestData.Cards.success), padding: "x".repeat(17 * 1024) })
+        const declared = yield* post(gateway, keys.a, "big", big)
+        expect(declared.status).toBe(413)
+        expect(declared.json.error.code).toBe("payload_too_large")
+        const chunks = new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(big))
+            controller.close()
+          }
+        })
+        const chunked = yield* call(`${gateway.url}/v1/quotes`, {
+          method: "POST",
+          key: keys.a,
+          idempotencyKey: "big",
+          body: chunks,
+          duplex: "half"
+        } as Parameters<typeof call>[1])
+        expect(chunked.status).toBe(413)
+        const nowhere = yield* call(`${gateway.url}/v2/nowhere`)
+        expect(nowhere.status).toBe(404)
+        expect(nowhere.json.error.code).toBe("not_found")
+      })
+    ))
+})
+
+describe("documents and health", () => {
+  it.live("/openapi.json validates; /docs is a page; /healthz and /readyz answer", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const document = yield* call(`${gateway.url}/openapi.json`)
+        expect(document.status).toBe(200)
+        yield* Effect.promise(() => SwaggerParser.validate(structuredClone(document.json)))
+        expect(Object.keys(document.json.paths)).toEqual(
+          expect.arrayContaining(["/v1/quotes", "/v1/quotes/{id}", "/v1/quotes/{id}/events", "/healthz", "/readyz"])
+        )
+        expect(JSON.stringify(document.json.components.securitySchemes)).toContain("bearer")
+        for (const group of ["card", "merchant", "request", "service", "transport", "unknown", "local"]) {
+          expect(document.json.paths["/v1/quotes/{id}"].get.description).toContain(`\`${group}\``)
+        }
+        const docs = yield* call(`${gateway.url}/docs`)
+        expect(docs.status).toBe(200)
+        expect(docs.headers.get("content-type")).toContain("text/html")
+        expect((yield* call(`${gateway.url}/healthz`)).json).toEqual({ status: "ok" })
+        // the first heartbeat answers soon after the start
+        let ready = yield* call(`${gateway.url}/readyz`)
+        for (let attempt = 0; attempt < 100 && ready.status !== 200; attempt++) {
+          yield* Effect.sleep("20 millis")
+          ready = yield* call(`${gateway.url}/readyz`)
+        }
+        expect(ready.status).toBe(200)
+        expect(ready.json).toEqual({ status: "ready", database: "ok", service: "ok" })
+      })
+    ))
+
+  it.live("/readyz is 503 naming the service when its heartbeat has not answered", () =>
+    Effect.gen(function*() {
+      // a sandbox that refuses every heartbeat
+      const server = yield* Sandbox.SandboxServer
+      yield* server.setFaults([{ route: "heartbeat", kind: "status503", probability: 1 }])
+      const gateway = yield* start({ heartbeatInterval: "50 millis" })
+      yield* Effect.sleep("300 millis")
+      const ready = yield* call(`${gateway.url}/readyz`)
+      expect(ready.status).toBe(503)
+      expect(ready.json).toEqual({ status: "not_ready", database: "ok", service: "failing" })
+    }).pipe(Effect.scoped, Effect.provide(sandbox)))
+})
+
+describe("card data", () => {
+  it.live("a planted card number never appears in a response body, header or log line", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const sentinel = TestData.Cards.success
+        const pin = "4321"
+        const answers = [
+          yield* post(gateway, keys.a, "sentinel", cardBody(sentinel, pin)),
+          yield* post(gateway, keys.a, "sentinel", cardBody(TestData.Cards.instant, pin)),
+          yield* post(gateway, keys.a, "bad", { ...cardBody(sentinel, pin), productLineId: "" }),
+          yield* post(gateway, "gcx_sk_nope", "x", cardBody(sentinel, pin))
+        ]
+        const id: string = answers[0]!.json.id
+        answers.push(yield* awaitDone(gateway.url, keys.a, id))
+        answers.push(yield* call(`${gateway.url}/v1/quotes/${id}/events`, { key: keys.a }))
+        expect(answers[5]!.text).toContain("event: Completed")
+        const seen = answers.map((answer) => `${answer.text}\n${JSON.stringify([...answer.headers])}`)
+        expect(gateway.logs.length).toBeGreaterThan(0)
+        for (const text of [...seen, ...gateway.logs]) {
+          expect(text).not.toContain(sentinel)
+          expect(text).not.toContain(TestData.Cards.instant)
+          expect(text).not.toContain(keys.a)
+        }
+        assert.isTrue(gateway.logs.some((line) => line.includes("\"route\":\"submit\"")))
+      })
+    ))
+})
