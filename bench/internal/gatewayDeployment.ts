@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as References from "effect/References"
 import { clientLayer } from "./gcx.js"
 import type { Endpoint } from "./SandboxProcess.js"
 
@@ -55,11 +56,16 @@ export const layer = (options: Options) =>
       )
     ),
     Layer.provideMerge(Layer.merge(clientLayer(options.endpoint, options.client), CardCipher.layer(options.dataKey))),
+    // warnings and errors only: no line per request in the run's output
+    Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn")),
     Layer.orDie
   )
 
 /** The gateway's base URL on `port`. */
 export const baseUrl = (port: number): string => `http://127.0.0.1:${port}`
+
+/** What the deployment provides. */
+export type Services = Layer.Success<ReturnType<typeof layer>>
 
 /** What a created key gives its caller: the key, its id, and each webhook endpoint's secret (in clear, once). */
 export interface Caller {

@@ -68,11 +68,13 @@ interface Seen {
   /** The quote's last view, once it left `pending` (or the last status of a failed GET). */
   view: { readonly id: string; readonly status: string; readonly outcome?: { readonly transactionId: string } }
   getAttempts: number
+  /** The status of the last GET that did not answer 200 (0: no answer). */
+  lastError?: number
 }
 
 let sandbox: SandboxProcess.SandboxProcess | undefined
 let receiver: WebhookReceiver.Receiver | undefined
-let runtime: ManagedRuntime.ManagedRuntime<unknown, never> | undefined
+let runtime: ManagedRuntime.ManagedRuntime<GatewayDeployment.Services, never> | undefined
 let dir: string | undefined
 let seen: ReadonlyArray<Seen> = []
 let transactions: Awaited<ReturnType<typeof Admin.transactions>> = []
@@ -146,7 +148,8 @@ describe(`gateway chaos: ${quotes} quotes over HTTP under faults, one gateway re
         await pause(1_000)
         const view = await GatewayHttp.retrying<Seen["view"]>(() => GatewayHttp.get(target, id), retry)
         quote.getAttempts += view.attempts
-        quote.view = view.status === 200 && view.body !== undefined ? view.body : { id, status: `GET ${view.status}` }
+        if (view.status === 200 && view.body !== undefined) quote.view = view.body
+        else quote.lastError = view.status
       }
     })
     await restart
@@ -194,7 +197,7 @@ describe(`gateway chaos: ${quotes} quotes over HTTP under faults, one gateway re
     const notAccepted = seen.filter((quote) => quote.post?.status !== 202)
     expect(notAccepted.map((quote) => `${quote.idempotencyKey}: ${quote.post?.status}`)).toEqual([])
     const notEnded = seen.filter((quote) => !ended().includes(quote))
-    expect(notEnded.map((quote) => `${quote.view.id}: ${quote.view.status}`)).toEqual([])
+    expect(notEnded.map((quote) => `${quote.view.id}: ${quote.view.status} (last error ${quote.lastError})`)).toEqual([])
     // the POSTs really were retried: the restart (and 5xx) made some callers try again
     expect(seen.some((quote) => (quote.post?.attempts ?? 0) > 1)).toBe(true)
   })

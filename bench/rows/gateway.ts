@@ -163,7 +163,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       context.log("gateway: warming up the in-process side")
       yield* measure(endpoint, warmup, concurrency, execute)
       const inProcess: Array<Run> = []
-      const gateway: Array<Effect.Effect.Success<ReturnType<typeof throughGateway>>> = []
+      const gateway: Array<Effect.Success<ReturnType<typeof throughGateway>>> = []
       for (let round = 0; round < rounds; round++) {
         context.log(`gateway: round ${round + 1} of ${rounds}, in-process DurableQuotes.execute`)
         inProcess.push(yield* measure(endpoint, quotes, concurrency, execute))
