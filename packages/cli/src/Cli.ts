@@ -11,6 +11,7 @@ import * as Quote from "./commands/Quote.js"
 import * as Result from "./commands/Result.js"
 import * as RunnerCommand from "./commands/Runner.js"
 import * as SandboxCommand from "./commands/SandboxCommand.js"
+import * as Serve from "./commands/Serve.js"
 import * as Watch from "./commands/Watch.js"
 import * as ExitCode from "./ExitCode.js"
 import * as Help from "./Help.js"
@@ -33,7 +34,8 @@ export const command = Command.make("gcx").pipe(
     Batch.command,
     Result.command,
     SandboxCommand.command,
-    RunnerCommand.command
+    RunnerCommand.command,
+    Serve.command
   ])
 )
 

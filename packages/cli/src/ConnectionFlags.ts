@@ -33,7 +33,7 @@ export const options = {
   embedded: Flag.Boolean("embedded").pipe(
     Flag.withDescription(
       "use an in-process sandbox and its test partner (heartbeat, quote, watch and batch use one anyway when no " +
-        "GCX_* connection setting is given; runner and a client-only --durable only with --embedded)"
+        "GCX_* connection setting is given; runner, serve and a client-only --durable only with --embedded)"
     ),
     Flag.withDefault(false)
   )

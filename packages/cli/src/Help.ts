@@ -164,7 +164,7 @@ export const provide = (colors: boolean) => <A, E, R>(effect: Effect.Effect<A, E
   )
 
 /** The subcommands of `gcx`. */
-export const commands = ["heartbeat", "quote", "watch", "batch", "result", "sandbox", "runner"] as const
+export const commands = ["heartbeat", "quote", "watch", "batch", "result", "sandbox", "runner", "serve"] as const
 
 /** The subcommand a command line runs (`process.argv`), if any. */
 export const commandOf = (argv: ReadonlyArray<string>): string | undefined =>

@@ -19,7 +19,8 @@ const expected: Readonly<Record<(typeof Help.commands)[number], ReadonlyArray<st
   batch: [...connection, ...durable, "GCX_BATCH_KEY"],
   result: [...connection, ...durable],
   sandbox: ["GCX_SANDBOX_ADMIN_KEY"],
-  runner: [...connection, "GCX_DATABASE_URL", "GCX_DATA_KEY", "GCX_DATA_KEY_PREVIOUS", "GCX_RUNNER_ADDRESS"]
+  runner: [...connection, "GCX_DATABASE_URL", "GCX_DATA_KEY", "GCX_DATA_KEY_PREVIOUS", "GCX_RUNNER_ADDRESS"],
+  serve: [...connection, ...durable, "GCX_GATEWAY_PORT"]
 }
 
 /** The section of a help text from `title` to the next section. */
@@ -56,7 +57,7 @@ describe("help", () => {
       expect(runner.stdout).toMatch(/^ {2}--listen host:port {2,}host:port to listen on/m)
       // A runner never falls back to the embedded sandbox: its help must not call it the default.
       const embedded = runner.stdout.split("\n").find((line) => line.trimStart().startsWith("--embedded")) ?? ""
-      expect(embedded).toContain("runner and a client-only --durable only with --embedded")
+      expect(embedded).toContain("runner, serve and a client-only --durable only with --embedded")
       expect(embedded).not.toMatch(/the default when/)
       const sandbox = yield* gcxInProcess(["sandbox", "--help"])
       expect(sandbox.stdout).toMatch(/^ {2}--max-transactions n /m)

@@ -1,5 +1,5 @@
 /**
- * Commands that serve other nodes or customers (`gcx runner`, client-only `--durable`) never fall back to the
+ * Commands that serve other nodes or customers (`gcx runner`, `gcx serve`, client-only `--durable`) never fall back to the
  * embedded sandbox: without connection settings they exit 2 naming the missing variables, before any connection
  * to the database, and use the embedded sandbox only with an explicit `--embedded`. The interactive commands keep
  * their fallback. Each runs the real `gcx` in a child process.
@@ -42,6 +42,29 @@ describe.concurrent("commands that serve never invent a service", () => {
     Effect.gen(function*() {
       const output = yield* gcx(["runner", "--insecure-loopback"], { env: nodeEnv })
       expectRefused(output, "runner")
+    }))
+
+  it.live("gcx serve without connection settings exits 2 naming them, embedded or client-only, before any database", () =>
+    Effect.gen(function*() {
+      const database = Path.join(directory, "serve.db")
+      const embedded = yield* gcx(["serve", "--port", "0"], {
+        env: { GCX_DATA_KEY: nodeEnv.GCX_DATA_KEY, GCX_DATABASE_FILE: database }
+      })
+      expectRefused(embedded, "serve")
+      expect(Fs.existsSync(database)).toBe(false)
+      const clientOnly = yield* gcx(["serve", "--port", "0"], { env: nodeEnv })
+      expectRefused(clientOnly, "serve")
+    }))
+
+  it.live("gcx serve --embedded, client-only on an unreachable database: the embedded sandbox, then exit 5", () =>
+    Effect.gen(function*() {
+      const output = yield* gcx(["serve", "--embedded", "--port", "0"], {
+        env: { ...nodeEnv, GCX_RUNNER_INSECURE_LOOPBACK: "true" }
+      })
+      expect(output.stderr).toMatch(/^gcx: --embedded: using the embedded sandbox at http:\/\/127\.0\.0\.1:\d+$/m)
+      expect(output.stderr).toContain("cannot reach PostgreSQL at 127.0.0.1:9")
+      expect(output.stderr).not.toContain("database-password")
+      expect(output.code).toBe(5)
     }))
 
   it.live("gcx runner --embedded uses the embedded sandbox, and says so", () =>

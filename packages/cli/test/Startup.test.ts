@@ -19,10 +19,10 @@ import { entries, environment, root } from "./helpers.js"
 const cli = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "..")
 
 /** The inputs of the bundle of `src/bin.ts`, from the sources, with their imports (nothing is written). */
-const inputs = async (): Promise<Esbuild.Metafile["inputs"]> => {
+const inputs = async (entry = "src/bin.ts"): Promise<Esbuild.Metafile["inputs"]> => {
   const result = await Esbuild.build({
     absWorkingDir: cli,
-    entryPoints: ["src/bin.ts"],
+    entryPoints: [entry],
     outdir: "build/startup-test",
     bundle: true,
     splitting: true,
@@ -58,6 +58,15 @@ const workspaceFiles = (files: Iterable<string>): Array<string> =>
     Path.relative(Path.resolve(cli, ".."), Path.resolve(cli, file))
   )
 
+/** The heavy files among `loaded`: what a start must not load. */
+const heavyOf = (loaded: ReadonlyArray<string>) =>
+  loaded.filter((file) =>
+    // `Polling` names the poller's schedules for `--poll-interval`: `PollSchedule` is effect's Schedule only
+    (/^(http|poller|sandbox|workflow|gateway)\//.test(file) && file !== "poller/src/PollSchedule.ts") ||
+    file === "core/src/Errors.ts" || file.startsWith("cli/src/run/") ||
+    ["cli/src/Connection.ts", "cli/src/Render.ts", "cli/src/RunnerNode.ts", "cli/src/DurablePoller.ts"].includes(file)
+  )
+
 describe("start-up", () => {
   // one bundle for both tests (each build takes seconds on a busy machine)
   let built: Promise<Esbuild.Metafile["inputs"]> | undefined
@@ -67,13 +76,7 @@ describe("start-up", () => {
     const graph = await graphOf()
     const loaded = workspaceFiles(staticClosure(graph, "src/bin.ts"))
     expect(loaded).toContain("cli/src/commands/Quote.ts")
-    // `Polling` names the poller's schedules for `--poll-interval`: `PollSchedule` is effect's Schedule only
-    const heavy = loaded.filter((file) =>
-      (/^(http|poller|sandbox|workflow)\//.test(file) && file !== "poller/src/PollSchedule.ts") ||
-      file === "core/src/Errors.ts" || file.startsWith("cli/src/run/") ||
-      ["cli/src/Connection.ts", "cli/src/Render.ts", "cli/src/RunnerNode.ts", "cli/src/DurablePoller.ts"].includes(file)
-    )
-    expect(heavy).toEqual([])
+    expect(heavyOf(loaded)).toEqual([])
   })
 
   it("each command's handler is a dynamic import of its own module", async () => {
@@ -96,6 +99,14 @@ describe("start-up", () => {
       SandboxCommand: ["cli/src/run/SandboxCommand.ts"],
       Watch: ["cli/src/run/Watch.ts"]
     })
+  })
+
+  it("gcx serve keys defines its commands without the gateway; their handlers are a dynamic import of run/ServeKeys", async () => {
+    const entry = "src/commands/ServeKeys.ts"
+    const graph = await inputs(entry)
+    expect(heavyOf(workspaceFiles(staticClosure(graph, entry)))).toEqual([])
+    const dynamic = (graph[entry]?.imports ?? []).filter((imported) => imported.kind === "dynamic-import")
+    expect(workspaceFiles(new Set(dynamic.map((imported) => imported.path)))).toEqual(["cli/src/run/ServeKeys.ts"])
   })
 })
 

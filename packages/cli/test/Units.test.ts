@@ -10,6 +10,7 @@ import * as BatchKey from "../src/BatchKey.js"
 import * as Connection from "../src/Connection.js"
 import * as ExitCode from "../src/ExitCode.js"
 import * as Render from "../src/Render.js"
+import { connectionFlags } from "./helpers.js"
 
 const plain = (rows: ReadonlyArray<BatchFile.Row>) =>
   rows.map(({ card, line }) => ({
@@ -147,17 +148,9 @@ describe("ExitCode", () => {
 
 describe("Connection", () => {
   const configured = (env: Record<string, string>, flags: Partial<Connection.Flags> = {}) =>
-    Connection.embeddedReason({
-      env: Option.none(),
-      baseUrl: Option.none(),
-      authUrl: Option.none(),
-      stage: Option.none(),
-      clientId: Option.none(),
-      scope: Option.none(),
-      authStyle: Option.none(),
-      embedded: false,
-      ...flags
-    }).pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env)))
+    Connection.embeddedReason(connectionFlags(flags)).pipe(
+      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env))
+    )
 
   it.effect("is embedded when nothing is configured or --embedded is given", () =>
     Effect.gen(function*() {

@@ -68,6 +68,14 @@ describe("usage errors", () => {
         [["runner"], {}, "GCX_RUNNER_ADDRESS is not set: set it, or --listen, to the host:port", "runner"],
         [["runner", "--listen", "nowhere"], {}, "--listen must be host:port, got 'nowhere'", "runner"],
         [["runner"], { GCX_RUNNER_ADDRESS: "runner-1" }, "GCX_RUNNER_ADDRESS must be host:port", "runner"],
+        [["serve", "--port", "70000"], {}, "--port", "serve"],
+        [["serve", "--embedded"], {}, "GCX_DATA_KEY", "serve"],
+        [
+          ["serve", "--embedded"],
+          { GCX_GATEWAY_PORT: "70000" },
+          "GCX_GATEWAY_PORT must be a port, 0 to 65535",
+          "serve"
+        ],
         [["result"], {}, "requestId", "result"],
         [["result", "abc", "--timeout", "0"], {}, "--timeout must be a number above 0", "result"]
       ]

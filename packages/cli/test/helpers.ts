@@ -7,12 +7,13 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { expect } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import type { Scope } from "effect"
-import { ConfigProvider, Console, Effect } from "effect"
+import { ConfigProvider, Console, Effect, Option } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Http from "node:http"
 import * as Path from "node:path"
 import * as Url from "node:url"
 import * as Cli from "../src/Cli.js"
+import type * as Connection from "../src/Connection.js"
 
 /** The repository root: every process runs there, as `pnpm gcx` does. */
 export const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../../..")
@@ -281,3 +282,16 @@ export const hostileProxy = (
         server.close(() => resume(Effect.void))
       })
   ).pipe(Effect.map((server) => server.url))
+
+/** The connection flags as parsed when none is given, with `flags` over them. */
+export const connectionFlags = (flags: Partial<Connection.Flags> = {}): Connection.Flags => ({
+  env: Option.none(),
+  baseUrl: Option.none(),
+  authUrl: Option.none(),
+  stage: Option.none(),
+  clientId: Option.none(),
+  scope: Option.none(),
+  authStyle: Option.none(),
+  embedded: false,
+  ...flags
+})

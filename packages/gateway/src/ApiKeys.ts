@@ -2,15 +2,43 @@
  * The gateway's callers: API keys, kept in the deployment's database as
  * SHA-256 hashes only, each with its rate limit and its webhook endpoints.
  *
- * CONTRACT (lead, 2026-11-25): the service's shape is fixed; the
- * implementation (`make`, `layer`, the tables, the CLI) belongs to the
- * api-keys engineer.
+ * - A key is `gcx_sk_` and 43 base64url characters (32 random bytes). It is
+ *   shown once, by `create`; the table `gcx_gateway_keys` keeps the SHA-256
+ *   hex of the whole key (the key is high-entropy: no password hash needed),
+ *   under a unique index that `authenticate` looks it up by. A presented key
+ *   that is not of that form is refused before any query.
+ * - A webhook endpoint's secret is `whsec_` and 43 base64url characters. The
+ *   table `gcx_gateway_webhooks` keeps it sealed with the data key
+ *   (`CardCipher.sealText`: AES-256-GCM under `GCX_DATA_KEY`, the row's id as
+ *   additional data), opened by `authenticate` and `find`. A secret that no
+ *   data key of this node opens (`GCX_DATA_KEY` rotated without
+ *   `GCX_DATA_KEY_PREVIOUS`) leaves its endpoint out, with a warning.
+ * - `authenticate` keeps the callers it found for `cacheTtl` (5 s by default)
+ *   in this process's memory, by the key's hash: a revoked key is refused by
+ *   every gateway at most that long after `revoke` (at once by the process that
+ *   revoked it). Unknown keys are never cached.
+ * - The tables are created when missing, on SQLite (the embedded deployment)
+ *   and on PostgreSQL alike. A failure of the database in `authenticate` or
+ *   `find` is a defect (the gateway answers 500); `create`, `list` and `revoke`
+ *   fail with the `SqlError`.
  */
+import * as CardCipher from "@gcx/workflow/CardCipher"
+import * as Arr from "effect/Array"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Base64Url from "effect/encoding/Base64Url"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
+import * as Crypto from "node:crypto"
 
 /** An endpoint that receives the terminal outcomes of a key's quotes. */
 export interface WebhookEndpoint {
@@ -38,13 +66,356 @@ export class UnknownApiKey extends Schema.TaggedError<UnknownApiKey>()("UnknownA
   }
 }
 
+/** A setting of a new key is refused (before any I/O): `field` names it, `reason` says why. */
+export class InvalidKeySettings extends Schema.TaggedError<InvalidKeySettings>()("InvalidKeySettings", {
+  field: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `${this.field} ${this.reason}`
+  }
+}
+
+/** What a new key is made with. */
+export interface CreateOptions {
+  /** A name for people (1 to 100 characters, no control character). */
+  readonly name: string
+  /** Sustained requests a second, above 0. Default `defaults.ratePerSecond`. */
+  readonly ratePerSecond?: number | undefined
+  /** The bucket: requests allowed at once, a whole number of at least 1. Default `defaults.burst`. */
+  readonly burst?: number | undefined
+  /** Its webhook endpoints: http or https URLs. */
+  readonly webhooks?: ReadonlyArray<string> | undefined
+}
+
+/** A key just created: the key and the webhook secrets are here only, never again. */
+export interface Created {
+  /** The key, for the caller's `Authorization: Bearer`; only its hash is kept. */
+  readonly key: Redacted.Redacted<string>
+  /** The caller, with its endpoints and their secrets. */
+  readonly apiKey: ApiKey
+  readonly createdAt: DateTime.Utc
+}
+
+/** A key as listed: no key, no secret. */
+export interface Listed {
+  readonly id: string
+  readonly name: string
+  readonly ratePerSecond: number
+  readonly burst: number
+  readonly webhooks: ReadonlyArray<{ readonly id: string; readonly url: string }>
+  readonly createdAt: DateTime.Utc
+  readonly revokedAt: Option.Option<DateTime.Utc>
+}
+
+/** What `revoke` did: revoked it now, found it revoked already, or found no key of that id. */
+export type Revocation = "revoked" | "alreadyRevoked" | "unknown"
+
 /** The API keys service. */
 export interface Service {
   /** The caller a presented key belongs to. */
   readonly authenticate: (presented: Redacted.Redacted<string>) => Effect.Effect<ApiKey, UnknownApiKey>
   /** A caller by its public id (for webhook delivery), revoked ones included. */
   readonly find: (id: string) => Effect.Effect<Option.Option<ApiKey>>
+  /** Makes a key (and its webhook endpoints' secrets), returned once. */
+  readonly create: (options: CreateOptions) => Effect.Effect<Created, InvalidKeySettings | SqlError.SqlError>
+  /** Adds an endpoint to the key `keyId`; none when no such key exists. Its secret is returned once. */
+  readonly addWebhook: (
+    keyId: string,
+    url: string
+  ) => Effect.Effect<Option.Option<WebhookEndpoint>, InvalidKeySettings | SqlError.SqlError>
+  /** Every key, revoked ones included, oldest first: never a key or a secret. */
+  readonly list: Effect.Effect<ReadonlyArray<Listed>, SqlError.SqlError>
+  /** Revokes the key `id`: `authenticate` refuses it from now on (other processes: within `cacheTtl`). */
+  readonly revoke: (id: string) => Effect.Effect<Revocation, SqlError.SqlError>
 }
 
 /** The API keys service. */
 export class ApiKeys extends Context.Service<ApiKeys, Service>()("@gcx/gateway/ApiKeys") {}
+
+/** The table of the keys. */
+export const keysTable = "gcx_gateway_keys"
+
+/** The table of the webhook endpoints. */
+export const webhooksTable = "gcx_gateway_webhooks"
+
+/** The settings of a key made without them. */
+export const defaults = { ratePerSecond: 20, burst: 40 } as const
+
+/** How long `authenticate` remembers a caller by default (see the module's doc). */
+export const defaultCacheTtl: Duration.Duration = Duration.seconds(5)
+
+/** The callers `authenticate` remembers at most: past that, the oldest is forgotten. */
+const cacheCapacity = 10_000
+
+/** What keys look like: the prefix, then 43 base64url characters (32 bytes). */
+export const keyPattern = /^gcx_sk_[A-Za-z0-9_-]{43}$/
+
+/** `prefix` and 32 random bytes in base64url (43 characters, no padding). */
+const randomToken = (prefix: string): string => `${prefix}${Base64Url.encode(Crypto.randomBytes(32))}`
+
+/** A new key: `gcx_sk_` and 43 base64url characters. */
+export const generateKey = (): Redacted.Redacted<string> => Redacted.make(randomToken("gcx_sk_"), { label: "ApiKey" })
+
+/** A new webhook secret: `whsec_` and 43 base64url characters. */
+export const generateWebhookSecret = (): Redacted.Redacted<string> => webhookSecret(randomToken("whsec_"))
+
+const webhookSecret = (secret: string) => Redacted.make(secret, { label: "WebhookSecret" })
+
+/** The SHA-256 hex of a key: what the database keeps of it. */
+export const hashKey = (key: string): string => Crypto.createHash("sha256").update(key, "utf8").digest("hex")
+
+/** A public id: `prefix` and 16 hex digits. */
+const newId = (prefix: string): string => `${prefix}${Crypto.randomBytes(8).toString("hex")}`
+
+const invalid = (field: string, reason: string) => Result.fail(new InvalidKeySettings({ field, reason }))
+
+/**
+ * A webhook URL, checked before any I/O: http or https, with a host and
+ * without credentials (a URL is listed by `list`), at most 2048 characters.
+ * Use https outside loopback: the deliveries carry the quotes' outcomes.
+ */
+export const validateWebhookUrl = (url: string): Result.Result<URL, InvalidKeySettings> => {
+  const field = "webhook"
+  if (url.length > 2048) return invalid(field, "must be at most 2048 characters")
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return invalid(field, `must be an http or https URL, got '${url}'`)
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+    return invalid(field, `must be an http or https URL, got '${url}'`)
+  }
+  if (parsed.username !== "" || parsed.password !== "") return invalid(field, "must not hold credentials")
+  return Result.succeed(parsed)
+}
+
+/** The settings of a new key, checked. */
+export interface Settings {
+  readonly name: string
+  readonly ratePerSecond: number
+  readonly burst: number
+  readonly webhooks: ReadonlyArray<string>
+}
+
+/** The settings of a new key, checked before any I/O (defaults filled in). */
+export const validate = (options: CreateOptions): Result.Result<Settings, InvalidKeySettings> => {
+  const name = options.name.trim()
+  if (name.length === 0 || name.length > 100) return invalid("name", "must be 1 to 100 characters")
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) return invalid("name", "must not hold control characters")
+  const ratePerSecond = options.ratePerSecond ?? defaults.ratePerSecond
+  if (!Number.isFinite(ratePerSecond) || ratePerSecond <= 0) return invalid("rate", "must be a number above 0")
+  const burst = options.burst ?? defaults.burst
+  if (!Number.isInteger(burst) || burst < 1) return invalid("burst", "must be a whole number of at least 1")
+  const webhooks = options.webhooks ?? []
+  for (const url of webhooks) {
+    const checked = validateWebhookUrl(url)
+    if (Result.isFailure(checked)) return Result.fail(checked.failure)
+  }
+  return Result.succeed({ name, ratePerSecond, burst, webhooks })
+}
+
+interface KeyRow {
+  readonly id: string
+  readonly name: string
+  readonly rate_per_second: number | string
+  readonly burst: number | string
+  readonly created_at: number | string | bigint
+  readonly revoked_at: number | string | bigint | null
+}
+
+interface WebhookRow {
+  readonly id: string
+  readonly key_id: string
+  readonly url: string
+  readonly secret_sealed: string
+}
+
+/** The additional authenticated data of a webhook's sealed secret: its row, so a sealed secret cannot move to another. */
+const sealingContext = (webhookId: string) => `${webhooksTable}:${webhookId}`
+
+const utc = (millis: number | string | bigint): DateTime.Utc => DateTime.makeUnsafe(Number(millis))
+
+/** Settings of the service. */
+export interface Options {
+  /** How long `authenticate` remembers a caller (see the module's doc). Default 5 s; 0 remembers none. */
+  readonly cacheTtl?: Duration.Input | undefined
+}
+
+/** Creates the tables when missing (nodes started at once on a new PostgreSQL may race: tried again). */
+const createTables = (sql: SqlClient.SqlClient) =>
+  sql`CREATE TABLE IF NOT EXISTS ${sql(keysTable)} (
+    id VARCHAR(64) PRIMARY KEY,
+    name VARCHAR(200) NOT NULL,
+    key_hash VARCHAR(64) NOT NULL UNIQUE,
+    rate_per_second DOUBLE PRECISION NOT NULL,
+    burst INTEGER NOT NULL,
+    created_at BIGINT NOT NULL,
+    revoked_at BIGINT
+  )`.pipe(
+    Effect.andThen(sql`CREATE TABLE IF NOT EXISTS ${sql(webhooksTable)} (
+      id VARCHAR(64) PRIMARY KEY,
+      key_id VARCHAR(64) NOT NULL REFERENCES ${sql(keysTable)} (id),
+      url VARCHAR(2048) NOT NULL,
+      secret_sealed TEXT NOT NULL,
+      created_at BIGINT NOT NULL
+    )`),
+    Effect.andThen(
+      sql`CREATE INDEX IF NOT EXISTS ${sql(`${webhooksTable}_key_id`)} ON ${sql(webhooksTable)} (key_id)`
+    ),
+    Effect.retry({ times: 3, schedule: Schedule.spaced("100 millis") })
+  )
+
+/** The API keys over the `SqlClient` and the cipher in context; creates the tables when missing. */
+export const make = (
+  options: Options = {}
+): Effect.Effect<Service, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cipher = yield* CardCipher.CardCipher
+    const ttl = Duration.toMillis(Duration.fromInputUnsafe(options.cacheTtl ?? defaultCacheTtl))
+    yield* createTables(sql)
+
+    /** The callers found by `authenticate`, by their key's hash, until `expires` (ms). */
+    const cache = new Map<string, { readonly apiKey: ApiKey; readonly expires: number }>()
+
+    const endpointOf = (row: WebhookRow) =>
+      cipher.openText(row.secret_sealed, sealingContext(row.id)).pipe(
+        Effect.map((opened): Option.Option<WebhookEndpoint> =>
+          Option.some({ id: row.id, url: row.url, secret: webhookSecret(Redacted.value(opened)) })
+        ),
+        Effect.catchTag("UnsealError", (error) =>
+          Effect.as(
+            Effect.logWarning(
+              `gateway: the webhook ${row.id} of the API key ${row.key_id} is left out: ${error.message}`
+            ),
+            Option.none()
+          ))
+      )
+
+    const apiKeyOf = (row: KeyRow) =>
+      sql<WebhookRow>`SELECT id, key_id, url, secret_sealed FROM ${sql(webhooksTable)}
+        WHERE key_id = ${row.id} ORDER BY created_at, id`.pipe(
+        Effect.flatMap(Effect.forEach(endpointOf)),
+        Effect.map((endpoints): ApiKey => ({
+          id: row.id,
+          name: row.name,
+          ratePerSecond: Number(row.rate_per_second),
+          burst: Number(row.burst),
+          webhooks: Arr.getSomes(endpoints)
+        }))
+      )
+
+    const authenticate: Service["authenticate"] = Effect.fnUntraced(function*(presented) {
+      const key = Redacted.value(presented)
+      if (!keyPattern.test(key)) return yield* new UnknownApiKey()
+      const hash = hashKey(key)
+      const now = yield* Clock.currentTimeMillis
+      const cached = cache.get(hash)
+      if (cached !== undefined && cached.expires > now) return cached.apiKey
+      cache.delete(hash)
+      // the unique index on key_hash finds it: no comparison of key material in this process
+      const [row] = yield* Effect.orDie(
+        sql<KeyRow>`SELECT id, name, rate_per_second, burst, created_at, revoked_at FROM ${sql(keysTable)}
+          WHERE key_hash = ${hash} AND revoked_at IS NULL`
+      )
+      if (row === undefined) return yield* new UnknownApiKey()
+      const apiKey = yield* Effect.orDie(apiKeyOf(row))
+      if (ttl > 0) {
+        if (cache.size >= cacheCapacity) cache.delete(cache.keys().next().value!)
+        cache.set(hash, { apiKey, expires: now + ttl })
+      }
+      return apiKey
+    })
+
+    const find: Service["find"] = (id) =>
+      sql<KeyRow>`SELECT id, name, rate_per_second, burst, created_at, revoked_at FROM ${sql(keysTable)}
+        WHERE id = ${id}`.pipe(
+        Effect.flatMap(([row]) => row === undefined ? Effect.succeedNone : Effect.asSome(apiKeyOf(row))),
+        Effect.orDie
+      )
+
+    /** Inserts an endpoint of `keyId` with a fresh secret, sealed. */
+    const insertWebhook = (keyId: string, url: string, createdAt: number) =>
+      Effect.gen(function*() {
+        const id = newId("wh_")
+        const secret = generateWebhookSecret()
+        const sealed = yield* cipher.sealText(Redacted.value(secret), sealingContext(id))
+        yield* sql`INSERT INTO ${sql(webhooksTable)} (id, key_id, url, secret_sealed, created_at)
+          VALUES (${id}, ${keyId}, ${url}, ${sealed}, ${createdAt})`
+        return { id, url, secret } satisfies WebhookEndpoint
+      })
+
+    const create: Service["create"] = (options) =>
+      Effect.gen(function*() {
+        const settings = yield* Effect.fromResult(validate(options))
+        const key = generateKey()
+        const id = newId("key_")
+        const createdAt = yield* Clock.currentTimeMillis
+        const webhooks = yield* sql.withTransaction(
+          Effect.gen(function*() {
+            yield* sql`INSERT INTO ${sql(keysTable)} (id, name, key_hash, rate_per_second, burst, created_at)
+              VALUES (${id}, ${settings.name}, ${hashKey(Redacted.value(key))}, ${settings.ratePerSecond},
+                ${settings.burst}, ${createdAt})`
+            return yield* Effect.forEach(settings.webhooks, (url) => insertWebhook(id, url, createdAt))
+          })
+        )
+        // in the order `authenticate` and `find` give them: by creation, then id
+        webhooks.sort((a, b) => (a.id < b.id ? -1 : 1))
+        const { name, ratePerSecond, burst } = settings
+        return { key, apiKey: { id, name, ratePerSecond, burst, webhooks }, createdAt: utc(createdAt) }
+      })
+
+    const addWebhook: Service["addWebhook"] = (keyId, url) =>
+      Effect.gen(function*() {
+        yield* Effect.fromResult(validateWebhookUrl(url))
+        const createdAt = yield* Clock.currentTimeMillis
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const [row] = yield* sql<{ readonly id: string }>`SELECT id FROM ${sql(keysTable)} WHERE id = ${keyId}`
+          return row === undefined ? Option.none() : Option.some(yield* insertWebhook(keyId, url, createdAt))
+        }))
+      })
+
+    const list: Service["list"] = Effect.gen(function*() {
+      const keys = yield* sql<KeyRow>`SELECT id, name, rate_per_second, burst, created_at, revoked_at
+        FROM ${sql(keysTable)} ORDER BY created_at, id`
+      const webhooks = yield* sql<Omit<WebhookRow, "secret_sealed">>`SELECT id, key_id, url
+        FROM ${sql(webhooksTable)} ORDER BY created_at, id`
+      return keys.map((row): Listed => ({
+        id: row.id,
+        name: row.name,
+        ratePerSecond: Number(row.rate_per_second),
+        burst: Number(row.burst),
+        webhooks: webhooks.filter((webhook) => webhook.key_id === row.id).map(({ id, url }) => ({ id, url })),
+        createdAt: utc(row.created_at),
+        revokedAt: row.revoked_at === null ? Option.none() : Option.some(utc(row.revoked_at))
+      }))
+    })
+
+    const revoke: Service["revoke"] = (id) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const revoked = yield* sql<{ readonly key_hash: string }>`UPDATE ${sql(keysTable)} SET revoked_at = ${now}
+          WHERE id = ${id} AND revoked_at IS NULL RETURNING key_hash`
+        if (revoked.length > 0) {
+          for (const { key_hash } of revoked) cache.delete(key_hash)
+          return "revoked" as const
+        }
+        const [row] = yield* sql<{ readonly id: string }>`SELECT id FROM ${sql(keysTable)} WHERE id = ${id}`
+        return row === undefined ? "unknown" as const : "alreadyRevoked" as const
+      })
+
+    return ApiKeys.of({ authenticate, find, create, addWebhook, list, revoke })
+  })
+
+/** The API keys as a layer over the `SqlClient` and the cipher in context (a 5 s cache). */
+export const layer: Layer.Layer<ApiKeys, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher> = Layer
+  .effect(ApiKeys, make())
+
+/** The API keys with `options`, as a layer over the `SqlClient` and the cipher in context. */
+export const layerWith = (
+  options: Options
+): Layer.Layer<ApiKeys, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher> =>
+  Layer.effect(ApiKeys, make(options))

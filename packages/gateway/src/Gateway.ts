@@ -26,6 +26,7 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServer from "effect/http/HttpServer"
 import type { ServeError } from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Http from "node:http"
@@ -38,12 +39,12 @@ import * as Readiness from "./internal/readiness.js"
 import type { RateLimit } from "./RateLimit.js"
 
 export {
-  /** The routes of the gateway, as its metrics and logs name them. */
-  type Route,
   /** The family of `gcx.gateway.request.duration` (seconds, by route). */
   requestDurationFamily,
   /** The family of `gcx.gateway.requests` (by route and status). */
-  requestsFamily
+  requestsFamily,
+  /** The routes of the gateway, as its metrics and logs name them. */
+  type Route
 } from "./internal/middleware.js"
 
 /** Where `gcx serve` listens unless told. */
@@ -92,13 +93,23 @@ export const layer = (
   ).pipe(
     Layer.provide(Readiness.layer(options)),
     Layer.provideMerge(
-      NodeHttpServer.layer(Http.createServer, { port: options.port ?? defaults.port, host: options.host ?? defaults.host })
+      NodeHttpServer.layer(Http.createServer, {
+        port: options.port ?? defaults.port,
+        host: options.host ?? defaults.host
+      })
     ),
     Layer.updateService(Headers.CurrentRedactedNames, (names) => [...names, ...secretHeaders])
   )
 
 /** The port of `GCX_GATEWAY_PORT`, default 8790. */
-export const portConfig: Config.Config<number> = Config.Int(portVariable).pipe(Config.withDefault(defaults.port))
+export const portConfig: Config.Config<number> = Config.schema(
+  Schema.NumberFromString.check(
+    Schema.makeFilter((port: number) =>
+      (Number.isInteger(port) && port >= 0 && port <= 65535) || `${portVariable} must be a port, 0 to 65535`
+    )
+  ),
+  portVariable
+).pipe(Config.withDefault(defaults.port))
 
 /**
  * The server with its `GatewayQuotes` (quote ids from `GCX_DATA_KEY`),

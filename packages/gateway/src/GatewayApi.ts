@@ -92,8 +92,7 @@ export const QuoteId = Schema.String.check(
 export const LastEventId = Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))
 
 /** What each error group of a failed quote means for the caller, at HTTP level. */
-export const errorGroups =
-  "A failed quote's `error.group` says what to do:\n" +
+export const errorGroups = "A failed quote's `error.group` says what to do:\n" +
   "- `card`: the card was refused (invalid, out of range, not accepted, offer expired); show `userMessage` to " +
   "the customer. The same card will be refused again.\n" +
   "- `merchant`: the merchant is unavailable for now; show `userMessage`, try the card later with a new " +

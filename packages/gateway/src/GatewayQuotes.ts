@@ -19,7 +19,6 @@
  * - **View.** Built from `EventLog.read` (`viewOf`).
  */
 import type * as Card from "@gcx/core/Card"
-import * as DateTime from "effect/DateTime"
 import * as Ids from "@gcx/core/Ids"
 import * as CardFingerprint from "@gcx/poller/CardFingerprint"
 import * as CardCipher from "@gcx/workflow/CardCipher"
@@ -27,6 +26,7 @@ import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as EventLog from "@gcx/workflow/EventLog"
 import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -115,7 +115,10 @@ export interface Service {
     GatewayErrors.IdempotencyKeyReused | GatewayErrors.InvalidRequest | GatewayErrors.Unavailable
   >
   /** Whether quote `id` is the caller's (404 otherwise). */
-  readonly owned: (caller: ApiKey, id: string) => Effect.Effect<void, GatewayErrors.NotFound | GatewayErrors.Unavailable>
+  readonly owned: (
+    caller: ApiKey,
+    id: string
+  ) => Effect.Effect<void, GatewayErrors.NotFound | GatewayErrors.Unavailable>
   /** The caller's quote `id`, as its events so far show it. */
   readonly view: (
     caller: ApiKey,

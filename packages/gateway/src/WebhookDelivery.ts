@@ -64,19 +64,33 @@ export const eventId = (requestId: string): string => `evt_${requestId}`
 
 /**
  * The terminal event of an outcome, at `created` (unix seconds). Its `data`
- * is the quote as it ended: the status, the values or the error; the steps
- * are those of `GET /v1/quotes/{id}`, not repeated here.
+ * is the quote as it ended: the status, `percentComplete` 100 (the quote is
+ * over, either way), the values or the error (`QuoteView.failureOf`: never
+ * the service's own message); `steps` empty: they are those of
+ * `GET /v1/quotes/{id}`, not repeated here.
  */
 export const eventOf = (outcome: QuoteWorkflow.Outcome, created: number): Event => {
   const id = outcome.requestId
   const base = { id, steps: [], links: QuoteView.links(id) }
   if (Exit.isSuccess(outcome.exit)) {
-    const data = { ...base, status: "completed" as const, percentComplete: 100, outcome: QuoteView.outcomeOf(outcome.exit.value) }
+    const data = {
+      ...base,
+      status: "completed" as const,
+      percentComplete: 100,
+      outcome: QuoteView.outcomeOf(outcome.exit.value)
+    }
     return { id: eventId(id), type: "quote.completed", created, data }
   }
-  const error = Exit.isFailure(outcome.exit) ? Option.getOrUndefined(Cause.findErrorOption(outcome.exit.cause)) : undefined
+  const error = Exit.isFailure(outcome.exit)
+    ? Option.getOrUndefined(Cause.findErrorOption(outcome.exit.cause))
+    : undefined
   const failure = error === undefined ? { code: "Defect", group: "durable" } : QuoteView.failureOf(error)
-  return { id: eventId(id), type: "quote.failed", created, data: { ...base, status: "failed", percentComplete: 100, error: failure } }
+  return {
+    id: eventId(id),
+    type: "quote.failed",
+    created,
+    data: { ...base, status: "failed", percentComplete: 100, error: failure }
+  }
 }
 
 /** What the engine persists of a delivery: the event, the endpoint and the body, built once. Never a secret. */
@@ -143,11 +157,11 @@ const makeRun = (attempt: ReturnType<typeof Attempts.make>, backoff: Backoff.Bac
     return { delivered: true, attempts: n }
   })
 
-/** Creates the owners' table when missing (the API creates it too, the same). */
+/** Creates the owners' table when missing (the API creates it too, the same: `GatewayQuotes`). */
 const createOwnersTable = (sql: SqlClient.SqlClient) =>
   sql`CREATE TABLE IF NOT EXISTS ${sql(ownersTable)} (
-    request_id VARCHAR(64) PRIMARY KEY,
-    key_id VARCHAR(64) NOT NULL,
+    request_id TEXT PRIMARY KEY,
+    key_id TEXT NOT NULL,
     created_at BIGINT NOT NULL
   )`.pipe(Effect.retry({ times: 3, schedule: Schedule.spaced("100 millis") }))
 

@@ -77,7 +77,9 @@ export const sign = (secret: Secret, body: Body, timestamp: number): string =>
 const maxHeaderLength = 4096
 
 /** A header's timestamp and its `v1` signatures (other schemes are ignored), if it has both. */
-const parse = (header: string): { readonly timestamp: number; readonly signatures: ReadonlyArray<Buffer> } | undefined => {
+const parse = (
+  header: string
+): { readonly timestamp: number; readonly signatures: ReadonlyArray<Buffer> } | undefined => {
   if (header.length > maxHeaderLength) return undefined
   let timestamp: number | undefined
   const signatures: Array<Buffer> = []
@@ -145,5 +147,7 @@ export const verify = (options: VerifyOptions): Result.Result<number, WebhookSig
   for (const signature of parsed.signatures) {
     if (Crypto.timingSafeEqual(signature, expected)) matched = true
   }
-  return matched ? Result.succeed(parsed.timestamp) : Result.fail(new WebhookSignatureError({ reason: "NoMatchingSignature" }))
+  return matched
+    ? Result.succeed(parsed.timestamp)
+    : Result.fail(new WebhookSignatureError({ reason: "NoMatchingSignature" }))
 }

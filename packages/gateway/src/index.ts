@@ -14,3 +14,5 @@ export * as QuoteView from "./QuoteView.js"
 export * as RateLimit from "./RateLimit.js"
 /** The signature of the gateway's webhooks (`Gcx-Signature`): `sign`, and `verify` for Node receivers. */
 export * as WebhookSignature from "./WebhookSignature.js"
+/** The webhooks: a durable delivery per terminal outcome and endpoint, started from the quotes' outcomes. */
+export * as WebhookDelivery from "./WebhookDelivery.js"

@@ -7,7 +7,7 @@
 import SwaggerParser from "@apidevtools/swagger-parser"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { Effect } from "effect"
+import { Effect, Metric, Tracer } from "effect"
 import { awaitDone, call, cardBody, keys, type Running, sandbox, start } from "./utils/gateway.js"
 
 /** Runs a test against a fresh gateway (and a fresh sandbox). */
@@ -51,6 +51,8 @@ describe("POST /v1/quotes", () => {
           outcome: { actualCardValue: "100.00" },
           links: { self: `/v1/quotes/${id}` }
         })
+        expect(done.json.steps.length).toBeGreaterThan(0)
+        expect(done.json.steps.every((step: { readonly isCompleted: boolean }) => step.isCompleted)).toBe(true)
         expect(done.json.outcome.transactionId).toBe((yield* transactionsOf(gateway, id))[0]!.transactionId)
       })
     ))
@@ -118,7 +120,14 @@ describe("POST /v1/quotes", () => {
           [yield* post(gateway, keys.a, "k3", { ...cardBody(card), pinNumber: "" }), "pinNumber must not be empty"],
           [yield* post(gateway, keys.a, "k4", { ...cardBody(card), cardNumber: `${card}\u0007` }), "cardNumber"],
           [yield* post(gateway, keys.a, "k5", { pinNumber: "1234", productLineId: "1000" }), "cardNumber"],
-          [yield* call(`${gateway.url}/v1/quotes/not-an-id`, { key: keys.a }), "id"]
+          [yield* call(`${gateway.url}/v1/quotes/not-an-id`, { key: keys.a }), "path parameter: id"],
+          [
+            yield* call(`${gateway.url}/v1/quotes/${"ab".repeat(16)}/events`, {
+              key: keys.a,
+              headers: { "last-event-id": "x" }
+            }),
+            "last-event-id"
+          ]
         ] as const
         for (const [answer, named] of cases) {
           expect(answer.status).toBe(400)
@@ -178,13 +187,16 @@ describe("errors outside the handlers", () => {
             controller.close()
           }
         })
-        const chunked = yield* call(`${gateway.url}/v1/quotes`, {
-          method: "POST",
-          key: keys.a,
-          idempotencyKey: "big",
-          body: chunks,
-          duplex: "half"
-        } as Parameters<typeof call>[1])
+        const chunked = yield* call(
+          `${gateway.url}/v1/quotes`,
+          {
+            method: "POST",
+            key: keys.a,
+            idempotencyKey: "big",
+            body: chunks,
+            duplex: "half"
+          } as Parameters<typeof call>[1]
+        )
         expect(chunked.status).toBe(413)
         const nowhere = yield* call(`${gateway.url}/v2/nowhere`)
         expect(nowhere.status).toBe(404)
@@ -235,12 +247,23 @@ describe("documents and health", () => {
     }).pipe(Effect.scoped, Effect.provide(sandbox)))
 })
 
-describe("card data", () => {
-  it.live("a planted card number never appears in a response body, header or log line", () =>
-    withGateway((gateway) =>
-      Effect.gen(function*() {
-        const sentinel = TestData.Cards.success
-        const pin = "4321"
+describe("card data and telemetry", () => {
+  it.live("a planted card number never appears in a response body, header, log line, span or metric", () =>
+    Effect.gen(function*() {
+      const spans: Array<Tracer.Span> = []
+      const native = yield* Effect.tracer
+      const capturing = Tracer.make({
+        ...native,
+        span(options) {
+          const span = native.span(options)
+          spans.push(span)
+          return span
+        }
+      })
+      const sentinel = TestData.Cards.success
+      const pin = "4321"
+      const { answers, gateway } = yield* Effect.gen(function*() {
+        const gateway = yield* start()
         const answers = [
           yield* post(gateway, keys.a, "sentinel", cardBody(sentinel, pin)),
           yield* post(gateway, keys.a, "sentinel", cardBody(TestData.Cards.instant, pin)),
@@ -250,15 +273,38 @@ describe("card data", () => {
         const id: string = answers[0]!.json.id
         answers.push(yield* awaitDone(gateway.url, keys.a, id))
         answers.push(yield* call(`${gateway.url}/v1/quotes/${id}/events`, { key: keys.a }))
-        expect(answers[5]!.text).toContain("event: Completed")
-        const seen = answers.map((answer) => `${answer.text}\n${JSON.stringify([...answer.headers])}`)
-        expect(gateway.logs.length).toBeGreaterThan(0)
-        for (const text of [...seen, ...gateway.logs]) {
-          expect(text).not.toContain(sentinel)
-          expect(text).not.toContain(TestData.Cards.instant)
-          expect(text).not.toContain(keys.a)
-        }
-        assert.isTrue(gateway.logs.some((line) => line.includes("\"route\":\"submit\"")))
-      })
-    ))
+        return { answers, gateway }
+      }).pipe(Effect.scoped, Effect.withTracer(capturing))
+      expect(answers.map((answer) => answer.status)).toEqual([202, 409, 400, 401, 200, 200])
+      expect(answers[5]!.text).toContain("event: Completed")
+
+      const names = spans.map((span) => span.name)
+      expect(names).toEqual(expect.arrayContaining(["gcx.gateway.submit", "gcx.gateway.view"]))
+      const submitSpan = spans.find((span) => span.name === "gcx.gateway.submit")!
+      expect(Object.fromEntries(submitSpan.attributes)).toMatchObject({ "gcx.gateway.key_id": "key_a" })
+      const series = (yield* Metric.snapshot).filter((snapshot) => snapshot.id.startsWith("gcx.gateway."))
+      expect(series.map((snapshot) => snapshot.id)).toEqual(
+        expect.arrayContaining(["gcx.gateway.requests", "gcx.gateway.request.duration"])
+      )
+      expect(
+        series.some((snapshot) =>
+          snapshot.id === "gcx.gateway.requests" && snapshot.attributes?.["gcx.gateway.route"] === "submit" &&
+          snapshot.attributes["http.response.status_code"] === "202"
+        )
+      ).toBe(true)
+
+      const seen = [
+        ...answers.map((answer) => `${answer.text}\n${JSON.stringify([...answer.headers])}`),
+        ...gateway.logs,
+        ...spans.map((span) => `${span.name} ${JSON.stringify(Object.fromEntries(span.attributes))}`),
+        JSON.stringify(series.map((snapshot) => snapshot.attributes))
+      ]
+      expect(gateway.logs.length).toBeGreaterThan(0)
+      assert.isTrue(gateway.logs.some((line) => line.includes("\"route\":\"submit\"")))
+      for (const text of seen) {
+        expect(text).not.toContain(sentinel)
+        expect(text).not.toContain(TestData.Cards.instant)
+        expect(text).not.toContain(keys.a)
+      }
+    }).pipe(Effect.provide(sandbox)))
 })

@@ -17,7 +17,9 @@ describe("WebhookSignature", () => {
     const expected = Crypto.createHmac("sha256", secret).update(`${t}.${body}`).digest("hex")
     expect(WebhookSignature.sign(secret, body, t)).toBe(`t=${t},v1=${expected}`)
     // the same for a Redacted secret and a body given as bytes
-    expect(WebhookSignature.sign(Redacted.make(secret), new TextEncoder().encode(body), t)).toBe(`t=${t},v1=${expected}`)
+    expect(WebhookSignature.sign(Redacted.make(secret), new TextEncoder().encode(body), t)).toBe(
+      `t=${t},v1=${expected}`
+    )
   })
 
   it("verify: a signed body within the tolerance, either way, gives its timestamp", () => {
@@ -94,7 +96,8 @@ describe("WebhookSignature", () => {
     const now = Math.floor(Date.now() / 1000)
     const header = WebhookSignature.sign(secret, body, now)
     const python = (input: string, signature: string, key: string) =>
-      ChildProcess.execFileSync("python3", [script, signature, key], { input, encoding: "utf8", timeout: 10_000 }).trim()
+      ChildProcess.execFileSync("python3", [script, signature, key], { input, encoding: "utf8", timeout: 10_000 })
+        .trim()
     expect(python(body, header, secret)).toBe("valid")
     expect(python(body + " ", header, secret)).toBe("invalid")
     expect(python(body, header, "whsec_other")).toBe("invalid")

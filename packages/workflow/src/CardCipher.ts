@@ -82,12 +82,41 @@ export interface Service {
   readonly seal: (card: Card.Card, requestId: string) => Effect.Effect<SealedCard>
   /** Opens a sealed card of the quote `requestId`. */
   readonly open: (sealed: SealedCard, requestId: string) => Effect.Effect<Card.Card, CardDecryptionError>
+  /**
+   * Seals a secret other than a card (a webhook's signing secret, say) the
+   * way cards are sealed: AES-256-GCM under the data key that seals, its id
+   * recorded, `context` (the row it belongs to) as the additional
+   * authenticated data. In base64.
+   */
+  readonly sealText: (text: string, context: string) => Effect.Effect<string>
+  /** Opens what `sealText` sealed for `context`, under the current or the previous data key. */
+  readonly openText: (sealed: string, context: string) => Effect.Effect<Redacted.Redacted<string>, UnsealError>
   /** The card fingerprint under the data key that seals (`GCX_DATA_KEY`), named by its key id. */
   readonly fingerprint: CardFingerprint.CardFingerprint
   /** The card fingerprint under the data key of id `keyId` (the current or the previous one), if this cipher has it. */
   readonly fingerprintOf: (keyId: string) => CardFingerprint.CardFingerprint | undefined
   /** The card fingerprints under every data key of the cipher, the current one first. */
   readonly fingerprints: ReadonlyArray<CardFingerprint.CardFingerprint>
+}
+
+/** Why a sealed value could not be opened. */
+interface Unopened {
+  readonly reason: string
+  readonly keyId?: string
+}
+
+/** A value sealed with `sealText` could not be opened here: a local fault of the data keys (never shows the value). */
+export class UnsealError extends Schema.TaggedError<UnsealError>()("UnsealError", {
+  reason: Schema.String,
+  /** The id of the data key that sealed it, when it is neither of this cipher's. */
+  keyId: Schema.optional(Schema.String)
+}) {
+  override get message(): string {
+    return this.keyId !== undefined
+      ? `a sealed secret was sealed with the data key ${this.keyId}, which is neither GCX_DATA_KEY nor ` +
+        `GCX_DATA_KEY_PREVIOUS: set GCX_DATA_KEY_PREVIOUS to that key`
+      : `a sealed secret could not be opened (${this.reason}) with GCX_DATA_KEY or GCX_DATA_KEY_PREVIOUS`
+  }
 }
 
 /** The cipher service. */
@@ -164,68 +193,105 @@ export const make = (key: DataKey, previous?: DataKey): Effect.Effect<Service> =
     const current = candidates[0]!
     const header = concat(Uint8Array.of(versions.keyId), current.id)
 
-    const seal = (card: Card.Card, requestId: string) =>
-      Effect.sync(() => {
-        const iv = Crypto.randomBytes(ivBytes)
-        const cipher = Crypto.createCipheriv(algorithm, current.key, iv, { authTagLength: tagBytes })
-        cipher.setAAD(utf8.encode(requestId))
-        const ciphertext = Buffer.concat([cipher.update(encode(card)), cipher.final()])
-        // The persisted layout: the tag before the ciphertext
-        const sealed = Base64.encode(concat(header, iv, cipher.getAuthTag(), ciphertext))
-        return new SealedCard({ masked: card.masked, productLineId: card.productLineId, sealed }, {
-          disableChecks: true
-        })
-      })
+    /** `plain` sealed with the current key, `aad` authenticated with it: the persisted layout, in base64. */
+    const sealBytes = (plain: Uint8Array, aad: string): string => {
+      const iv = Crypto.randomBytes(ivBytes)
+      const cipher = Crypto.createCipheriv(algorithm, current.key, iv, { authTagLength: tagBytes })
+      cipher.setAAD(utf8.encode(aad))
+      const ciphertext = Buffer.concat([cipher.update(plain), cipher.final()])
+      // The persisted layout: the tag before the ciphertext
+      return Base64.encode(concat(header, iv, cipher.getAuthTag(), ciphertext))
+    }
 
-    /** The fields of a card opened with `candidate`, or none when the tag does not authenticate. */
-    const decrypt = (candidate: Candidate, body: Uint8Array, requestId: string): Option.Option<unknown> => {
+    /** The bytes of `body` opened with `candidate`, or none when the tag does not authenticate. */
+    const decrypt = (candidate: Candidate, body: Uint8Array, aad: string): Option.Option<Buffer> => {
       try {
         const decipher = Crypto.createDecipheriv(algorithm, candidate.key, body.subarray(0, ivBytes), {
           authTagLength: tagBytes
         })
-        decipher.setAAD(utf8.encode(requestId))
+        decipher.setAAD(utf8.encode(aad))
         decipher.setAuthTag(body.subarray(ivBytes, ivBytes + tagBytes))
-        const plain = Buffer.concat([decipher.update(body.subarray(ivBytes + tagBytes)), decipher.final()])
-        return Option.some(JSON.parse(plain.toString("utf8")) as unknown)
+        return Option.some(Buffer.concat([decipher.update(body.subarray(ivBytes + tagBytes)), decipher.final()]))
       } catch {
         return Option.none()
       }
     }
 
-    const open = Effect.fnUntraced(function*(sealed: SealedCard, requestId: string) {
-      const refuse = (reason: string, keyId?: string) =>
-        Effect.fail(new CardDecryptionError({ requestId, reason, ...(keyId === undefined ? {} : { keyId }) }))
-      const bytes = new Uint8Array(Buffer.from(sealed.sealed, "base64"))
+    /** The bytes `sealBytes` sealed with `aad`, opened with the key whose id it records; or why not. */
+    const openBytes = (sealed: string, aad: string): Result.Result<Buffer, Unopened> => {
+      const bytes = new Uint8Array(Buffer.from(sealed, "base64"))
       const version = bytes[0]
       const start = version === versions.keyId ? 1 + keyIdBytes : 1
       if ((version !== versions.keyId && version !== versions.noKeyId) || bytes.length <= start + ivBytes + tagBytes) {
-        return yield* refuse("not a sealed card")
+        return Result.fail({ reason: "not sealed by gcx" })
       }
       const id = version === versions.keyId ? bytes.subarray(1, start) : undefined
       const matching = id === undefined ? candidates : candidates.filter((candidate) => sameBytes(candidate.id, id))
-      if (matching.length === 0) return yield* refuse("sealed with another key", hex(id!))
+      if (matching.length === 0) return Result.fail({ reason: "sealed with another key", keyId: hex(id!) })
       const body = bytes.subarray(start)
-      let fields: Option.Option<unknown> = Option.none()
       for (const candidate of matching) {
-        fields = decrypt(candidate, body, requestId)
-        if (Option.isSome(fields)) break
+        const plain = decrypt(candidate, body, aad)
+        if (Option.isSome(plain)) return Result.succeed(plain.value)
       }
-      if (Option.isNone(fields)) return yield* refuse("authentication failed")
-      if (!Array.isArray(fields.value) || fields.value.length !== 2) return yield* refuse("not a sealed card")
+      return Result.fail({ reason: "authentication failed" })
+    }
+
+    const seal = (card: Card.Card, requestId: string) =>
+      Effect.sync(() =>
+        new SealedCard({
+          masked: card.masked,
+          productLineId: card.productLineId,
+          sealed: sealBytes(encode(card), requestId)
+        }, {
+          disableChecks: true
+        })
+      )
+
+    const open = Effect.fnUntraced(function*(sealed: SealedCard, requestId: string) {
+      const refuse = (reason: string, keyId?: string) =>
+        Effect.fail(new CardDecryptionError({ requestId, reason, ...(keyId === undefined ? {} : { keyId }) }))
+      const opened = openBytes(sealed.sealed, requestId)
+      if (Result.isFailure(opened)) {
+        const { keyId, reason } = opened.failure
+        return yield* refuse(reason === "not sealed by gcx" ? "not a sealed card" : reason, keyId)
+      }
+      let fields: unknown
+      try {
+        fields = JSON.parse(opened.success.toString("utf8"))
+      } catch {
+        return yield* refuse("not a sealed card")
+      }
+      if (!Array.isArray(fields) || fields.length !== 2) return yield* refuse("not a sealed card")
       const card = Card.validateResult({
-        cardNumber: fields.value[0],
-        pinNumber: fields.value[1],
+        cardNumber: fields[0],
+        pinNumber: fields[1],
         productLineId: sealed.productLineId
       })
       return Result.isSuccess(card) ? card.success : yield* refuse("the opened card is not valid")
     })
+
+    const sealText = (text: string, context: string) => Effect.sync(() => sealBytes(utf8.encode(text), context))
+
+    const openText = (sealed: string, context: string) =>
+      Result.match(openBytes(sealed, context), {
+        onFailure: (unopened) => Effect.fail(new UnsealError(unopened)),
+        onSuccess: (plain) => Effect.succeed(Redacted.make(plain.toString("utf8")))
+      })
 
     const fingerprints = (previous === undefined ? [key] : [key, previous]).map((dataKey) =>
       CardFingerprint.derive(dataKey.bytes, dataKey.id)
     )
     const fingerprintOf = (keyId: string) => fingerprints.find((fingerprint) => fingerprint.keyId === keyId)
 
-    return CardCipher.of({ seal, open, fingerprint: fingerprints[0]!, fingerprintOf, fingerprints })
+    return CardCipher.of({
+      seal,
+      open,
+      sealText,
+      openText,
+      fingerprint: fingerprints[0]!,
+      fingerprintOf,
+      fingerprints
+    })
   })
 
 /** A `ConfigError` saying that the variable `name` is refused, and why (never its value). */

@@ -2,6 +2,7 @@
  * The handlers of `GatewayApi` and its middleware: authentication and rate
  * limit, schema errors, the quotes and the health endpoints.
  */
+import * as Redaction from "@gcx/core/Redaction"
 import * as Effect from "effect/Effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import type * as HttpApiError from "effect/http-api/HttpApiError"
@@ -10,7 +11,6 @@ import * as HttpEffect from "effect/http/HttpEffect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as SchemaIssue from "effect/SchemaIssue"
 import { ApiKeys } from "../ApiKeys.js"
 import * as EventStream from "../EventStream.js"
 import { Authorization, Caller, GatewayApi, NotReady, SchemaErrors } from "../GatewayApi.js"
@@ -49,35 +49,15 @@ export const AuthorizationLive = Layer.effect(
   })
 )
 
-/** The parameters a schema issue is about: the paths of its pointers, as the request spelled them. */
-const parametersOf = (issue: SchemaIssue.Issue): ReadonlyArray<string> => {
-  switch (issue._tag) {
-    case "Pointer":
-      return [issue.path.map(String).join(".")]
-    case "Composite":
-    case "AnyOf":
-      return issue.issues.flatMap(parametersOf)
-    case "Filter":
-    case "Encoding":
-      return parametersOf(issue.issue)
-    default:
-      return []
-  }
-}
-
-/** Header names as the documentation spells them. */
-const spelled: Record<string, string> = { "idempotency-key": "Idempotency-Key", "last-event-id": "Last-Event-ID" }
-
-/** A header or path parameter that does not decode: 400 naming it, never its value. */
+/** A header or path parameter that does not decode: 400 naming it and what was expected, never its value. */
 export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(
   SchemaErrors,
   (error: HttpApiError.HttpApiSchemaError) => {
     if (error.kind === "Body" || error.kind === "ResponseHeaders") return Effect.die(error)
-    const names = Array.from(new Set(parametersOf(error.cause.issue))).map((name) => spelled[name] ?? name)
-    const what = names.length === 0 ? error.kind.toLowerCase() : names.join(", ")
-    const message = names.includes("Idempotency-Key")
+    const described = Redaction.describeParseIssue(error.cause.issue)
+    const message = described.startsWith("idempotency-key")
       ? "the Idempotency-Key header is required: 1 to 255 visible ASCII characters"
-      : `invalid ${what}`
+      : `invalid ${error.kind === "Params" ? "path parameter" : error.kind.toLowerCase()}: ${described}`
     return Effect.fail(GatewayErrors.invalidRequest(message))
   }
 )

@@ -55,7 +55,9 @@ const requestsByKey = Metrics.memoize((key) => {
   return Metrics.labelled(requestsFamily, { "gcx.gateway.route": route, "http.response.status_code": status })
 })
 
-const durationByRoute = Metrics.memoize((route) => Metrics.labelled(requestDurationFamily, { "gcx.gateway.route": route }))
+const durationByRoute = Metrics.memoize((route) =>
+  Metrics.labelled(requestDurationFamily, { "gcx.gateway.route": route })
+)
 
 const jsonError = (status: number, code: GatewayErrors.Code, message: string) =>
   HttpServerResponse.text(GatewayErrors.bodyOf(code, message), { status, contentType: "application/json" })

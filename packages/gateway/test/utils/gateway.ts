@@ -10,8 +10,8 @@ import { Sandbox, TestData } from "@gcx/sandbox"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as Embedded from "@gcx/workflow/Embedded"
 import { Effect, Layer, Logger, References } from "effect"
-import { FetchHttpClient, HttpServer } from "effect/http"
 import type * as Duration from "effect/Duration"
+import { FetchHttpClient, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -77,7 +77,9 @@ export const start = (options: { readonly heartbeatInterval?: Duration.Input } =
     const gateway = Gateway.layer({ port: 0, interval: options.heartbeatInterval ?? "10 seconds" }).pipe(
       Layer.provide(GatewayQuotes.layer(dataKey)),
       Layer.provideMerge(eventLogLayer),
-      Layer.provide(apiKeysLayer({ [keys.a]: apiKey("key_a"), [keys.b]: apiKey("key_b"), [keys.limited]: apiKey("key_c") })),
+      Layer.provide(
+        apiKeysLayer({ [keys.a]: apiKey("key_a"), [keys.b]: apiKey("key_b"), [keys.limited]: apiKey("key_c") })
+      ),
       Layer.provide(rateLimitLayer({ key_c: 7 })),
       Layer.provideMerge(deployment),
       Layer.provide(Logger.layer([capture])),

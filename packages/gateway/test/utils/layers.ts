@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import { ApiKeys, type ApiKey, UnknownApiKey } from "../../src/ApiKeys.js"
+import { type ApiKey, ApiKeys, UnknownApiKey } from "../../src/ApiKeys.js"
 import { RateLimit, RateLimited } from "../../src/RateLimit.js"
 
 /** A caller with id `id`. */
@@ -20,16 +20,13 @@ export const apiKey = (id: string): ApiKey => ({ id, name: id, ratePerSecond: 20
 
 /** `ApiKeys` over a map of presented keys to their callers. */
 export const apiKeysLayer = (keys: Readonly<Record<string, ApiKey>>): Layer.Layer<ApiKeys> =>
-  Layer.succeed(
-    ApiKeys,
-    ApiKeys.of({
-      authenticate: (presented) => {
-        const key = keys[Redacted.value(presented)]
-        return key === undefined ? Effect.fail(new UnknownApiKey()) : Effect.succeed(key)
-      },
-      find: (id) => Effect.succeed(Option.fromUndefinedOr(Object.values(keys).find((key) => key.id === id)))
-    })
-  )
+  Layer.mock(ApiKeys, {
+    authenticate: (presented) => {
+      const key = keys[Redacted.value(presented)]
+      return key === undefined ? Effect.fail(new UnknownApiKey()) : Effect.succeed(key)
+    },
+    find: (id) => Effect.succeed(Option.fromUndefinedOr(Object.values(keys).find((key) => key.id === id)))
+  })
 
 /** `RateLimit` that refuses the callers of `limited` (with their Retry-After, in seconds) and lets the others pass. */
 export const rateLimitLayer = (limited: Readonly<Record<string, number>> = {}): Layer.Layer<RateLimit> =>

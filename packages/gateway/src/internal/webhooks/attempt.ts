@@ -20,7 +20,7 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as ApiKeys from "../../ApiKeys.js"
+import type * as ApiKeys from "../../ApiKeys.js"
 import * as WebhookSignature from "../../WebhookSignature.js"
 
 /** Why an attempt was not a delivery. `gone`: the endpoint (or its key) no longer exists, nothing to retry. */
@@ -182,10 +182,13 @@ export const make = (
       Cause.hasInterruptsOnly(cause)
         ? Effect.failCause(cause)
         : Effect.flatMap(Clock.currentTimeMillis, (at) =>
-          Effect.as(Effect.logWarning("a webhook delivery attempt could not be made", cause), {
-            attempt: { at, failure: "internal" },
-            excerpt: ""
-          } satisfies Answered))
+          Effect.as(
+            Effect.logWarning("a webhook delivery attempt could not be made", cause),
+            {
+              attempt: { at, failure: "internal" },
+              excerpt: ""
+            } satisfies Answered
+          ))
     ),
     Effect.tap(({ attempt: result, excerpt }) => record(delivery, attempt, result, excerpt)),
     Effect.map(({ attempt }): Attempt => attempt),

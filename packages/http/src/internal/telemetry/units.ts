@@ -19,7 +19,8 @@ import * as Effect from "effect/Effect"
  */
 export const units: Readonly<Record<string, string>> = {
   "http.client.request.duration": "s",
-  "gcx.quote.duration": "s"
+  "gcx.quote.duration": "s",
+  "gcx.gateway.request.duration": "s"
 }
 
 /** The suffixes OpenTelemetry's Prometheus convention adds to a metric's name for its unit. */

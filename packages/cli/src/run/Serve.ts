@@ -1,0 +1,117 @@
+/**
+ * `gcx serve`: the gateway of `@gcx/gateway` over the deployment of durable
+ * quotes, until Ctrl-C or SIGTERM. Its flags are in `commands/Serve`.
+ *
+ * - Embedded (no `GCX_DATABASE_URL`): the same deployment as `gcx quote
+ *   --durable`, SQLite in `GCX_DATABASE_FILE` (default `.gcx/gcx.db`); this
+ *   process runs the quotes.
+ * - Client-only (`GCX_DATABASE_URL` set): the runners of that PostgreSQL run
+ *   the quotes; gateways scale out behind a load balancer.
+ *
+ * It serves other backends: without connection settings it fails naming
+ * them (the embedded sandbox only with `--embedded`). `GCX_DATA_KEY` seals
+ * the cards and derives the quote ids; it is read before the database is.
+ */
+import type * as ApiKeys from "@gcx/gateway/ApiKeys"
+import * as Gateway from "@gcx/gateway/Gateway"
+import type * as RateLimit from "@gcx/gateway/RateLimit"
+import type * as ExchangeClient from "@gcx/http/ExchangeClient"
+import type * as QuoteJournal from "@gcx/poller/QuoteJournal"
+import * as CardCipher from "@gcx/workflow/CardCipher"
+import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
+import * as Embedded from "@gcx/workflow/Embedded"
+import type * as EventLog from "@gcx/workflow/EventLog"
+import type * as Config from "effect/Config"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as HttpServer from "effect/http/HttpServer"
+import * as Layer from "effect/Layer"
+import * as NetAddress from "effect/net/NetAddress"
+import * as Option from "effect/Option"
+import type * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
+import * as Connection from "../Connection.js"
+import * as DurablePoller from "../DurablePoller.js"
+import { CliError, ExitCode } from "../ExitCode.js"
+
+/** What `gcx serve` is given: its flags (`commands/Serve`). */
+export interface Flags {
+  readonly port: Option.Option<number>
+  readonly host: Option.Option<string>
+  readonly connection: Connection.Flags
+}
+
+/** The services the gateway takes from its callers' stores: API keys, their rate limits, the quotes' events. */
+export type Callers = ApiKeys.ApiKeys | RateLimit.RateLimit | EventLog.EventLog
+
+/**
+ * TODO(merge): the keys and events engineers' layers, by name:
+ *   `Layer.mergeAll(ApiKeys.layer, RateLimit.layer, EventLog.layer)`
+ * with `ApiKeys.layer: Layer<ApiKeys, SqlError, SqlClient | CardCipher>` (gw-keys),
+ * `RateLimit.layer: Layer<RateLimit>` (gw-keys) and `EventLog.layer`, the reader of
+ * `gcx_quote_events` (gw-events: `Layer<EventLog, SqlError, SqlClient>`, plus `PgClient` on PostgreSQL
+ * for its NOTIFY), imported from `@gcx/gateway/ApiKeys`, `@gcx/gateway/RateLimit` and
+ * `@gcx/workflow/EventLog`. The event log's writer comes with the deployment (`Embedded.layerQuotes`,
+ * `Runner.layerQuotes`). Until then `gcx serve` refuses to start, saying so.
+ */
+export const callers: Layer.Layer<Callers, CliError, SqlClient.SqlClient | CardCipher.CardCipher> = Layer
+  .effectContext(
+    Effect.fail(
+      new CliError({
+        code: ExitCode.Unexpected,
+        message: "gcx serve: the API keys and the event log are not wired in this build"
+      })
+    )
+  )
+
+/** A failure to start, as the one line `gcx` reports. */
+const startFailure = (code: ExitCode, message: string) => Effect.fail(new CliError({ code, message }))
+
+/**
+ * The gateway over the deployment of durable quotes (embedded on
+ * `GCX_DATABASE_FILE`, or client-only on the runners of `GCX_DATABASE_URL`)
+ * and the exchange client of the flags, until interrupted.
+ */
+export const run = (flags: Flags, services: typeof callers = callers) =>
+  Effect.scoped(Effect.gen(function*() {
+    const url = yield* DurablePoller.databaseUrl
+    const port = Option.isSome(flags.port) ? flags.port.value : yield* Gateway.portConfig
+    // built first, so that missing settings or a bad key fail before any connection to the database
+    const base = yield* Layer.build(
+      Layer.merge(CardCipher.layerConfig(), Connection.layer(flags.connection, "none"))
+    )
+    const filename = yield* DurablePoller.databaseFile
+    const quotes: Layer.Layer<
+      DurableQuotes.DurableQuotes | SqlClient.SqlClient,
+      Config.ConfigError | SqlError.SqlError | QuoteJournal.JournalError,
+      CardCipher.CardCipher | ExchangeClient.ExchangeClient
+    > = Option.isSome(url)
+      ? DurableQuotes.layer().pipe(Layer.provideMerge(DurablePoller.clientDeployment(url.value)))
+      : Embedded.layerQuotes({ filename })
+    const where = Option.isSome(url)
+      ? `client-only on the runners of ${DurablePoller.where(url.value)}`
+      : `embedded on ${filename}`
+    const context = yield* Layer.build(
+      Gateway.layerConfig({ port, host: Option.getOrUndefined(flags.host) }).pipe(
+        Layer.provideMerge(services),
+        Layer.provideMerge(quotes),
+        Layer.provide(Layer.succeedContext(base))
+      )
+    )
+    const address = Context.get(context, HttpServer.HttpServer).address
+    const shown = address._tag === "UnixPathAddress"
+      ? address.path
+      : `http://${NetAddress.formatHost(address)}:${address.port}`
+    yield* Console.log(`gcx serve ${shown} (${where}; docs at ${shown}/docs; Ctrl-C or SIGTERM to stop)`)
+    return yield* Effect.never
+  })).pipe(
+    Effect.catchTags({
+      ServeError: (error) => startFailure(ExitCode.Usage, `gcx serve could not listen: ${error.message}`),
+      SqlError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
+      JournalError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`)
+    })
+  )
+
+/** The `serve` command's handler (`commands/Serve`). */
+export const handler = (flags: Flags) => run(flags)

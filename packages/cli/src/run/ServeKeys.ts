@@ -1,0 +1,195 @@
+/**
+ * `gcx serve keys create|list|revoke` (flags in `commands/ServeKeys`): the API keys of `gcx serve`
+ * (`@gcx/gateway/ApiKeys`) in its database, the PostgreSQL of `GCX_DATABASE_URL` when set, else the
+ * embedded SQLite file (`GCX_DATABASE_FILE`, default `.gcx/gcx.db`), which one process holds at a
+ * time: a running embedded `gcx serve` must be stopped first. The webhook secrets are sealed with
+ * `GCX_DATA_KEY`. The settings are checked before the database is opened.
+ */
+import * as ApiKeys from "@gcx/gateway/ApiKeys"
+import * as CardCipher from "@gcx/workflow/CardCipher"
+import * as Database from "@gcx/workflow/Database"
+import * as Embedded from "@gcx/workflow/Embedded"
+import * as Config from "effect/Config"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import type * as SqlClient from "effect/sql/SqlClient"
+import * as SqlError from "effect/sql/SqlError"
+import * as ExitCode from "../ExitCode.js"
+import * as Text from "../Text.js"
+
+/** What `gcx serve keys create` is given (`commands/ServeKeys`). */
+export interface CreateFlags {
+  readonly name: string
+  readonly rate: Option.Option<number>
+  readonly burst: Option.Option<number>
+  readonly webhook: ReadonlyArray<string>
+  readonly json: boolean
+}
+
+/** What `gcx serve keys revoke` is given. */
+export interface RevokeFlags {
+  readonly id: string
+  readonly json: boolean
+}
+
+/** The line that follows the secrets `create` prints. */
+export const notShownAgain =
+  "Keep them now: the key and the webhook secrets are not shown again (only a hash and a sealed copy are kept)."
+
+/** The database failed: one line that names it (never the URL's password), exit 5. */
+const unavailable = (message: string) =>
+  new ExitCode.CliError({ code: ExitCode.ExitCode.ServiceFailure, message: Text.safe(message) })
+
+/** How opening the database fails. */
+type Failure = Database.DatabaseUnreachable | SqlError.SqlError
+
+/** The database of `gcx serve`: the PostgreSQL of `GCX_DATABASE_URL`, else the embedded file. */
+const database = Effect.gen(function*() {
+  const url = yield* Config.option(Config.Redacted("GCX_DATABASE_URL"))
+  const file = yield* Config.String("GCX_DATABASE_FILE").pipe(Config.withDefault(Embedded.defaultFilename))
+  return Option.match(url, {
+    onSome: (url): Layer.Layer<SqlClient.SqlClient, Failure> => Database.layer(url),
+    onNone: (): Layer.Layer<SqlClient.SqlClient, Failure> => Embedded.layerSqlite(file, { oneShard: false })
+  })
+})
+
+/** The keys over the database of `gcx serve`, and the data key; a database that fails is one line, exit 5. */
+const keysLayer: Layer.Layer<ApiKeys.ApiKeys, Config.ConfigError | ExitCode.CliError> = Layer.effectContext(
+  Effect.gen(function*() {
+    const cipher = yield* Layer.build(CardCipher.layerConfig())
+    const sql = yield* Layer.build(yield* database).pipe(
+      Effect.mapError((error) =>
+        unavailable(
+          error._tag === "SqlError" && error.reason._tag === "LockTimeoutError"
+            ? `${error.message}: stop gcx serve to manage its keys`
+            : error.message
+        )
+      )
+    )
+    return yield* Layer.build(ApiKeys.layer).pipe(
+      Effect.provideContext(Context.merge(cipher, sql)),
+      Effect.mapError((error) => unavailable(error.message))
+    )
+  })
+)
+
+/** Runs `effect` with the keys; a failure of the database is one line, exit 5. */
+const withKeys = <A, E, R>(effect: Effect.Effect<A, E | SqlError.SqlError, R>) =>
+  effect.pipe(
+    Effect.catchIf(SqlError.isSqlError, (error) => Effect.fail(unavailable(error.message))),
+    Effect.provide(keysLayer)
+  )
+
+/** A refused setting as a usage error naming its flag. */
+const usage = (error: ApiKeys.InvalidKeySettings) =>
+  new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message: Text.safe(`--${error.message}`) })
+
+const isLoopback = (url: URL) => ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname)
+
+const iso = (time: DateTime.Utc) => DateTime.formatIso(time).replace(/\.\d{3}Z$/, "Z")
+
+/** The `create` command's handler: the key and the webhook secrets, once. */
+export const create = (flags: CreateFlags) =>
+  Effect.gen(function*() {
+    const options = {
+      name: flags.name,
+      ratePerSecond: Option.getOrUndefined(flags.rate),
+      burst: Option.getOrUndefined(flags.burst),
+      webhooks: flags.webhook
+    }
+    // checked before the database is opened
+    const settings = yield* Result.match(ApiKeys.validate(options), {
+      onFailure: (error) => Effect.fail(usage(error)),
+      onSuccess: Effect.succeed
+    })
+    for (const url of settings.webhooks) {
+      const parsed = new URL(url)
+      if (parsed.protocol === "http:" && !isLoopback(parsed)) {
+        yield* Console.error(`gcx: warning: the webhook ${Text.safe(url)} is not https: its deliveries travel in clear`)
+      }
+    }
+    const created = yield* withKeys(Effect.flatMap(ApiKeys.ApiKeys, (keys) => keys.create(settings))).pipe(
+      Effect.catchTag("InvalidKeySettings", (error) => Effect.fail(usage(error)))
+    )
+    const { apiKey } = created
+    if (flags.json) {
+      yield* Console.log(Text.json({
+        id: apiKey.id,
+        name: apiKey.name,
+        ratePerSecond: apiKey.ratePerSecond,
+        burst: apiKey.burst,
+        key: Redacted.value(created.key),
+        webhooks: apiKey.webhooks.map((webhook) => ({
+          id: webhook.id,
+          url: webhook.url,
+          secret: Redacted.value(webhook.secret)
+        })),
+        createdAt: iso(created.createdAt)
+      }))
+      return yield* Console.error(notShownAgain)
+    }
+    yield* Console.log(
+      `created API key ${apiKey.id} '${Text.safe(apiKey.name)}' (${apiKey.ratePerSecond}/s, burst ${apiKey.burst})`
+    )
+    yield* Console.log(`key: ${Redacted.value(created.key)}`)
+    for (const webhook of apiKey.webhooks) {
+      yield* Console.log(`webhook ${webhook.id} ${Text.safe(webhook.url)} secret: ${Redacted.value(webhook.secret)}`)
+    }
+    yield* Console.log(notShownAgain)
+  })
+
+/** The `list` command's handler: never a key or a secret. */
+export const list = (flags: { readonly json: boolean }) =>
+  withKeys(Effect.gen(function*() {
+    const keys = yield* (yield* ApiKeys.ApiKeys).list
+    if (flags.json) {
+      return yield* Console.log(Text.json({
+        keys: keys.map((key) => ({
+          id: key.id,
+          name: key.name,
+          ratePerSecond: key.ratePerSecond,
+          burst: key.burst,
+          webhooks: key.webhooks,
+          createdAt: iso(key.createdAt),
+          revokedAt: Option.match(key.revokedAt, { onNone: () => null, onSome: iso })
+        }))
+      }))
+    }
+    if (keys.length === 0) return yield* Console.log("no API keys (make one with: gcx serve keys create --name <name>)")
+    for (const key of keys) {
+      const state = Option.match(key.revokedAt, { onNone: () => "active", onSome: (at) => `revoked ${iso(at)}` })
+      const webhooks = key.webhooks.length === 0 ? "no webhooks" : key.webhooks.map((webhook) => webhook.url).join(" ")
+      yield* Console.log(Text.safe(
+        `${key.id}  ${key.name}  ${key.ratePerSecond}/s burst ${key.burst}  created ${iso(key.createdAt)}  ${state}  ` +
+          webhooks
+      ))
+    }
+  }))
+
+/** The `revoke` command's handler; an unknown id is a usage error. */
+export const revoke = ({ id, json }: RevokeFlags) =>
+  withKeys(Effect.gen(function*() {
+    const revocation = yield* (yield* ApiKeys.ApiKeys).revoke(id)
+    if (revocation === "unknown") {
+      return yield* new ExitCode.CliError({
+        code: ExitCode.ExitCode.Usage,
+        message: `no API key has the id '${Text.safe(id.slice(0, 80))}' (see gcx serve keys list)`
+      })
+    }
+    if (json) return yield* Console.log(Text.json({ id, revoked: true, already: revocation === "alreadyRevoked" }))
+    yield* Console.log(
+      revocation === "revoked"
+        ? `revoked API key ${id}: every gateway refuses it within ${defaultCacheSeconds} s`
+        : `API key ${id} was already revoked`
+    )
+  }))
+
+/** How long a gateway may still accept a revoked key (its cache). */
+const defaultCacheSeconds = Duration.toSeconds(ApiKeys.defaultCacheTtl)

@@ -1,0 +1,208 @@
+/**
+ * The API keys on a real database: SQLite in a temporary file (the embedded deployment) and a
+ * throwaway PostgreSQL (a client-only deployment). The key and the webhook secrets are planted
+ * and looked for in every row, and in the SQLite file itself.
+ */
+import { assert, describe, expect, layer } from "@effect/vitest"
+import { CardCipher, Embedded } from "@gcx/workflow"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
+import * as Crypto from "node:crypto"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as TestPg from "../../workflow/test/utils/postgres.js"
+import * as ApiKeys from "../src/ApiKeys.js"
+
+const dataKey = CardCipher.generateKey()
+
+/** The folder of the SQLite database of the tests. */
+const folder = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-gateway-keys-"))
+
+/** SQLite in a temporary file, as the embedded deployment opens it. */
+const sqlite = Embedded.layerSqlite(Path.join(folder, "gcx.db"), { oneShard: false }).pipe(
+  Layer.provideMerge(
+    Layer.effectDiscard(
+      Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(folder, { recursive: true, force: true })))
+    )
+  ),
+  Layer.orDie
+)
+
+/** A throwaway PostgreSQL. */
+const postgres = TestPg.layerClient.pipe(Layer.provide(TestPg.layer()), Layer.orDie)
+
+/** The service over the database in context, with the tests' data key (or `key`). */
+const keysWith = (options: ApiKeys.Options = {}, key: string = dataKey, previous?: string) =>
+  Effect.provide(ApiKeys.make(options), CardCipher.layer(key, previous), { local: true }).pipe(Effect.orDie)
+
+/** Every row of the gateway's tables, as text. */
+const rows = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const dumps = yield* Effect.forEach(
+    [ApiKeys.keysTable, ApiKeys.webhooksTable],
+    (table) => sql.unsafe(`SELECT * FROM ${table}`)
+  )
+  return JSON.stringify(dumps, (_, value) => typeof value === "bigint" ? value.toString() : value)
+})
+
+const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?: () => string) =>
+  layer(database, { excludeTestServices: true, timeout: 120_000 })(`ApiKeys on ${name}`, (it) => {
+    it.effect("create gives a key and webhook secrets of the contract's form; authenticate finds the caller", () =>
+      Effect.gen(function*() {
+        const keys = yield* keysWith()
+        const created = yield* keys.create({
+          name: "checkout",
+          ratePerSecond: 5,
+          burst: 7,
+          webhooks: ["https://shop.example/hooks/gcx", "http://127.0.0.1:9999/hook"]
+        })
+        const key = Redacted.value(created.key)
+        expect(key).toMatch(/^gcx_sk_[A-Za-z0-9_-]{43}$/)
+        expect(created.apiKey).toMatchObject({ name: "checkout", ratePerSecond: 5, burst: 7 })
+        expect(created.apiKey.id).toMatch(/^key_[0-9a-f]{16}$/)
+        expect(created.apiKey.webhooks.map((webhook) => webhook.url).sort()).toEqual([
+          "http://127.0.0.1:9999/hook",
+          "https://shop.example/hooks/gcx"
+        ])
+        for (const webhook of created.apiKey.webhooks) {
+          expect(Redacted.value(webhook.secret)).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
+        }
+        // String(...) of the service's values never shows a key or a secret
+        expect(`${created.key} ${created.apiKey.webhooks.map((webhook) => String(webhook.secret))}`).not.toContain(
+          "gcx_sk_"
+        )
+
+        const caller = yield* keys.authenticate(Redacted.make(key))
+        expect(caller).toEqual(created.apiKey)
+        // another process (no cache) finds it in the database, with the secrets opened
+        const other = yield* keysWith({ cacheTtl: 0 })
+        const found = yield* other.authenticate(Redacted.make(key))
+        expect(found.webhooks.map((webhook) => Redacted.value(webhook.secret))).toEqual(
+          created.apiKey.webhooks.map((webhook) => Redacted.value(webhook.secret))
+        )
+        expect(yield* other.find(created.apiKey.id)).toEqual(Option.some(found))
+        expect(yield* other.find("key_0000000000000000")).toEqual(Option.none())
+      }))
+
+    it.effect("a malformed, unknown or revoked key is UnknownApiKey, naming no key", () =>
+      Effect.gen(function*() {
+        const keys = yield* keysWith()
+        const created = yield* keys.create({ name: "to revoke" })
+        expect(created.apiKey).toMatchObject({ ratePerSecond: 20, burst: 40, webhooks: [] })
+        const unknown = `gcx_sk_${"A".repeat(43)}`
+        for (const presented of ["", "Bearer x", "gcx_sk_short", unknown, `${Redacted.value(created.key)}x`]) {
+          const error = yield* Effect.flip(keys.authenticate(Redacted.make(presented)))
+          expect(error._tag).toBe("UnknownApiKey")
+          expect(error.message).toBe("the API key is missing, unknown or revoked")
+        }
+        yield* keys.authenticate(created.key)
+        expect(yield* keys.revoke(created.apiKey.id)).toBe("revoked")
+        // the process that revoked it refuses it at once, though it had it cached
+        expect((yield* Effect.flip(keys.authenticate(created.key)))._tag).toBe("UnknownApiKey")
+        expect(yield* keys.revoke(created.apiKey.id)).toBe("alreadyRevoked")
+        expect(yield* keys.revoke("key_0000000000000000")).toBe("unknown")
+        // find still knows it (webhooks of quotes already running are delivered)
+        expect(Option.map(yield* keys.find(created.apiKey.id), (key) => key.name)).toEqual(Option.some("to revoke"))
+        const listed = (yield* keys.list).find((key) => key.id === created.apiKey.id)
+        assert(listed !== undefined)
+        expect(Option.isSome(listed.revokedAt)).toBe(true)
+      }))
+
+    it.effect("another process refuses a revoked key once its cache entry expires (cacheTtl)", () =>
+      Effect.gen(function*() {
+        const admin = yield* keysWith({ cacheTtl: 0 })
+        const created = yield* admin.create({ name: "cached elsewhere" })
+        const gateway = yield* keysWith({ cacheTtl: "5 seconds" })
+        yield* gateway.authenticate(created.key)
+        expect(yield* admin.revoke(created.apiKey.id)).toBe("revoked")
+        yield* TestClock.adjust("4 seconds")
+        expect((yield* gateway.authenticate(created.key)).id).toBe(created.apiKey.id)
+        yield* TestClock.adjust("1 second")
+        expect((yield* Effect.flip(gateway.authenticate(created.key)))._tag).toBe("UnknownApiKey")
+      }).pipe(Effect.provide(TestClock.layer())))
+
+    it.effect("the database holds the key's SHA-256 only and the webhook secrets sealed: the sentinels are absent", () =>
+      Effect.gen(function*() {
+        const keys = yield* keysWith()
+        const created = yield* keys.create({
+          name: "sentinel",
+          webhooks: ["https://a.example/h", "https://b.example/h"]
+        })
+        const key = Redacted.value(created.key)
+        const secrets = created.apiKey.webhooks.map((webhook) => Redacted.value(webhook.secret))
+        const text = yield* rows
+        const hash = Crypto.createHash("sha256").update(key).digest("hex")
+        expect(text).toContain(hash)
+        // the scan of the files reads what the rows hold
+        if (files !== undefined) expect(files()).toContain(hash)
+        expect(text).toContain("https://a.example/h")
+        for (const sentinel of [key, key.slice(7), ...secrets, ...secrets.map((secret) => secret.slice(6))]) {
+          expect(text).not.toContain(sentinel)
+          if (files !== undefined) expect(files()).not.toContain(sentinel)
+        }
+        // the listing shows neither
+        const listed = JSON.stringify(yield* keys.list)
+        for (const sentinel of [key, ...secrets]) expect(listed).not.toContain(sentinel)
+        expect(listed).toContain("https://b.example/h")
+      }))
+
+    it.effect("a bad setting is InvalidKeySettings naming the field, and writes nothing", () =>
+      Effect.gen(function*() {
+        const keys = yield* keysWith()
+        const before = (yield* keys.list).length
+        const refused = [
+          yield* Effect.flip(keys.create({ name: "x", webhooks: ["ftp://files.example/h"] })),
+          yield* Effect.flip(keys.create({ name: "x", webhooks: ["not a url"] })),
+          yield* Effect.flip(keys.create({ name: "x", webhooks: ["https://user:pw@a.example/h"] })),
+          yield* Effect.flip(keys.create({ name: " " })),
+          yield* Effect.flip(keys.create({ name: "x", ratePerSecond: 0 })),
+          yield* Effect.flip(keys.create({ name: "x", burst: 1.5 }))
+        ]
+        expect(refused.map((error) => error._tag === "InvalidKeySettings" ? error.field : error._tag)).toEqual([
+          "webhook",
+          "webhook",
+          "webhook",
+          "name",
+          "rate",
+          "burst"
+        ])
+        expect(refused[0]!.message).toBe("webhook must be an http or https URL, got 'ftp://files.example/h'")
+        expect(refused[2]!.message).not.toContain("pw")
+        expect((yield* keys.list).length).toBe(before)
+        const created = yield* keys.create({ name: "x" })
+        expect((yield* Effect.flip(keys.addWebhook(created.apiKey.id, "javascript:alert(1)")))._tag).toBe(
+          "InvalidKeySettings"
+        )
+        expect(yield* keys.addWebhook("key_0000000000000000", "https://a.example/h")).toEqual(Option.none())
+        const added = yield* keys.addWebhook(created.apiKey.id, "https://c.example/h")
+        assert(Option.isSome(added))
+        const caller = yield* (yield* keysWith({ cacheTtl: 0 })).authenticate(created.key)
+        expect(caller.webhooks.map((webhook) => [webhook.id, webhook.url, Redacted.value(webhook.secret)])).toEqual([
+          [added.value.id, "https://c.example/h", Redacted.value(added.value.secret)]
+        ])
+      }))
+
+    it.effect("after a data key rotation, the previous key still opens the secrets; without it the endpoint is left out", () =>
+      Effect.gen(function*() {
+        const created = yield* (yield* keysWith()).create({ name: "rotation", webhooks: ["https://a.example/h"] })
+        const next = CardCipher.generateKey()
+        const rotated = yield* keysWith({ cacheTtl: 0 }, next, dataKey)
+        const caller = yield* rotated.authenticate(created.key)
+        expect(caller.webhooks.map((webhook) => Redacted.value(webhook.secret))).toEqual(
+          created.apiKey.webhooks.map((webhook) => Redacted.value(webhook.secret))
+        )
+        const lost = yield* keysWith({ cacheTtl: 0 }, next)
+        expect((yield* lost.authenticate(created.key)).webhooks).toEqual([])
+      }))
+  })
+
+/** The bytes of every file of the SQLite database (the database, its WAL), as latin1 text. */
+const sqliteFiles = () =>
+  Fs.readdirSync(folder).map((file) => Fs.readFileSync(Path.join(folder, file)).toString("latin1")).join("\n")
+
+describe("ApiKeys", () => {
+  suite("SQLite", sqlite, sqliteFiles)
+  suite("PostgreSQL", postgres)
+})

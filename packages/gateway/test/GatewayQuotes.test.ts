@@ -1,0 +1,161 @@
+/**
+ * The gateway's quotes without HTTP: the id derivation of the contract, the
+ * view from events, and the ownership table on SQLite (the embedded
+ * deployment's file) and a throwaway PostgreSQL (a client-only deployment).
+ * `DurableQuotes` and `EventLog` are stand-ins here: the quotes themselves
+ * run in `Gateway.test.ts`.
+ */
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Card, Errors, Ids, Quote, QuoteEvent, Transaction } from "@gcx/core"
+import { CardCipher, DurableQuotes, Embedded, EventLog } from "@gcx/workflow"
+import { DateTime, Effect, Layer, Redacted, Result, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Crypto from "node:crypto"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as TestPg from "../../workflow/test/utils/postgres.js"
+import * as GatewayQuotes from "../src/GatewayQuotes.js"
+import { apiKey } from "./utils/layers.js"
+
+const dataKey = CardCipher.generateKey()
+
+describe("quote ids", () => {
+  it("are HMAC-SHA-256(HKDF(data key, 'gcx gateway request id'), keyId + newline + Idempotency-Key), 32 hex", () => {
+    const bytes = Buffer.from(dataKey, "base64")
+    const k = Buffer.from(Crypto.hkdfSync("sha256", bytes, new Uint8Array(0), "gcx gateway request id", 32))
+    const derive = GatewayQuotes.requestIds(Redacted.make(new Uint8Array(k)))
+    const expected = Crypto.createHmac("sha256", k).update("key_a\norder-1").digest("hex").slice(0, 32)
+    expect(derive("key_a", "order-1")).toBe(Ids.breakDigitRuns(expected))
+    expect(derive("key_a", "order-1")).toBe(derive("key_a", "order-1"))
+    expect(derive("key_b", "order-1")).not.toBe(derive("key_a", "order-1"))
+  })
+
+  it("never hold 8 digits in a row, and are valid requestIds", () => {
+    const derive = GatewayQuotes.requestIds(Redacted.make(new Uint8Array(Crypto.randomBytes(32))))
+    for (let n = 0; n < 2000; n++) {
+      const id = derive("key_a", `order-${n}`)
+      expect(id).toMatch(/^[0-9a-f]{32}$/)
+      expect(id).not.toMatch(/\d{8}/)
+      expect(Schema.is(Ids.RequestId)(id)).toBe(true)
+    }
+  })
+})
+
+describe("the view of a quote", () => {
+  const timestamp = DateTime.makeUnsafe(0)
+  const entries = (events: ReadonlyArray<QuoteEvent.QuoteEvent>): ReadonlyArray<EventLog.Entry> =>
+    events.map((event, index) => ({ seq: index + 1, event }))
+  const submitted = new QuoteEvent.Submitted({ transactionId: "T1", timestamp, requestId: "r", percentComplete: 5 })
+  const progress = new QuoteEvent.Progress({
+    transactionId: "T1",
+    timestamp,
+    percentComplete: 60,
+    steps: [
+      new Transaction.Step({
+        descriptionTag: "exchange.vault.credit.card",
+        isCompleted: true,
+        completionTime: timestamp
+      }),
+      new Transaction.Step({ descriptionTag: "exchange.svc.fraud.check", isCompleted: false })
+    ]
+  })
+
+  it("pending: the last progress's percentage and steps", () => {
+    expect(GatewayQuotes.viewOf("q", [])).toMatchObject({ status: "pending", percentComplete: 0, steps: [] })
+    expect(GatewayQuotes.viewOf("q", entries([submitted]))).toMatchObject({ percentComplete: 5 })
+    expect(GatewayQuotes.viewOf("q", entries([submitted, progress]))).toEqual({
+      id: "q",
+      status: "pending",
+      percentComplete: 60,
+      steps: [
+        { descriptionTag: "exchange.vault.credit.card", isCompleted: true, completionTime: "1970-01-01T00:00:00.000Z" },
+        { descriptionTag: "exchange.svc.fraud.check", isCompleted: false }
+      ],
+      links: { self: "/v1/quotes/q", events: "/v1/quotes/q/events" }
+    })
+  })
+
+  it("failed: the error's code, group and userMessage, never its service message", () => {
+    const error = new Errors.CardValueOutOfRange({
+      message: "service text 6006000000000001",
+      userMessage: "This card has no value",
+      errorCode: "exchange.card.value.out.of.range",
+      httpStatus: 400
+    } as never)
+    const failed = new QuoteEvent.Failed({ transactionId: "T1", timestamp, error })
+    const view = GatewayQuotes.viewOf("q", entries([submitted, progress, failed]))
+    expect(view).toMatchObject({ status: "failed", percentComplete: 60 })
+    expect(view.error).toEqual({ code: "CardValueOutOfRange", group: "card", userMessage: "This card has no value" })
+    expect(JSON.stringify(view)).not.toContain("6006000000000001")
+    expect(view.outcome).toBeUndefined()
+  })
+
+  it("completed: 100 % and the values as decimal strings", () => {
+    const quote = Schema.decodeUnknownSync(Quote.CompletedQuote)({
+      transactionId: "T1",
+      actualCardValue: "85",
+      exchangeCardValue: "80.5"
+    })
+    const completed = new QuoteEvent.Completed({ transactionId: "T1", timestamp, quote })
+    const view = GatewayQuotes.viewOf("q", entries([submitted, completed]))
+    expect(view).toMatchObject({
+      status: "completed",
+      percentComplete: 100,
+      outcome: { transactionId: "T1", actualCardValue: "85.00", exchangeCardValue: "80.50" }
+    })
+  })
+})
+
+/** `DurableQuotes` that records every submit, and `EventLog` with nothing in it. */
+const standIns = (submitted: Array<string>) =>
+  Layer.mergeAll(
+    Layer.succeed(
+      DurableQuotes.DurableQuotes,
+      DurableQuotes.DurableQuotes.of({
+        submit: (_, options) => Effect.sync(() => (submitted.push(options!.requestId!), options!.requestId!))
+      } as Partial<DurableQuotes.Service> as DurableQuotes.Service)
+    ),
+    Layer.succeed(EventLog.EventLog, EventLog.EventLog.of({ read: () => Effect.succeed([]) } as never))
+  )
+
+const folder = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-gateway-quotes-"))
+const sqlite = Embedded.layerSqlite(Path.join(folder, "gcx.db"), { oneShard: false }).pipe(
+  Layer.provideMerge(
+    Layer.effectDiscard(
+      Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(folder, { recursive: true, force: true })))
+    )
+  ),
+  Layer.orDie
+)
+const postgres = TestPg.layerClient.pipe(Layer.provide(TestPg.layer()), Layer.orDie)
+
+const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>) =>
+  layer(database, { excludeTestServices: true, timeout: 120_000 })(`ownership on ${name}`, (it) => {
+    it.effect("a quote is its submitter's; another key's and an unknown id are not found; a resubmit is one row", () =>
+      Effect.gen(function*() {
+        const submitted: Array<string> = []
+        const key = Result.getOrThrow(CardCipher.parseKey(dataKey))
+        const quotes = yield* Effect.provide(GatewayQuotes.make(key), standIns(submitted), { local: true })
+        const a = apiKey("key_a")
+        const b = apiKey("key_b")
+        const input = yield* Effect.fromResult(
+          Card.validateResult({ cardNumber: "6006000000000001", pinNumber: "1234", productLineId: "1000" })
+        )
+        const first = yield* quotes.submit(a, "order-1", input)
+        const again = yield* quotes.submit(a, "order-1", input)
+        expect(again).toEqual(first)
+        expect(submitted).toEqual([first.id, first.id])
+        yield* quotes.owned(a, first.id)
+        expect((yield* Effect.flip(quotes.owned(b, first.id))).error.code).toBe("not_found")
+        expect((yield* Effect.flip(quotes.view(b, first.id))).error.code).toBe("not_found")
+        expect((yield* Effect.flip(quotes.owned(a, "ab".repeat(16)))).error.code).toBe("not_found")
+        expect(yield* quotes.view(a, first.id)).toMatchObject({ id: first.id, status: "pending" })
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{ readonly key_id: string }>`SELECT key_id FROM gcx_gateway_quotes`
+        expect(rows.map((row) => row.key_id)).toEqual(["key_a"])
+      }))
+  })
+
+suite("SQLite", sqlite)
+suite("PostgreSQL", postgres)
