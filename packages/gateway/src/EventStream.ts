@@ -1,44 +1,104 @@
 /**
- * The server-sent events of a quote (`GET /v1/quotes/{id}/events`).
- *
- * PLACEHOLDER (api engineer): the events engineer owns this module; theirs
- * replaces it on merge. Only `response`'s signature is the contract.
+ * The server-sent events of a quote (`GET /v1/quotes/{id}/events`): its
+ * events from the event log (`EventLog.follow`), each as
+ * `id: <seq>\nevent: <tag>\ndata: <JSON>\n\n` (`effect/encoding/Sse`'s
+ * encoder), the JSON without card data, a `: keep-alive` comment every 15 s,
+ * and the end of the response after the terminal event. A client that lost
+ * the stream sends the last id it received (`Last-Event-ID`) and gets what
+ * follows it: no gap, no repeat.
  */
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as EventLog from "@gcx/workflow/EventLog"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Sse from "effect/encoding/Sse"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as QuoteView from "./QuoteView.js"
 
-/** The JSON of an event without card data: terminal events carry the QuoteView-style outcome or error only. */
-const dataOf = (event: QuoteEvent.QuoteEvent): unknown => {
+/** How often an open stream that has nothing to say sends a comment, so that proxies keep it open. */
+export const keepAliveInterval = Duration.seconds(15)
+
+/** The comment sent every `keepAliveInterval`. */
+export const keepAlive = ": keep-alive\n\n"
+
+/** The headers of the event stream. */
+export const headers = {
+  "cache-control": "no-cache",
+  /** nginx and the proxies that honour it pass the events at once instead of buffering them. */
+  "x-accel-buffering": "no"
+} as const
+
+/**
+ * The data of an event as the stream sends it, without card data: the event
+ * encoded (`QuoteEvent.encode`), `Submitted` without its masked card; the
+ * terminal events with the quote resource's outcome (`QuoteView.outcomeOf`)
+ * or error (`QuoteView.failureOf`) in place of the quote or the error.
+ */
+export const dataOf = (event: QuoteEvent.QuoteEvent): Record<string, unknown> => {
+  const base = { _tag: event._tag, transactionId: event.transactionId, timestamp: event.timestamp.toJSON() }
   switch (event._tag) {
     case "Completed":
-      return { transactionId: event.transactionId, outcome: QuoteView.outcomeOf(event.quote) }
+      return { ...base, outcome: QuoteView.outcomeOf(event.quote) }
     case "Failed":
-      return { transactionId: event.transactionId, error: QuoteView.failureOf(event.error) }
+      return { ...base, error: QuoteView.failureOf(event.error) }
     default: {
-      const { card: _, ...encoded } = QuoteEvent.encode(event) as { readonly card?: unknown }
+      const { card: _, ...encoded } = QuoteEvent.encode(EventLog.recorded(event)) as Record<string, unknown>
       return encoded
     }
   }
 }
 
-/** The SSE response of quote `requestId`'s events after `lastEventId` (all of them when none); ends after the terminal one. */
+/** One entry of the log as an SSE message. */
+export const message = (entry: EventLog.Entry): string =>
+  Sse.encoder.write({
+    _tag: "Event",
+    id: String(entry.seq),
+    event: entry.event._tag,
+    data: JSON.stringify(dataOf(entry.event))
+  })
+
+/** A `Last-Event-ID` that is not the sequence number of an event (a whole number of at most 15 digits). */
+export class InvalidLastEventId extends Schema.TaggedError<InvalidLastEventId>()("InvalidLastEventId", {}) {
+  override get message(): string {
+    return "Last-Event-ID must be the id of an event received (a whole number)"
+  }
+}
+
+/** The `Last-Event-ID` header: none when absent or empty, else the seq it names, or `InvalidLastEventId`. */
+export const parseLastEventId = (
+  header: string | undefined
+): Result.Result<Option.Option<number>, InvalidLastEventId> => {
+  const value = header?.trim() ?? ""
+  if (value === "") return Result.succeed(Option.none())
+  return /^\d{1,15}$/.test(value) ? Result.succeed(Option.some(Number(value))) : Result.fail(new InvalidLastEventId())
+}
+
+/**
+ * The SSE response of quote `requestId`'s events after `lastEventId` (all of
+ * them when none): those recorded, then each as it is recorded; it ends after
+ * the terminal event. A database failure ends the response early, with a
+ * log: the client resumes with `Last-Event-ID`.
+ */
 export const response = (
   requestId: string,
   lastEventId: Option.Option<number>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, EventLog.EventLog> =>
-  Effect.map(EventLog.EventLog, (log) =>
-    HttpServerResponse.stream(
-      log.follow(requestId, Option.getOrElse(lastEventId, () => 0)).pipe(
-        Stream.map((entry) =>
-          `id: ${entry.seq}\nevent: ${entry.event._tag}\ndata: ${JSON.stringify(dataOf(entry.event))}\n\n`
-        ),
-        Stream.catch(() => Stream.empty),
-        Stream.encodeText
-      ),
-      { contentType: "text/event-stream", headers: { "cache-control": "no-store" } }
-    ))
+  Effect.map(EventLog.EventLog, (log) => {
+    const events = log.follow(requestId, Option.getOrElse(lastEventId, () => 0)).pipe(
+      Stream.map(message),
+      Stream.catchCause((cause) =>
+        Stream.fromEffectDrain(
+          Effect.logWarning("a quote's event stream ended early", cause).pipe(Effect.annotateLogs({ requestId }))
+        )
+      )
+    )
+    const comments = Stream.tick(keepAliveInterval).pipe(Stream.drop(1), Stream.as(keepAlive))
+    return HttpServerResponse.stream(
+      Stream.merge(events, comments, { haltStrategy: "left" }).pipe(Stream.encodeText),
+      { contentType: "text/event-stream", headers }
+    )
+  })

@@ -39,6 +39,7 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import * as CardCipher from "./CardCipher.js"
+import * as EventLog from "./EventLog.js"
 import * as QuoteWorkflow from "./QuoteWorkflow.js"
 import * as RequestIds from "./RequestIds.js"
 
@@ -277,13 +278,17 @@ export interface RunnerOptions extends Options {
   readonly poller?: QuotePoller.Options | undefined
   /** The runner's local event bus. */
   readonly bus?: QuoteEvents.Options | undefined
+  /** The writer of the runner's quote events into the event log (`EventLog.layerWriter`). */
+  readonly events?: EventLog.WriterOptions | undefined
 }
 
 /**
  * A node that runs quotes, over a deployment that provides the engine and the
  * database: the API, the registered `QuoteWorkflow`, and the poller with its
- * local `QuoteEvents` bus (the events of the quotes this node runs). The
- * engine's storage is the journal: the poller keeps none of its own.
+ * local `QuoteEvents` bus (the events of the quotes this node runs), whose
+ * events, and each quote's outcome, are recorded in the event log
+ * (`EventLog.layerWriter`). The engine's storage is the journal: the poller
+ * keeps none of its own.
  */
 export const layerRunner = <E, R>(
   deployment: Layer.Layer<Engine | SqlClient.SqlClient, E, R>,
@@ -293,7 +298,7 @@ export const layerRunner = <E, R>(
   E | SqlError.SqlError,
   R | ExchangeClient.ExchangeClient | CardCipher.CardCipher
 > =>
-  Layer.merge(layer(options), QuoteWorkflow.layer(options.track)).pipe(
+  Layer.merge(layer(options), recordedWorkflow(options)).pipe(
     Layer.provideMerge(
       QuotePoller.layer(options.poller).pipe(
         Layer.provideMerge(QuoteEvents.layer(options.bus)),
@@ -302,6 +307,10 @@ export const layerRunner = <E, R>(
     ),
     Layer.provideMerge(deployment)
   )
+
+/** The quote workflow, its events and outcomes recorded in the event log. */
+const recordedWorkflow = (options: RunnerOptions) =>
+  QuoteWorkflow.layer(options.track).pipe(Layer.provide(EventLog.layerWriter(options.events)))
 
 /**
  * The deployment with `outcomes` built over it: a layer that provides

@@ -4,15 +4,36 @@
  * quote: what lets any node (a gateway behind a load balancer) show a quote's
  * progress, and resume a dropped event stream without a gap or a repeat.
  *
- * CONTRACT (lead, 2026-11-25): the service's shape is fixed; the
- * implementation (the writer on runners, the table, the reader) belongs to
- * the events engineer.
+ * - The table `gcx_quote_events (request_id, seq, tag, event_json,
+ *   recorded_at)`, primary key `(request_id, seq)`, on SQLite and PostgreSQL.
+ *   No card data in a row: `Submitted` is kept without its masked card.
+ * - `layerWriter`, on every node that runs quotes (`DurableQuotes.layerRunner`
+ *   includes it: `Embedded.layerQuotes`, `Runner.layerQuotes`): the events of
+ *   the node's `QuoteEvents` bus, batched (one transaction per 50 ms at most),
+ *   and each outcome's terminal event, committed before the engine stores the
+ *   outcome (at least once; recorded once). See `internal/events/writer.ts`.
+ * - `layer`, on any node that reads: `read`, and `follow`, which reads the
+ *   recorded events, then each new one as it is woken: on PostgreSQL by
+ *   `NOTIFY` on the writers' channel `gcx_quote_events`, on SQLite by one poll
+ *   of the table every 100 ms per node, never a query loop per stream.
  */
-import type * as QuoteEvent from "@gcx/core/QuoteEvent"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as QuoteEvent from "@gcx/core/QuoteEvent"
+import type * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
+import * as Table from "./internal/events/table.js"
+import * as Wakeups from "./internal/events/wakeups.js"
+import * as Writer from "./internal/events/writer.js"
+import * as QuoteWorkflow from "./QuoteWorkflow.js"
 
 /** An event of a quote and its sequence number within the quote (1, 2, …). */
 export interface Entry {
@@ -33,3 +54,96 @@ export interface Service {
 
 /** The event log service. */
 export class EventLog extends Context.Service<EventLog, Service>()("@gcx/workflow/EventLog") {}
+
+/** The table of the event log. */
+export const table = Table.table
+
+/** The PostgreSQL channel on which writers announce the quotes whose events they committed (the requestIds, comma-separated). */
+export const channel = Writer.channel
+
+/** An event as the log keeps it: without card data (`Submitted` loses its masked card); terminal events whole. */
+export const recorded = Table.recorded
+
+/** Settings of the reader. */
+export interface Options {
+  /** SQLite: how often the node's one poller looks for new rows while a stream is open. Default 100 ms. */
+  readonly pollInterval?: Duration.Input | undefined
+}
+
+/**
+ * The event log over the `SqlClient` in context (creates the table when it is
+ * missing), woken by `LISTEN` when a `PgClient` is in context, else by one
+ * poller; it wakes streams until the scope closes.
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<Service, SqlError.SqlError, SqlClient.SqlClient | Scope.Scope> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* Table.create(sql)
+    const pg = yield* Effect.serviceOption(PgClient.PgClient)
+    const wakeups = Option.isSome(pg)
+      ? yield* Wakeups.listening(pg.value)
+      : yield* Wakeups.polling(sql, options.pollInterval ?? "100 millis")
+
+    const read: Service["read"] = (requestId, afterSeq) => Table.read(sql, requestId, afterSeq)
+
+    const follow: Service["follow"] = (requestId, afterSeq) =>
+      Stream.unwrap(Effect.gen(function*() {
+        // watch first, then read: an event recorded in between wakes the stream
+        const signal = yield* wakeups.watch(requestId)
+        let last = afterSeq
+        let ended = false
+        const next = Effect.gen(function*() {
+          for (let first = true;; first = false) {
+            const entries = yield* read(requestId, last)
+            const end = entries.findIndex((entry) => QuoteEvent.isTerminal(entry.event))
+            if (entries.length > 0) {
+              const out = end >= 0 ? entries.slice(0, end + 1) : entries
+              last = out[out.length - 1]!.seq
+              ended = end >= 0
+              return out
+            }
+            // nothing after `afterSeq` at the first read: ended already when its terminal event is at or before it
+            if (first && afterSeq > 0 && (yield* Table.ended(sql, requestId))) {
+              ended = true
+              return entries
+            }
+            yield* Queue.take(signal)
+          }
+        })
+        return Stream.fromEffectRepeat(next).pipe(Stream.takeUntil(() => ended), Stream.flattenIterable)
+      }))
+
+    return EventLog.of({ read, follow })
+  })
+
+/** The event log (see `make`). */
+export const layer = (options?: Options): Layer.Layer<EventLog, SqlError.SqlError, SqlClient.SqlClient> =>
+  Layer.effect(EventLog, make(options))
+
+/** Settings of the writer. */
+export type WriterOptions = Writer.Options
+
+/**
+ * The writer of the node's quotes (see the module notes): provide it to the
+ * `QuoteWorkflow.layer` of a node that runs quotes. It tells the workflow's
+ * `QuoteOutcomes` and `QuoteTransactions`, composed with those already in
+ * context (their other listeners are told as before, after the record).
+ */
+export const layerWriter = (
+  options?: WriterOptions
+): Layer.Layer<never, SqlError.SqlError, SqlClient.SqlClient | QuoteEvents.QuoteEvents> =>
+  Layer.effectContext(Effect.gen(function*() {
+    const writer = yield* Writer.make(options)
+    const outcomes = yield* QuoteWorkflow.QuoteOutcomes
+    const transactions = yield* QuoteWorkflow.QuoteTransactions
+    return Context.make(QuoteWorkflow.QuoteOutcomes, {
+      publish: (outcome) => Effect.andThen(writer.record(outcome), outcomes.publish(outcome))
+    }).pipe(
+      Context.add(QuoteWorkflow.QuoteTransactions, {
+        submitted: (requestId, transactionId) =>
+          Effect.andThen(writer.submitted(requestId, transactionId), transactions.submitted(requestId, transactionId))
+      })
+    )
+  }))

@@ -86,8 +86,26 @@ export const QuoteOutcomes = Context.Reference<QuoteOutcomes>(
 )
 
 /**
+ * Told of each quote's transaction once its submission is known, on every run
+ * (the first, and each replay that reads the submission back), before the
+ * transaction is polled: what lets a subscriber of the bus, whose events name
+ * the transaction only, tell the quote they belong to after a restart, when no
+ * `Submitted` is published again (`EventLog`'s writer).
+ */
+export interface QuoteTransactions {
+  readonly submitted: (requestId: string, transactionId: string) => Effect.Effect<void>
+}
+
+/** Told of each quote's transaction (see the interface); a `Context.Reference`, told nothing by default. */
+export const QuoteTransactions = Context.Reference<QuoteTransactions>(
+  "@gcx/workflow/QuoteWorkflow/QuoteTransactions",
+  { defaultValue: () => ({ submitted: () => Effect.void }) }
+)
+
+/**
  * The body of the workflow: submit, then the outcome (unless the POST answered
- * it); the outcome told to `QuoteOutcomes`. Made once per runner (see `outcomes`).
+ * it); the transaction told to `QuoteTransactions`, the outcome to
+ * `QuoteOutcomes`. Made once per runner (see `outcomes`).
  */
 export const makeRun = (options: Options = {}) => {
   const outcome = outcomes(options)
@@ -96,12 +114,14 @@ export const makeRun = (options: Options = {}) => {
 
 const run = Effect.fnUntraced(function*(payload: Payload, executionId: string, outcome: ReturnType<typeof outcomes>) {
   const told = yield* QuoteOutcomes
+  const transactions = yield* QuoteTransactions
   const { requestId } = payload
   let transactionId: string | undefined
   const started = yield* Clock.currentTimeMillis
   return yield* Effect.gen(function*() {
     const submission = yield* submit(payload, executionId)
     transactionId = submission.transactionId
+    yield* transactions.submitted(requestId, transactionId)
     if (submission.submittedAt !== undefined && submission.submittedAt < started) {
       // the submission was recorded by an earlier run: this runner resumes the quote (failover or restart)
       yield* Effect.logInfo("resuming a durable quote submitted by an earlier run").pipe(

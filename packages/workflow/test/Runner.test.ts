@@ -1,34 +1,15 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { ConfigProvider, Context, Effect, Exit, Fiber, Layer, Logger, Redacted, Result, Stream } from "effect"
-import * as RunnerAddress from "effect/cluster/RunnerAddress"
-import { FetchHttpClient } from "effect/http"
 import * as SqlClient from "effect/sql/SqlClient"
 import { randomBytes } from "node:crypto"
 import * as Database from "../src/Database.js"
 import { CardCipher, ClusterSecurity, DurableQuotes, QuoteWorkflow } from "../src/index.js"
 import * as Outcomes from "../src/Outcomes.js"
 import * as Runner from "../src/Runner.js"
-import { card, clientOptions, dataKey, sandbox } from "./fixtures.js"
+import { card, dataKey, sandbox } from "./fixtures.js"
+import { runnerNode } from "./fixtures/runner.js"
 import * as TestPg from "./utils/postgres.js"
-
-/** A runner in this process on a free port, for the sandbox in context. */
-const runnerNode = (db: TestPg.TestDatabase, server: Sandbox.Service) =>
-  Effect.flatMap(TestPg.freePort, (port) =>
-    Layer.build(
-      DurableQuotes.layerRunner(
-        Runner.layer({
-          databaseUrl: db.url,
-          runnerAddress: RunnerAddress.make("127.0.0.1", port),
-          security: ClusterSecurity.insecureLoopback
-        })
-      ).pipe(
-        Layer.provide(CardCipher.layer(dataKey)),
-        Layer.provide(ExchangeClient.layerWith(clientOptions(server))),
-        Layer.provide(FetchHttpClient.layer)
-      )
-    ))
 
 /** A client-only node in this process: the API and the outcomes of every runner. */
 const clientNode = (db: TestPg.TestDatabase) =>

@@ -50,9 +50,11 @@ export const quotesLayer = (
     /** The previous data key, which still opens (`GCX_DATA_KEY_PREVIOUS`). */
     readonly previousKey?: string
     readonly sharding?: Embedded.Options["sharding"]
+    /** How the runner polls its quotes (e.g. a fixed schedule, for quotes of several polls). */
+    readonly track?: DurableQuotes.RunnerOptions["track"]
   } = {}
 ) =>
-  Embedded.layerQuotes({ filename, sharding: options.sharding }).pipe(
+  Embedded.layerQuotes({ filename, sharding: options.sharding, track: options.track }).pipe(
     Layer.provide(CardCipher.layer(options.key ?? dataKey, options.previousKey)),
     Layer.provideMerge(ExchangeClient.layerWith(clientOptions(server, options.client))),
     Layer.provide(FetchHttpClient.layer),

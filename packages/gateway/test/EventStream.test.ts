@@ -1,0 +1,242 @@
+/**
+ * The event stream of a quote over real HTTP (`EventStream.response` behind a tiny router on a free
+ * loopback port), from embedded durable quotes on SQLite in a temporary file, over a real sandbox:
+ * a stream dropped mid-quote and resumed with `Last-Event-ID` has no gap and no repeat and ends after
+ * the terminal event; a completed quote replays whole, then the response closes; no card data in a byte.
+ */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { ExchangeClient } from "@gcx/http"
+import { Sandbox, TestData } from "@gcx/sandbox"
+import { CardCipher, DurableQuotes, Embedded, EventLog } from "@gcx/workflow"
+import { Effect, Fiber, Layer, Option, Result, Schedule, Stream } from "effect"
+import type { HttpBody } from "effect/http"
+import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { TestClock } from "effect/testing"
+import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as EventStream from "../src/EventStream.js"
+
+/** The route of the gateway's event stream, with the api's mapping of a bad `Last-Event-ID` to 400. */
+const routes = HttpRouter.add(
+  "GET",
+  "/v1/quotes/:id/events",
+  Effect.gen(function*() {
+    const { id } = yield* HttpRouter.params
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const last = EventStream.parseLastEventId(request.headers["last-event-id"])
+    if (Result.isFailure(last)) return HttpServerResponse.text(last.failure.message, { status: 400 })
+    return yield* EventStream.response(id!, last.success)
+  })
+)
+
+/** A message of the stream as the client parses it. */
+interface Message {
+  readonly id: number
+  readonly event: string
+  readonly data: Record<string, unknown>
+}
+
+interface Received {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  readonly messages: ReadonlyArray<Message>
+  /** Whether the server closed the response (not the client). */
+  readonly closed: boolean
+}
+
+/** Reads the event stream at `url` until the server closes it, or drops it after `dropAfter` messages. */
+const receive = (url: string, options: { readonly lastEventId?: string; readonly dropAfter?: number } = {}) =>
+  Effect.promise(async (): Promise<Received> => {
+    const controller = new AbortController()
+    const response = await fetch(url, {
+      headers: options.lastEventId === undefined ? {} : { "last-event-id": options.lastEventId },
+      signal: controller.signal
+    })
+    const reader = response.body!.getReader()
+    const decoder = new TextDecoder()
+    let text = ""
+    let parsed = 0
+    const messages: Array<Message> = []
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) return { status: response.status, headers: response.headers, text, messages, closed: true }
+      text += decoder.decode(value, { stream: true })
+      for (let end = text.indexOf("\n\n", parsed); end >= 0; end = text.indexOf("\n\n", parsed)) {
+        const block = text.slice(parsed, end)
+        parsed = end + 2
+        const fields = Object.fromEntries(
+          block.split("\n").filter((line) => !line.startsWith(":")).map((line) => {
+            const colon = line.indexOf(": ")
+            return [line.slice(0, colon), line.slice(colon + 2)]
+          })
+        )
+        if (fields.id === undefined) continue
+        messages.push({ id: Number(fields.id), event: fields.event!, data: JSON.parse(fields.data!) })
+      }
+      if (options.dropAfter !== undefined && messages.length >= options.dropAfter) {
+        controller.abort()
+        return { status: response.status, headers: response.headers, text, messages, closed: false }
+      }
+    }
+  }).pipe(Effect.timeout("20 seconds"))
+
+/** Card input for a scenario card. */
+const card = (cardNumber: string, pinNumber: string = TestData.pin) => ({
+  cardNumber,
+  pinNumber,
+  productLineId: TestData.defaultProductLineId
+})
+
+/** A card of several polls, with a sentinel PIN. */
+const slowCard = () => card(TestData.Cards.slow, `PIN-SENTINEL-${randomBytes(4).toString("hex")}`)
+
+/** A fresh database file in a temporary directory, removed with the scope. */
+const tempDatabase = Effect.acquireRelease(
+  Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-events-"))),
+  (directory) => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true }))
+).pipe(Effect.map((directory) => Path.join(directory, "gcx.db")))
+
+/** Durable quotes embedded in `filename`, polling every 100 ms (several progress events per quote), for `server`. */
+const quotesLayer = (server: Sandbox.Service, filename: string) =>
+  Embedded.layerQuotes({ filename, track: { schedule: Schedule.spaced("100 millis") } }).pipe(
+    Layer.provide(CardCipher.layer(CardCipher.generateKey())),
+    Layer.provide(ExchangeClient.layerWith({
+      ...Sandbox.clientOptions(server),
+      retry: { baseDelay: "10 millis", maxDelay: "200 millis", budget: { capacity: 1000, refillPerSecond: 100 } }
+    })),
+    Layer.provide(FetchHttpClient.layer),
+    Layer.orDie
+  )
+
+/** The gateway's stream served over the embedded quotes of a fresh database; runs `f` with its base URL. */
+const withGateway = <A, E, R>(f: (base: string) => Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const server = yield* Sandbox.SandboxServer
+    const quotes = quotesLayer(server, yield* tempDatabase)
+    return yield* Effect.gen(function*() {
+      const base = yield* HttpServer.HttpServer.use((http) => Effect.succeed(HttpServer.formatAddress(http.address)))
+      return yield* f(base.replace(/\/$/, ""))
+    }).pipe(
+      Effect.provide(
+        HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true }).pipe(
+          Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
+          Layer.provideMerge(EventLog.layer()),
+          Layer.provideMerge(quotes)
+        ),
+        { local: true }
+      )
+    )
+  }).pipe(Effect.scoped)
+
+/** Asserts the messages of a quote's whole stream: ids 1..n, `Submitted` first, the terminal event last and only there. */
+const expectWhole = (messages: ReadonlyArray<Message>) => {
+  expect(messages.map((message) => message.id)).toEqual(messages.map((_, index) => index + 1))
+  expect(messages[0]?.event).toBe("Submitted")
+  const terminal = messages.flatMap((message, index) =>
+    message.event === "Completed" || message.event === "Failed" ? [index] : []
+  )
+  expect(terminal).toEqual([messages.length - 1])
+}
+
+layer(Sandbox.layer({ logLevel: "None", timeScale: 0.05 }), { excludeTestServices: true })(
+  "EventStream over HTTP",
+  (it) => {
+    it.effect("a stream dropped mid-quote resumes with Last-Event-ID: no gap, no repeat, ends after the terminal event", () =>
+      withGateway((base) =>
+        Effect.gen(function*() {
+          const input = slowCard()
+          const requestId = yield* Effect.flatMap(DurableQuotes.DurableQuotes, (durable) => durable.submit(input))
+          const url = `${base}/v1/quotes/${requestId}/events`
+          const first = yield* receive(url, { dropAfter: 2 })
+          expect(first.status).toBe(200)
+          expect(first.headers.get("content-type")).toContain("text/event-stream")
+          expect(first.headers.get("cache-control")).toBe("no-cache")
+          expect(first.closed).toBe(false)
+          // the quote is still running when the stream is dropped
+          expect(first.messages.some((message) => message.event === "Completed")).toBe(false)
+          const lastId = first.messages[first.messages.length - 1]!.id
+          const second = yield* receive(url, { lastEventId: String(lastId) })
+          expect(second.closed).toBe(true)
+          expect(second.messages[0]!.id).toBe(lastId + 1)
+          const all = [...first.messages, ...second.messages]
+          expectWhole(all)
+          expect(all.length).toBeGreaterThan(4)
+          const completed = all[all.length - 1]!
+          expect(completed.event).toBe("Completed")
+          expect(completed.data.outcome).toEqual({
+            transactionId: completed.data.transactionId,
+            actualCardValue: "250.00",
+            exchangeCardValue: expect.stringMatching(/^\d+\.\d{2}$/)
+          })
+          expect(completed.data).not.toHaveProperty("quote")
+          expect(all[0]!.data).not.toHaveProperty("card")
+          expect(all[0]!.data.requestId).toBe(requestId)
+          for (const text of [first.text, second.text]) {
+            expect(text).not.toContain(input.cardNumber)
+            expect(text).not.toContain(input.pinNumber)
+            expect(text).not.toContain("0068")
+          }
+          // the stream resumed after the terminal event ends at once, empty
+          const after = yield* receive(url, { lastEventId: String(completed.id) })
+          expect(after).toMatchObject({ status: 200, closed: true, messages: [] })
+        })
+      ))
+
+    it.effect("a completed quote replays whole, then the response closes; a failed one ends with its error", () =>
+      withGateway((base) =>
+        Effect.gen(function*() {
+          const durable = yield* DurableQuotes.DurableQuotes
+          const done = yield* durable.submit(card(TestData.Cards.success))
+          yield* durable.result(done)
+          const replay = yield* receive(`${base}/v1/quotes/${done}/events`)
+          expect(replay.closed).toBe(true)
+          expectWhole(replay.messages)
+          expect(replay.text.endsWith("\n\n")).toBe(true)
+          const invalid = yield* durable.submit(card(TestData.Cards.invalid))
+          const failed = yield* receive(`${base}/v1/quotes/${invalid}/events`)
+          expectWhole(failed.messages)
+          const last = failed.messages[failed.messages.length - 1]!
+          expect(last.event).toBe("Failed")
+          expect(last.data.error).toMatchObject({ code: "InvalidCard", group: "card" })
+          expect(last.data.error).toHaveProperty("userMessage")
+        })
+      ))
+
+    it.effect("a Last-Event-ID that is not a whole number is refused (the api answers 400)", () =>
+      withGateway((base) =>
+        Effect.gen(function*() {
+          for (const bad of ["x", "-1", "1.5", "1e3", "9".repeat(16)]) {
+            expect(Result.isFailure(EventStream.parseLastEventId(bad))).toBe(true)
+          }
+          expect(EventStream.parseLastEventId(undefined)).toEqual(Result.succeed(Option.none()))
+          expect(EventStream.parseLastEventId(" 7 ")).toEqual(Result.succeed(Option.some(7)))
+          const response = yield* Effect.promise(() =>
+            fetch(`${base}/v1/quotes/0123456789abcdef0123456789abcdef/events`, { headers: { "last-event-id": "abc" } })
+          )
+          expect(response.status).toBe(400)
+          expect(yield* Effect.promise(() => response.text())).toContain("Last-Event-ID")
+        })
+      ))
+  }
+)
+
+describe("EventStream keep-alive", () => {
+  it.effect("an open stream with nothing to say sends `: keep-alive` every 15 s", () =>
+    Effect.gen(function*() {
+      // a quote with no event yet: the log's follow never emits (the keep-alive is a timer, the log is not the subject)
+      const quiet = Layer.succeed(EventLog.EventLog, { read: () => Effect.succeed([]), follow: () => Stream.never })
+      const response = yield* Effect.provide(EventStream.response("quiet", Option.none()), quiet)
+      expect(response.body._tag).toBe("Stream")
+      const body = (response.body as HttpBody.Stream).stream
+      const chunks = yield* body.pipe(Stream.decodeText, Stream.take(2), Stream.runCollect, Effect.forkChild)
+      yield* TestClock.adjust("14 seconds")
+      expect(chunks.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust("16 seconds")
+      expect(yield* Fiber.join(chunks)).toEqual([EventStream.keepAlive, EventStream.keepAlive])
+    }))
+})

@@ -1,0 +1,117 @@
+/**
+ * The wake-ups of a node's open event streams: one registry per node, told
+ * which quotes have new events by one fiber (SQLite: a poll of the table's
+ * new rows every `interval`; PostgreSQL: `LISTEN` on the writers' channel),
+ * which wakes the streams of those quotes only. Never a query loop per
+ * stream: a stream reads its quote's rows when woken.
+ */
+import type * as PgClient from "@effect/sql-pg/PgClient"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import type * as SqlClient from "effect/sql/SqlClient"
+import * as Stream from "effect/Stream"
+import * as Table from "./table.js"
+import { channel } from "./writer.js"
+
+/** The wake-ups of a node's streams. */
+export interface Wakeups {
+  /** A signal for quote `requestId`, offered whenever it may have new events (once registered: read after). */
+  readonly watch: (requestId: string) => Effect.Effect<Queue.Dequeue<void>, never, Scope.Scope>
+}
+
+/** The registry: the signals of the open streams, by quote. */
+const registry = () => {
+  const watchers = new Map<string, Set<Queue.Queue<void>>>()
+  const wake = (requestId: string) => {
+    const signals = watchers.get(requestId)
+    if (signals !== undefined) { for (const signal of signals) Queue.offerUnsafe(signal, undefined) }
+  }
+  const wakeAll = () => {
+    for (const requestId of watchers.keys()) wake(requestId)
+  }
+  const watch = (requestId: string) =>
+    Effect.acquireRelease(
+      Effect.map(Queue.sliding<void>(1), (signal) => {
+        const signals = watchers.get(requestId) ?? new Set()
+        signals.add(signal)
+        watchers.set(requestId, signals)
+        return signal
+      }),
+      (signal) =>
+        Effect.sync(() => {
+          const signals = watchers.get(requestId)
+          signals?.delete(signal)
+          if (signals?.size === 0) watchers.delete(requestId)
+        })
+    )
+  return { watchers, wake, wakeAll, watch }
+}
+
+/**
+ * SQLite: one fiber reads the rows added since its last poll (by `rowid`,
+ * which only grows: rows are never deleted) every `interval` while a stream
+ * is open. Back from idle, it starts from the newest row and wakes every
+ * stream, each of which reads its quote again.
+ */
+export const polling = (
+  sql: SqlClient.SqlClient,
+  interval: Duration.Input
+): Effect.Effect<Wakeups, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { wake, wakeAll, watch, watchers } = registry()
+    let last: number | undefined
+    const poll = Effect.gen(function*() {
+      if (watchers.size === 0) {
+        last = undefined
+        return
+      }
+      if (last === undefined) {
+        const [newest] = yield* sql<{ readonly id: number | null }>`SELECT MAX(rowid) AS id FROM ${sql(Table.table)}`
+        last = Number(newest?.id ?? 0)
+        return wakeAll()
+      }
+      const rows = yield* sql<{ readonly id: number; readonly request_id: string }>`SELECT rowid AS id, request_id
+        FROM ${sql(Table.table)} WHERE rowid > ${last} ORDER BY rowid`
+      if (rows.length === 0) return
+      last = Number(rows[rows.length - 1]!.id)
+      for (const row of new Set(rows.map((row) => row.request_id))) wake(row)
+    })
+    yield* poll.pipe(
+      Effect.catchCause((cause) => Effect.logDebug("could not poll the quote events", cause)),
+      Effect.repeat(Schedule.spaced(interval)),
+      Effect.forkScoped
+    )
+    return { watch }
+  })
+
+/**
+ * PostgreSQL: one `LISTEN` on the writers' channel; each announcement wakes
+ * the streams of the quotes it names. Every (re)connection wakes every stream
+ * (what was announced while it was down is read again); a lost connection is
+ * opened again after a second.
+ */
+export const listening = (pg: PgClient.PgClient): Effect.Effect<Wakeups, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { wake, wakeAll, watch } = registry()
+    yield* Effect.gen(function*() {
+      const notifications = yield* pg.listen(channel)
+      wakeAll()
+      yield* Stream.fromQueue(notifications).pipe(
+        Stream.runForEach((notification) =>
+          Effect.sync(() => {
+            for (const requestId of notification.payload.split(",")) wake(requestId)
+          })
+        )
+      )
+    }).pipe(
+      Effect.scoped,
+      Effect.catchCause((cause) => Effect.logDebug("stopped listening to the quote events", cause)),
+      Effect.andThen(Effect.sleep(Duration.seconds(1))),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    return { watch }
+  })
