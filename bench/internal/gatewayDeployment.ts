@@ -1,8 +1,9 @@
 /**
  * `gcx serve` embedded, in this process, as `gcx serve` composes it: the
- * gateway's server (`Gateway.layer`) over `GatewayQuotes`, the API keys and
- * the rate limit, on the embedded deployment (`Embedded.layerQuotes`: the
- * single runner on SQLite in a file, its event log), with the exchange client
+ * gateway's server (`Gateway.layer`) over `GatewayQuotes`, the API keys, the
+ * rate limit and the event log's reader, on the embedded deployment
+ * (`Embedded.layerQuotes`: the single runner on SQLite in a file, the event
+ * log's writer), with the exchange client
  * of a sandbox and the card cipher of a data key, and, when asked, the
  * keys' webhooks (`WebhookDelivery.layer`). Building it again on the
  * same file, port and data key is a restart of the gateway. Used by row 9
@@ -16,9 +17,11 @@ import * as WebhookDelivery from "@gcx/gateway/WebhookDelivery"
 import type { ExchangeConfig } from "@gcx/http"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as Embedded from "@gcx/workflow/Embedded"
+import * as EventLog from "@gcx/workflow/EventLog"
 import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
+import type * as LogLevel from "effect/LogLevel"
 import * as Redacted from "effect/Redacted"
 import * as References from "effect/References"
 import { clientLayer } from "./gcx.js"
@@ -38,6 +41,8 @@ export interface Options {
   readonly client?: Partial<ExchangeConfig.Options> | undefined
   /** The keys' webhooks delivered (`WebhookDelivery.layer` with these settings); none when absent. */
   readonly webhooks?: WebhookDelivery.Options | undefined
+  /** The least level logged. Default `Warn`: no line per request in a run's output. */
+  readonly logLevel?: LogLevel.LogLevel | undefined
 }
 
 /** The webhooks' deliveries over the deployment: their own API keys reader, plain `fetch`. */
@@ -48,7 +53,7 @@ const deliveries = (options: WebhookDelivery.Options) =>
 export const layer = (options: Options) =>
   Gateway.layer({ port: options.port, host: "127.0.0.1" }).pipe(
     Layer.provideMerge(GatewayQuotes.layer(options.dataKey)),
-    Layer.provideMerge(Layer.mergeAll(ApiKeys.layer, RateLimit.layer)),
+    Layer.provideMerge(Layer.mergeAll(ApiKeys.layer, RateLimit.layer, EventLog.layer())),
     Layer.provideMerge(
       Embedded.layerQuotes(
         { filename: options.filename },
@@ -56,8 +61,7 @@ export const layer = (options: Options) =>
       )
     ),
     Layer.provideMerge(Layer.merge(clientLayer(options.endpoint, options.client), CardCipher.layer(options.dataKey))),
-    // warnings and errors only: no line per request in the run's output
-    Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn")),
+    Layer.provide(Layer.succeed(References.MinimumLogLevel, options.logLevel ?? "Warn")),
     Layer.orDie
   )
 

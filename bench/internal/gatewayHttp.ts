@@ -44,8 +44,8 @@ export const post = (target: Target, idempotencyKey: string, card: CardInput, si
   })
 
 /** `GET /v1/quotes/{id}` once: the response as it came. */
-export const get = (target: Target, id: string) =>
-  fetch(`${target.baseUrl}/v1/quotes/${id}`, { headers: headers(target) })
+export const get = (target: Target, id: string, signal?: AbortSignal) =>
+  fetch(`${target.baseUrl}/v1/quotes/${id}`, { headers: headers(target), ...(signal === undefined ? {} : { signal }) })
 
 /** `GET /v1/quotes/{id}/events`, resuming after `lastEventId` when given. */
 export const events = (target: Target, id: string, lastEventId?: string, signal?: AbortSignal) =>
@@ -134,40 +134,54 @@ export interface Retried<A> {
   readonly status: number
   readonly body: A | undefined
   readonly attempts: number
+  /** How each attempt ended, by status (`0`: no answer). */
+  readonly statuses: Readonly<Record<string, number>>
 }
 
-/** Bounds of a retried call: attempts, the first delay (doubled each time, to 2 s) and a deadline (epoch ms). */
+/**
+ * Bounds of a retried call: attempts, the time each may take, the first delay
+ * (doubled each time, to 2 s) and a deadline (epoch ms).
+ */
 export interface RetryOptions {
   readonly maxAttempts: number
+  readonly attemptTimeoutMillis: number
   readonly baseDelayMillis: number
   readonly deadline: number
 }
 
 /**
- * Calls `send` until it answers other than a connection error, a 5xx or a
- * 429 (waiting `Retry-After` or backoff between attempts), within `options`.
- * Status 0: no answer at all.
+ * Calls `send` until it answers other than a connection error, a timeout, a
+ * 5xx or a 429 (waiting `Retry-After` or backoff between attempts), within
+ * `options`. Status 0: no answer at all (`statuses` tells `timeout` apart).
  */
-export const retrying = async <A>(send: () => Promise<Response>, options: RetryOptions): Promise<Retried<A>> => {
+export const retrying = async <A>(
+  send: (signal: AbortSignal) => Promise<Response>,
+  options: RetryOptions
+): Promise<Retried<A>> => {
   let attempts = 0
   let last = 0
+  const statuses: Record<string, number> = {}
   while (attempts < options.maxAttempts && Date.now() < options.deadline) {
     attempts++
     let wait = Math.min(2_000, options.baseDelayMillis * 2 ** (attempts - 1))
     try {
-      const response = await send()
+      const signal = AbortSignal.timeout(options.attemptTimeoutMillis)
+      const response = await send(signal)
       last = response.status
+      statuses[last] = (statuses[last] ?? 0) + 1
       if (response.status < 500 && response.status !== 429) {
         const text = await response.text()
-        return { status: response.status, body: text === "" ? undefined : JSON.parse(text) as A, attempts }
+        return { status: response.status, body: text === "" ? undefined : JSON.parse(text) as A, attempts, statuses }
       }
       await response.body?.cancel()
       const retryAfter = Number(response.headers.get("retry-after"))
       if (retryAfter > 0) wait = retryAfter * 1000
-    } catch {
+    } catch (error) {
       last = 0
+      const kind = (error as Error).name === "TimeoutError" ? "timeout" : "0"
+      statuses[kind] = (statuses[kind] ?? 0) + 1
     }
     await pause(wait * (0.5 + Math.random() / 2))
   }
-  return { status: last, body: undefined, attempts }
+  return { status: last, body: undefined, attempts, statuses }
 }

@@ -7,9 +7,10 @@
  * engine, database) once 40 % of the quotes were accepted, then built again
  * on the same database file, port and data key.
  *
- * The callers are plain `fetch` clients (`internal/gatewayHttp.ts`) that
- * retry their POST with the same `Idempotency-Key` on connection errors, 5xx
- * and 429, then poll `GET /v1/quotes/{id}` to a terminal status. The key has
+ * The callers are plain `fetch` clients (`internal/gatewayHttp.ts`): every
+ * quote's POST first (the restart comes while they are in flight), retried
+ * with the same `Idempotency-Key` on connection errors, 5xx and 429; then
+ * each quote's `GET /v1/quotes/{id}`, every second, to a terminal status. The key has
  * one webhook endpoint: a receiver on loopback (`webhookReceiver.ts`) that
  * verifies each signature, acts once per `Gcx-Event-Id`, and refuses the
  * first delivery of one event in ten with a 503 (deliveries retried from 1 s
@@ -68,6 +69,7 @@ interface Seen {
   /** The quote's last view, once it left `pending` (or the last status of a failed GET). */
   view: { readonly id: string; readonly status: string; readonly outcome?: { readonly transactionId: string } }
   getAttempts: number
+  readonly getStatuses: Record<string, number>
   /** The status of the last GET that did not answer 200 (0: no answer). */
   lastError?: number
 }
@@ -79,9 +81,17 @@ let dir: string | undefined
 let seen: ReadonlyArray<Seen> = []
 let transactions: Awaited<ReturnType<typeof Admin.transactions>> = []
 let journal: Awaited<ReturnType<typeof Admin.journal>> | undefined
-const timings = { seconds: 0, restartSeconds: 0, webhookWaitSeconds: 0 }
+/** The run's wall time, its POSTs', the restart's (closing, then closed to serving again) and the wait for the last webhooks. */
+const timings = { seconds: 0, postSeconds: 0, closeSeconds: 0, restartSeconds: 0, webhookWaitSeconds: 0 }
 
 const pause = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
+
+/** The sum of per-status counts. */
+const tally = (counts: ReadonlyArray<Readonly<Record<string, number>>>) => {
+  const sum: Record<string, number> = {}
+  for (const each of counts) for (const [status, count] of Object.entries(each)) sum[status] = (sum[status] ?? 0) + count
+  return sum
+}
 
 /** The terminal views, by quote id. */
 const ended = () => seen.filter((quote) => quote.view.status === "completed" || quote.view.status === "failed")
@@ -102,7 +112,9 @@ describe(`gateway chaos: ${quotes} quotes over HTTP under faults, one gateway re
         apiKey: partner.apiKey,
         ...Chaos.clientSettings
       },
-      webhooks: { baseDelay: "1 second", maxDelay: "5 seconds" }
+      webhooks: { baseDelay: "1 second", maxDelay: "5 seconds" },
+      // the refused deliveries' warnings would fill the output; the figures are printed below
+      logLevel: "Error"
     }
     const start = async () => {
       const built = ManagedRuntime.make(GatewayDeployment.layer(options))
@@ -116,13 +128,15 @@ describe(`gateway chaos: ${quotes} quotes over HTTP under faults, one gateway re
 
     const started = performance.now()
     const deadline = runDeadline()
-    const retry = { maxAttempts: 1_000, baseDelayMillis: 100, deadline }
+    // each attempt within 10 s, as a backend's client would bound it
+    const retry = { maxAttempts: 1_000, attemptTimeoutMillis: 10_000, baseDelayMillis: 100, deadline }
     let accepted = 0
     let restart: Promise<void> | undefined
     const restartOnce = () => {
       restart ??= (async () => {
         const at = performance.now()
         await runtime!.dispose()
+        timings.closeSeconds = Math.round(performance.now() - at) / 1000
         runtime = await start()
         timings.restartSeconds = Math.round(performance.now() - at) / 1000
       })()
@@ -131,23 +145,32 @@ describe(`gateway chaos: ${quotes} quotes over HTTP under faults, one gateway re
       idempotencyKey: `chaos-${index}-${randomBytes(6).toString("hex")}`,
       post: undefined,
       view: { id: "", status: "not accepted" },
-      getAttempts: 0
+      getAttempts: 0,
+      getStatuses: {}
     }))
     seen = quotesSeen
+    // first every POST (the restart comes while they are in flight), then every quote polled to its end
     await pool(quotes, concurrency, async (index) => {
       const quote = quotesSeen[index]!
       quote.post = await GatewayHttp.retrying(
-        () => GatewayHttp.post(target, quote.idempotencyKey, cards[index]!),
+        (signal) => GatewayHttp.post(target, quote.idempotencyKey, cards[index]!, signal),
         retry
       )
       if (quote.post.status !== 202 || quote.post.body === undefined) return
+      quote.view = { id: quote.post.body.id, status: "pending" }
       if (++accepted === restartAt) restartOnce()
-      const id = quote.post.body.id
-      quote.view = { id, status: "pending" }
+    })
+    timings.postSeconds = Math.round(performance.now() - started) / 1000
+    await pool(quotes, concurrency, async (index) => {
+      const quote = quotesSeen[index]!
+      const id = quote.view.id
       while (quote.view.status === "pending" && Date.now() < deadline) {
         await pause(1_000)
-        const view = await GatewayHttp.retrying<Seen["view"]>(() => GatewayHttp.get(target, id), retry)
+        const view = await GatewayHttp.retrying<Seen["view"]>((signal) => GatewayHttp.get(target, id, signal), retry)
         quote.getAttempts += view.attempts
+        for (const [status, count] of Object.entries(view.statuses)) {
+          quote.getStatuses[status] = (quote.getStatuses[status] ?? 0) + count
+        }
         if (view.status === 200 && view.body !== undefined) quote.view = view.body
         else quote.lastError = view.status
       }
@@ -175,7 +198,9 @@ describe(`gateway chaos: ${quotes} quotes over HTTP under faults, one gateway re
           outcomes,
           postAttempts: seen.reduce((sum, quote) => sum + (quote.post?.attempts ?? 0), 0),
           postsRetried: seen.filter((quote) => (quote.post?.attempts ?? 0) > 1).length,
+          postStatuses: tally(seen.map((quote) => quote.post?.statuses ?? {})),
           getAttempts: seen.reduce((sum, quote) => sum + quote.getAttempts, 0),
+          getStatuses: tally(seen.map((quote) => quote.getStatuses)),
           serverTransactions: transactions.filter((transaction) => transaction.clientId === partner.clientId).length,
           requests: journal.requests,
           webhooks: { ...receiver.counts, acted: receiver.acted.size }

@@ -22,7 +22,8 @@
  * the sandbox runs at timeScale 20, which leaves the instant card instant),
  * then one event stream per quote held open by the child; this process's
  * heap and RSS after full collections, before and with every stream open
- * (goal: ≤ 20 KB of heap per stream), and after they are dropped.
+ * (goal: ≤ 20 KB of heap per stream), and after they are dropped; in a
+ * full run, two heap snapshots name what each open stream holds.
  */
 import { TestData } from "@gcx/sandbox"
 import * as CardCipher from "@gcx/workflow/CardCipher"
@@ -39,6 +40,7 @@ import * as Child from "../internal/child.js"
 import * as Cpu from "../internal/cpu.js"
 import type { Run } from "../internal/durableSides.js"
 import { cpuOf, figures, measure } from "../internal/durableSides.js"
+import * as HeapDiff from "../internal/heapDiff.js"
 import * as GatewayDeployment from "../internal/gatewayDeployment.js"
 import type { CardInput, Target } from "../internal/gatewayHttp.js"
 import { inBench } from "../internal/paths.js"
@@ -85,7 +87,8 @@ const throughGateway = (endpoint: Endpoint, target: Target, runId: string, quote
       clientCpuMillisPerQuote: cpuMillis / quotes,
       serverCpuMillisPerQuote: undefined,
       failures: quotes - (result.outcomes.Completed ?? 0),
-      createQuoteRequests: journal.requests.createQuote,
+      // the sandbox was reset before the child's warm-up
+      createQuoteRequests: journal.requests.createQuote - warmup,
       callersCpuMillisPerQuote: result.cpuMillis / quotes,
       outcomes: result.outcomes
     }
@@ -107,28 +110,53 @@ const settledMemory = async (gc: () => void) => {
   return { heapUsed, rss }
 }
 
-/** `count` pending quotes, then one event stream per quote held open: this process's memory before, with, after. */
-const openStreams = (target: Target, count: number) =>
+/** What grew per open stream, by constructor: two heap snapshots (`internal/heapDiff.ts`), in `dir`. */
+const snapshots = (dir: string) => {
+  const files: Array<string> = []
+  return {
+    take: () => void files.push(v8.writeHeapSnapshot(path.join(dir, `streams-${files.length}.heapsnapshot`))),
+    grew: (streams: number) => {
+      const [before, during] = files.map(HeapDiff.counts)
+      files.forEach((file) => fs.rmSync(file, { force: true }))
+      // what gained at least one live node per stream
+      return HeapDiff.diff(before!, during!, streams).slice(0, 15).map((growth) => ({
+        ...growth,
+        perStream: round((growth.after - growth.before) / streams, 1),
+        selfBytesPerStream: round(growth.selfBytesAdded / streams, 0)
+      }))
+    }
+  }
+}
+
+/**
+ * `count` pending quotes, then one event stream per quote held open: this
+ * process's memory before, with and after them; with `snapshotDir`, what grew.
+ */
+const openStreams = (target: Target, count: number, snapshotDir: string | undefined) =>
   withClient(
     ["streams", JSON.stringify({ target, card: cardOf(TestData.Cards.slow), runId: "streams", count })],
     async (child) => {
       const gc = collector()
+      const heap = snapshotDir === undefined ? undefined : snapshots(snapshotDir)
       const submitStarted = performance.now()
       const { submitted } = JSON.parse(await child.expect("SUBMITTED")) as { readonly submitted: number }
       const submitSeconds = (performance.now() - submitStarted) / 1000
       // let the engine start every quote and record its first events
       await new Promise((resolve) => setTimeout(resolve, 2_000))
       const before = await settledMemory(gc)
+      heap?.take()
       const openStarted = performance.now()
       child.send("OPEN")
       const { opened } = JSON.parse(await child.expect("OPENED")) as { readonly opened: number }
       const openSeconds = (performance.now() - openStarted) / 1000
       const during = await settledMemory(gc)
+      heap?.take()
       child.send("CLOSE")
       const result = JSON.parse(await child.expect("RESULT")) as StreamsResult
       await new Promise((resolve) => setTimeout(resolve, 1_000))
       const after = await settledMemory(gc)
-      return { submitted, opened, submitSeconds, openSeconds, before, during, after, result }
+      const grew = heap?.grew(opened) ?? []
+      return { submitted, opened, submitSeconds, openSeconds, before, during, after, result, grew }
     }
   )
 
@@ -171,7 +199,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         gateway.push(yield* throughGateway(endpoint, target, `round-${round}`, quotes, warmup))
       }
       context.log(`gateway: ${fmt(streams)} pending quotes, then one event stream each, held open`)
-      const held = yield* openStreams(target, streams)
+      const held = yield* openStreams(target, streams, context.quick ? undefined : dir)
       return { inProcess, gateway, held }
     }).pipe(Effect.provide(deployment), Effect.scoped)
 
@@ -262,9 +290,17 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         ),
         goal("gateway.streamMemory", "heap bytes per open event stream, KB", "<=", 20, round(heapPerStream / 1024, 1))
       ],
-      notes: held.opened === streams && held.result.endedEarly === 0
-        ? []
-        : [`streams: ${held.opened} of ${streams} opened, ${held.result.endedEarly} ended early`],
+      notes: [
+        ...(held.opened === streams && held.result.endedEarly === 0
+          ? []
+          : [`streams: ${held.opened} of ${streams} opened, ${held.result.endedEarly} ended early`]),
+        ...(held.grew.length === 0 ? [] : [
+          `per open stream (heap snapshots): ${
+            held.grew.slice(0, 8).map((growth) => `${growth.name} ×${growth.perStream} (${growth.selfBytesPerStream} B)`)
+              .join(", ")
+          }`
+        ])
+      ],
       seconds: round((performance.now() - started) / 1000, 1)
     }
   }).pipe(Effect.scoped)
