@@ -18,12 +18,14 @@
  * their own process's, reported apart): the gateway's CPU per quote is the
  * gateway side's minus the in-process side's.
  *
- * Open streams: `streams` quotes on the slow card (pending for 10 minutes:
+ * Open streams, on a second deployment of their own (so that the readings
+ * hold nothing the first left behind): `streams` quotes on the slow card (pending for 10 minutes:
  * the sandbox runs at timeScale 20, which leaves the instant card instant),
  * then one event stream per quote held open by the child; this process's
  * heap and RSS after full collections, before and with every stream open
  * (goal: ≤ 20 KB of heap per stream), and after they are dropped; in a
- * full run, two heap snapshots name what each open stream holds.
+ * full run, two heap snapshots (streams open, then dropped) name what each
+ * open stream holds.
  */
 import { TestData } from "@gcx/sandbox"
 import * as CardCipher from "@gcx/workflow/CardCipher"
@@ -110,16 +112,21 @@ const settledMemory = async (gc: () => void) => {
   return { heapUsed, rss }
 }
 
-/** What grew per open stream, by constructor: two heap snapshots (`internal/heapDiff.ts`), in `dir`. */
+/**
+ * What each open stream holds, by constructor: a heap snapshot with the
+ * streams open, then one after they were dropped (`internal/heapDiff.ts`), in
+ * `dir`. Taken after the memory readings they follow: writing a snapshot
+ * grows the RSS for good.
+ */
 const snapshots = (dir: string) => {
   const files: Array<string> = []
   return {
     take: () => void files.push(v8.writeHeapSnapshot(path.join(dir, `streams-${files.length}.heapsnapshot`))),
     grew: (streams: number) => {
-      const [before, during] = files.map(HeapDiff.counts)
+      const [during, after] = files.map(HeapDiff.counts)
       files.forEach((file) => fs.rmSync(file, { force: true }))
       // what gained at least one live node per stream
-      return HeapDiff.diff(before!, during!, streams).slice(0, 15).map((growth) => ({
+      return HeapDiff.diff(after!, during!, streams).slice(0, 15).map((growth) => ({
         ...growth,
         perStream: round((growth.after - growth.before) / streams, 1),
         selfBytesPerStream: round(growth.selfBytesAdded / streams, 0)
@@ -144,7 +151,6 @@ const openStreams = (target: Target, count: number, snapshotDir: string | undefi
       // let the engine start every quote and record its first events
       await new Promise((resolve) => setTimeout(resolve, 2_000))
       const before = await settledMemory(gc)
-      heap?.take()
       const openStarted = performance.now()
       child.send("OPEN")
       const { opened } = JSON.parse(await child.expect("OPENED")) as { readonly opened: number }
@@ -155,6 +161,7 @@ const openStreams = (target: Target, count: number, snapshotDir: string | undefi
       const result = JSON.parse(await child.expect("RESULT")) as StreamsResult
       await new Promise((resolve) => setTimeout(resolve, 1_000))
       const after = await settledMemory(gc)
+      heap?.take()
       const grew = heap?.grew(opened) ?? []
       return { submitted, opened, submitSeconds, openSeconds, before, during, after, result, grew }
     }
@@ -174,36 +181,39 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "gcx-bench-gateway-"))),
       (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
     )
-    const port = yield* PgTest.freePort
-    const deployment = GatewayDeployment.layer({
-      endpoint,
-      filename: path.join(dir, "gcx.db"),
-      port,
-      dataKey: CardCipher.generateKey()
-    })
+    const dataKey = CardCipher.generateKey()
+    /** A deployment of its own on a new database file and a free port, for the life of `use`, with a caller. */
+    const deployed = <A, E, R>(
+      name: string,
+      use: (target: Target) => Effect.Effect<A, E, R>
+    ) =>
+      Effect.flatMap(PgTest.freePort, (port) =>
+        GatewayDeployment.createCaller("bench").pipe(
+          Effect.flatMap((caller) => use({ baseUrl: GatewayDeployment.baseUrl(port), key: caller.key })),
+          Effect.provide(GatewayDeployment.layer({ endpoint, filename: path.join(dir, `${name}.db`), port, dataKey })),
+          Effect.scoped
+        ))
 
-    const measured = yield* Effect.gen(function*() {
-      const caller = yield* GatewayDeployment.createCaller("bench")
-      const target: Target = { baseUrl: GatewayDeployment.baseUrl(port), key: caller.key }
-      const durable = yield* DurableQuotes.DurableQuotes
-      const card = cardOf(TestData.Cards.instant)
-      const execute = () => durable.execute(card)
-      context.log("gateway: warming up the in-process side")
-      yield* measure(endpoint, warmup, concurrency, execute)
-      const inProcess: Array<Run> = []
-      const gateway: Array<Effect.Success<ReturnType<typeof throughGateway>>> = []
-      for (let round = 0; round < rounds; round++) {
-        context.log(`gateway: round ${round + 1} of ${rounds}, in-process DurableQuotes.execute`)
-        inProcess.push(yield* measure(endpoint, quotes, concurrency, execute))
-        context.log(`gateway: round ${round + 1} of ${rounds}, through the gateway (POST, then the SSE stream)`)
-        gateway.push(yield* throughGateway(endpoint, target, `round-${round}`, quotes, warmup))
-      }
-      context.log(`gateway: ${fmt(streams)} pending quotes, then one event stream each, held open`)
-      const held = yield* openStreams(target, streams, context.quick ? undefined : dir)
-      return { inProcess, gateway, held }
-    }).pipe(Effect.provide(deployment), Effect.scoped)
+    const { gateway, inProcess } = yield* deployed("throughput", (target) =>
+      Effect.gen(function*() {
+        const durable = yield* DurableQuotes.DurableQuotes
+        const execute = () => durable.execute(cardOf(TestData.Cards.instant))
+        context.log("gateway: warming up the in-process side")
+        yield* measure(endpoint, warmup, concurrency, execute)
+        const inProcess: Array<Run> = []
+        const gateway: Array<Effect.Success<ReturnType<typeof throughGateway>>> = []
+        for (let round = 0; round < rounds; round++) {
+          context.log(`gateway: round ${round + 1} of ${rounds}, in-process DurableQuotes.execute`)
+          inProcess.push(yield* measure(endpoint, quotes, concurrency, execute))
+          context.log(`gateway: round ${round + 1} of ${rounds}, through the gateway (POST, then the SSE stream)`)
+          gateway.push(yield* throughGateway(endpoint, target, `round-${round}`, quotes, warmup))
+        }
+        return { inProcess, gateway }
+      }))
+    // on a deployment of its own: what the first left behind (finished workflows) is not in the readings
+    context.log(`gateway: ${fmt(streams)} pending quotes, then one event stream each, held open`)
+    const held = yield* deployed("streams", (target) => openStreams(target, streams, context.quick ? undefined : dir))
 
-    const { gateway, held, inProcess } = measured
     const medianOf = (runs: ReadonlyArray<Run>, f: (run: Run) => number) => median(runs.map(f))
     const inProcessQps = medianOf(inProcess, (run) => run.quotesPerSecond)
     const gatewayQps = medianOf(gateway, (run) => run.quotesPerSecond)
@@ -228,7 +238,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         card: "instant",
         outcome: "the quote's SSE stream (GET /v1/quotes/{id}/events) read to its terminal event",
         webhooks: "none",
-        deployment: "embedded (SQLite in a temporary file), gateway and engine in the bench process",
+        deployment: "embedded (SQLite in a temporary file), gateway and engine in the bench process; the " +
+          "streams on a second deployment of their own",
         callers: "a child process, plain fetch (undici), one connection per request in flight",
         cpu: "the bench process's (gateway + engine); the gateway's per quote = gateway side − in-process side",
         streams,
