@@ -64,7 +64,7 @@ export const interactive = (label: string, script: string, args: ReadonlyArray<s
     stdout += chunk.toString()
     const parts = stdout.split("\n")
     stdout = parts.pop()!
-    lines.push(...parts)
+    for (const line of parts) lines.push(line)
     wake()
   })
   child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)))

@@ -89,7 +89,9 @@ const pause = (millis: number) => new Promise((resolve) => setTimeout(resolve, m
 /** The sum of per-status counts. */
 const tally = (counts: ReadonlyArray<Readonly<Record<string, number>>>) => {
   const sum: Record<string, number> = {}
-  for (const each of counts) for (const [status, count] of Object.entries(each)) sum[status] = (sum[status] ?? 0) + count
+  for (const each of counts) {
+    for (const [status, count] of Object.entries(each)) sum[status] = (sum[status] ?? 0) + count
+  }
   return sum
 }
 
@@ -222,7 +224,9 @@ describe(`gateway chaos: ${quotes} quotes over HTTP under faults, one gateway re
     const notAccepted = seen.filter((quote) => quote.post?.status !== 202)
     expect(notAccepted.map((quote) => `${quote.idempotencyKey}: ${quote.post?.status}`)).toEqual([])
     const notEnded = seen.filter((quote) => !ended().includes(quote))
-    expect(notEnded.map((quote) => `${quote.view.id}: ${quote.view.status} (last error ${quote.lastError})`)).toEqual([])
+    expect(notEnded.map((quote) => `${quote.view.id}: ${quote.view.status} (last error ${quote.lastError})`)).toEqual(
+      []
+    )
     // the POSTs really were retried: the restart (and 5xx) made some callers try again
     expect(seen.some((quote) => (quote.post?.attempts ?? 0) > 1)).toBe(true)
   })

@@ -9,8 +9,8 @@ import { QuoteEvent } from "@gcx/core"
 import { TokenProvider } from "@gcx/http"
 import type { Faults, Journal, Lifecycle } from "@gcx/sandbox"
 import { TestData } from "@gcx/sandbox"
-import { randomBytes, randomInt } from "node:crypto"
 import type * as OtlpReceiver from "@gcx/sandbox/OtlpReceiver"
+import { randomBytes, randomInt } from "node:crypto"
 import type * as Capture from "./capture.js"
 
 /**

@@ -45,7 +45,14 @@ export const start = (refuseFirst: (eventId: string) => boolean): Promise<Receiv
   const acted = new Map<string, Acted>()
   const refused = new Set<string>()
   const bodies: Array<string> = []
-  const counts = { deliveries: 0, verified: 0, refusedOnPurpose: 0, badSignature: 0, duplicates: 0, mismatchedEventId: 0 }
+  const counts = {
+    deliveries: 0,
+    verified: 0,
+    refusedOnPurpose: 0,
+    badSignature: 0,
+    duplicates: 0,
+    mismatchedEventId: 0
+  }
   const server = Http.createServer((request, response) => {
     const chunks: Array<Buffer> = []
     request.on("data", (chunk: Buffer) => chunks.push(chunk))

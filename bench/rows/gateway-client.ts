@@ -131,13 +131,16 @@ const streams = async (settings: StreamsSettings): Promise<void> => {
   await nextLine("CLOSE")
   closing = true
   abort.abort()
-  print("RESULT", {
-    submitted: ids.length,
-    opened: opened.filter(Boolean).length,
-    endedEarly,
-    events,
-    failures
-  } satisfies StreamsResult)
+  print(
+    "RESULT",
+    {
+      submitted: ids.length,
+      opened: opened.filter(Boolean).length,
+      endedEarly,
+      events,
+      failures
+    } satisfies StreamsResult
+  )
 }
 
 const [mode, json] = process.argv.slice(2)

@@ -42,9 +42,9 @@ import * as Child from "../internal/child.js"
 import * as Cpu from "../internal/cpu.js"
 import type { Run } from "../internal/durableSides.js"
 import { cpuOf, figures, measure } from "../internal/durableSides.js"
-import * as HeapDiff from "../internal/heapDiff.js"
 import * as GatewayDeployment from "../internal/gatewayDeployment.js"
 import type { CardInput, Target } from "../internal/gatewayHttp.js"
+import * as HeapDiff from "../internal/heapDiff.js"
 import { inBench } from "../internal/paths.js"
 import type { RowContext, RowResult } from "../internal/report.js"
 import { fmt, goal } from "../internal/report.js"
@@ -307,7 +307,9 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           : [`streams: ${held.opened} of ${streams} opened, ${held.result.endedEarly} ended early`]),
         ...(held.grew.length === 0 ? [] : [
           `per open stream (heap snapshots): ${
-            held.grew.slice(0, 8).map((growth) => `${growth.name} ×${growth.perStream} (${growth.selfBytesPerStream} B)`)
+            held.grew.slice(0, 8).map((growth) =>
+              `${growth.name} ×${growth.perStream} (${growth.selfBytesPerStream} B)`
+            )
               .join(", ")
           }`
         ])
