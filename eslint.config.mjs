@@ -70,6 +70,28 @@ export default tseslint.config(
     languageOptions: { globals: { process: "readonly", console: "readonly" } }
   },
   {
+    // the checkout example's page script (examples/checkout/): a browser module, no build
+    files: ["examples/checkout/**/*.js"],
+    languageOptions: {
+      globals: Object.fromEntries(
+        [
+          "document",
+          "window",
+          "fetch",
+          "EventSource",
+          "FormData",
+          "HTMLElement",
+          "HTMLFormElement",
+          "performance",
+          "setInterval",
+          "clearInterval"
+        ].map((
+          name
+        ) => [name, "readonly"])
+      )
+    }
+  },
+  {
     // the install test's CommonJS consumer: gcx through require(esm)
     files: ["**/*.cjs"],
     languageOptions: {

@@ -25,6 +25,7 @@ export const packages: ReadonlyArray<readonly [name: string, summary: string]> =
   ["http", "configuration, tokens, the client, retries, metrics and OpenTelemetry export"],
   ["poller", "Schedule-driven polling, the event bus, the journal"],
   ["workflow", "durable quotes on `effect/cluster` and `effect/workflow`: embedded (SQLite) or runners (PostgreSQL)"],
+  ["gateway", "`gcx serve`: durable quotes over HTTP, API keys, server-sent events, signed webhooks"],
   ["sandbox", "the simulated partner service: server, scenarios, faults, admin API"],
   ["cli", "the pieces of the `gcx` command"]
 ]

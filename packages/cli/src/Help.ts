@@ -90,6 +90,27 @@ export const exitCodes: ReadonlyArray<readonly [code: number, meaning: string]> 
 export class Variables extends Context.Service<Variables, ReadonlyArray<Variable>>()("@gcx/cli/Help/Variables") {}
 
 /**
+ * A command that runs on its own and also has subcommands (`gcx serve`, `gcx serve keys …`): an
+ * annotation (`runsAlone`), so that its usage shows both forms, not only `<subcommand>`.
+ */
+export class RunsAlone extends Context.Service<RunsAlone, true>()("@gcx/cli/Help/RunsAlone") {}
+
+/** Marks a command with subcommands that also runs without one (`RunsAlone`). */
+export const runsAlone = <const Name extends string, Input, ContextInput, E, R>(
+  command: Command.Command<Name, Input, ContextInput, E, R>
+): Command.Command<Name, Input, ContextInput, E, R> => command.pipe(Command.annotate(RunsAlone, true))
+
+/** The usage of a doc: both forms for a command that `runsAlone`. */
+const usageOf = (doc: HelpDoc.HelpDoc): HelpDoc.HelpDoc =>
+  Option.isSome(Context.getOption(doc.annotations, RunsAlone)) && doc.usage.includes(" <subcommand> ")
+    ? {
+      ...doc,
+      usage: `${doc.usage.replace(" <subcommand> ", " ")}
+  ${doc.usage}`
+    }
+    : doc
+
+/**
  * A command's description: its summary, and the variables it reads; its help
  * ends with them, the output variables and the exit codes.
  */
@@ -130,8 +151,8 @@ export const formatter = (colors: boolean): CliOutput.Formatter => {
     ...base,
     formatHelpDoc: (doc: HelpDoc.HelpDoc) =>
       Option.match(Context.getOption(doc.annotations, Variables), {
-        onNone: () => base.formatHelpDoc(doc),
-        onSome: (variables) => `${base.formatHelpDoc(doc)}\n\n${sections(variables, heading)}`
+        onNone: () => base.formatHelpDoc(usageOf(doc)),
+        onSome: (variables) => `${base.formatHelpDoc(usageOf(doc))}\n\n${sections(variables, heading)}`
       }),
     formatVersion: (_name, version) => version
   }

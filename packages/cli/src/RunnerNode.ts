@@ -2,6 +2,7 @@
  * What `gcx runner` runs: a cluster runner of durable quotes on PostgreSQL, loaded on demand so that
  * the other commands never load the cluster's socket and PostgreSQL modules.
  */
+import * as WebhookDelivery from "@gcx/gateway/WebhookDelivery"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as ClusterSecurity from "@gcx/workflow/ClusterSecurity"
 import * as Runner from "@gcx/workflow/Runner"
@@ -84,7 +85,12 @@ export const run = (options: Flags) =>
         Layer.merge(CardCipher.layerConfig(), Connection.layer(options.connection, "none"))
       )
       yield* Layer.build(
-        Runner.layerQuotes({ databaseUrl, runnerAddress, listenAddress: listen, security: cluster, limits }).pipe(
+        Runner.layerQuotes(
+          { databaseUrl, runnerAddress, listenAddress: listen, security: cluster, limits },
+          undefined,
+          // every runner: the cluster may run a gateway quote's webhook delivery on any of them
+          WebhookDelivery.layerNode()
+        ).pipe(
           Layer.provide(Layer.succeedContext(services))
         )
       )

@@ -11,15 +11,10 @@ import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as Url from "node:url"
 import * as TestPg from "../../workflow/test/utils/postgres.js"
-import * as Help from "../src/Help.js"
 import { entries, expectNoSecrets, expectOneErrorLine, lines, spawn } from "./helpers.js"
 
-/** The real entry once `serve` is a command of `gcx`; until then, `gcx` with `serve keys` mounted alone. */
-const entry = (Help.commands as ReadonlyArray<string>).includes("serve")
-  ? entries.bin
-  : Path.join(Path.dirname(Url.fileURLToPath(import.meta.url)), "fixtures/serveKeysGcx.ts")
+const entry = entries.bin
 
 const dataKey = CardCipher.generateKey()
 

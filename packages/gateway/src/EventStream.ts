@@ -34,7 +34,8 @@ export const headers = {
 
 /**
  * The data of an event as the stream sends it, without card data: the event
- * encoded (`QuoteEvent.encode`), `Submitted` without its masked card; the
+ * encoded (`QuoteEvent.encode`), `Submitted` without its masked card and the
+ * service's Location (the upstream address is not the callers' business); the
  * terminal events with the quote resource's outcome (`QuoteView.outcomeOf`)
  * or error (`QuoteView.failureOf`) in place of the quote or the error.
  */
@@ -46,7 +47,11 @@ export const dataOf = (event: QuoteEvent.QuoteEvent): Record<string, unknown> =>
     case "Failed":
       return { ...base, error: QuoteView.failureOf(event.error) }
     default: {
-      const { card: _, ...encoded } = QuoteEvent.encode(EventLog.recorded(event)) as Record<string, unknown>
+      // the upstream service's address is the gateway's business, not its callers'
+      const { card: _, location: __, ...encoded } = QuoteEvent.encode(EventLog.recorded(event)) as Record<
+        string,
+        unknown
+      >
       return encoded
     }
   }

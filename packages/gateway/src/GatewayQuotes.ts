@@ -13,12 +13,15 @@
  * - **Ownership.** `gcx_gateway_quotes (request_id, key_id, created_at)`, on
  *   SQLite and PostgreSQL: a quote of another key is not found (404).
  * - **Submit.** `DurableQuotes.submit` under the derived id: the same card is
- *   the same quote; another card, `RequestIdConflict` (409). The ownership
- *   row is written after the submit, so a quote is never owned without being
- *   recorded; a retry of the POST writes a row that a crash left out.
+ *   the same quote; another card, `RequestIdConflict` (409). The card is
+ *   validated first (400, before any I/O), then the ownership row is written,
+ *   then the quote: a quote that ends at once (the POST answered it) is owned
+ *   when its outcome is told, so its webhooks go out. A crash between the two
+ *   leaves an owned id with no quote: its view is pending with no step, and a
+ *   retry of the POST (same Idempotency-Key) submits it.
  * - **View.** Built from `EventLog.read` (`viewOf`).
  */
-import type * as Card from "@gcx/core/Card"
+import * as Card from "@gcx/core/Card"
 import * as Ids from "@gcx/core/Ids"
 import * as CardFingerprint from "@gcx/poller/CardFingerprint"
 import * as CardCipher from "@gcx/workflow/CardCipher"
@@ -170,13 +173,14 @@ export const make = (dataKey: CardCipher.DataKey): Effect.Effect<
 
     const submit: Service["submit"] = (caller, idempotencyKey, card) => {
       const id = requestId(caller.id, idempotencyKey)
-      return quotes.submit(card, { requestId: id }).pipe(
+      return Card.validate(card).pipe(
+        Effect.tap(() => own(id, caller.id).pipe(Effect.catchTag("SqlError", unavailable))),
+        Effect.flatMap((valid) => quotes.submit(valid, { requestId: id })),
         Effect.catchTags({
           RequestIdConflict: () => Effect.fail(GatewayErrors.idempotencyKeyReused),
           InvalidCardInput: (error) => Effect.fail(GatewayErrors.invalidRequest(error.message.replace(/^card\./, ""))),
           InvalidRequest: (error) => Effect.fail(GatewayErrors.invalidRequest(error.message))
         }),
-        Effect.andThen(own(id, caller.id).pipe(Effect.catchTag("SqlError", unavailable))),
         Effect.as<Accepted>({ id, status: "pending", links: QuoteView.links(id) }),
         Effect.withSpan("gcx.gateway.submit", { attributes: { "gcx.gateway.key_id": caller.id } })
       )

@@ -20,6 +20,8 @@
  * quote workflow's layer on every node that runs quotes (the embedded
  * `gcx serve`, and each `gcx runner`).
  */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import type * as CardCipher from "@gcx/workflow/CardCipher"
 import * as QuoteWorkflow from "@gcx/workflow/QuoteWorkflow"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -230,3 +232,13 @@ export const layer = (options: Options = {}): Layer.Layer<
       return { publish: (outcome) => Effect.andThen(previous.publish(outcome), trigger(outcome)) }
     })
   )
+
+/**
+ * `layer` as `gcx serve` and `gcx runner` run it: the API keys from the
+ * deployment's database (`ApiKeys.layer`), deliveries sent with undici.
+ */
+export const layerNode = (options: Options = {}): Layer.Layer<
+  never,
+  SqlError.SqlError,
+  WorkflowEngine | SqlClient.SqlClient | CardCipher.CardCipher
+> => layer(options).pipe(Layer.provide(ApiKeys.layer), Layer.provide(NodeHttpClient.layerUndici))

@@ -175,6 +175,7 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.05 }), { excludeTestService
           })
           expect(completed.data).not.toHaveProperty("quote")
           expect(all[0]!.data).not.toHaveProperty("card")
+          expect(all[0]!.data).not.toHaveProperty("location")
           expect(all[0]!.data.requestId).toBe(requestId)
           for (const text of [first.text, second.text]) {
             expect(text).not.toContain(input.cardNumber)

@@ -9,7 +9,7 @@
  *   No card data in a row: `Submitted` is kept without its masked card.
  * - `layerWriter`, on every node that runs quotes (`DurableQuotes.layerRunner`
  *   includes it: `Embedded.layerQuotes`, `Runner.layerQuotes`): the events of
- *   the node's `QuoteEvents` bus, batched (one transaction per 50 ms at most),
+ *   the node's `QuoteEvents` bus, batched (a transaction per 50 ms, sooner when an outcome waits),
  *   and each outcome's terminal event, committed before the engine stores the
  *   outcome (at least once; recorded once). See `internal/events/writer.ts`.
  * - `layer`, on any node that reads: `read`, and `follow`, which reads the

@@ -14,6 +14,7 @@ import * as ConnectionFlags from "../ConnectionFlags.js"
 import * as GcxFlag from "../Flag.js"
 import * as Help from "../Help.js"
 import * as Lazy from "../Lazy.js"
+import * as ServeKeys from "./ServeKeys.js"
 
 /** The port `gcx serve` listens on unless told (`--port`, `GCX_GATEWAY_PORT`). */
 export const defaultPort = 8790
@@ -51,11 +52,9 @@ export const base = Command.make("serve", options, Lazy.handler(() => import("..
       ...Help.connectionVariables.filter(([name]) => name !== "GCX_SANDBOX_TIME_SCALE")
     ]
   ),
-  Command.withShortDescription("Serve durable quotes over HTTP")
+  Command.withShortDescription("Serve durable quotes over HTTP"),
+  Help.runsAlone
 )
 
-/**
- * The `serve` command: `base` with its subcommands. Without one it serves;
- * `gcx serve keys …` is mounted by listing `ServeKeys.command` here.
- */
-export const command = base.pipe(Command.withSubcommands([]))
+/** The `serve` command: `base` with its subcommand `keys` (`gcx serve keys create|list|revoke`). Without one it serves. */
+export const command = base.pipe(Command.withSubcommands([ServeKeys.command]))

@@ -12,15 +12,16 @@
  * them (the embedded sandbox only with `--embedded`). `GCX_DATA_KEY` seals
  * the cards and derives the quote ids; it is read before the database is.
  */
-import type * as ApiKeys from "@gcx/gateway/ApiKeys"
+import * as ApiKeys from "@gcx/gateway/ApiKeys"
 import * as Gateway from "@gcx/gateway/Gateway"
-import type * as RateLimit from "@gcx/gateway/RateLimit"
+import * as RateLimit from "@gcx/gateway/RateLimit"
+import * as WebhookDelivery from "@gcx/gateway/WebhookDelivery"
 import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import type * as QuoteJournal from "@gcx/poller/QuoteJournal"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Embedded from "@gcx/workflow/Embedded"
-import type * as EventLog from "@gcx/workflow/EventLog"
+import * as EventLog from "@gcx/workflow/EventLog"
 import type * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
@@ -45,25 +46,9 @@ export interface Flags {
 /** The services the gateway takes from its callers' stores: API keys, their rate limits, the quotes' events. */
 export type Callers = ApiKeys.ApiKeys | RateLimit.RateLimit | EventLog.EventLog
 
-/**
- * TODO(merge): the keys and events engineers' layers, by name:
- *   `Layer.mergeAll(ApiKeys.layer, RateLimit.layer, EventLog.layer)`
- * with `ApiKeys.layer: Layer<ApiKeys, SqlError, SqlClient | CardCipher>` (gw-keys),
- * `RateLimit.layer: Layer<RateLimit>` (gw-keys) and `EventLog.layer`, the reader of
- * `gcx_quote_events` (gw-events: `Layer<EventLog, SqlError, SqlClient>`, plus `PgClient` on PostgreSQL
- * for its NOTIFY), imported from `@gcx/gateway/ApiKeys`, `@gcx/gateway/RateLimit` and
- * `@gcx/workflow/EventLog`. The event log's writer comes with the deployment (`Embedded.layerQuotes`,
- * `Runner.layerQuotes`). Until then `gcx serve` refuses to start, saying so.
- */
-export const callers: Layer.Layer<Callers, CliError, SqlClient.SqlClient | CardCipher.CardCipher> = Layer
-  .effectContext(
-    Effect.fail(
-      new CliError({
-        code: ExitCode.Unexpected,
-        message: "gcx serve: the API keys and the event log are not wired in this build"
-      })
-    )
-  )
+/** The callers' stores over the deployment's database: the API keys, their rate limits, the quotes' events. */
+export const callers: Layer.Layer<Callers, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher> = Layer
+  .mergeAll(ApiKeys.layer, RateLimit.layer, EventLog.layer())
 
 /** A failure to start, as the one line `gcx` reports. */
 const startFailure = (code: ExitCode, message: string) => Effect.fail(new CliError({ code, message }))
@@ -88,7 +73,7 @@ export const run = (flags: Flags, services: typeof callers = callers) =>
       CardCipher.CardCipher | ExchangeClient.ExchangeClient
     > = Option.isSome(url)
       ? DurableQuotes.layer().pipe(Layer.provideMerge(DurablePoller.clientDeployment(url.value)))
-      : Embedded.layerQuotes({ filename })
+      : Embedded.layerQuotes({ filename }, WebhookDelivery.layerNode())
     const where = Option.isSome(url)
       ? `client-only on the runners of ${DurablePoller.where(url.value)}`
       : `embedded on ${filename}`

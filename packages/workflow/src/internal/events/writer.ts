@@ -9,12 +9,14 @@
  *   `Submitted`, and from `QuoteWorkflow.QuoteTransactions`, told on every run
  *   (after a restart a replayed submission publishes no `Submitted`). An
  *   event of a transaction it does not know is not recorded.
- * - The terminal event is recorded from `QuoteWorkflow.QuoteOutcomes` too,
- *   and the workflow waits for its commit before the engine stores the
- *   outcome: a process that dies in between tells it again on replay (at
- *   least once; recorded once, see `table.insert`).
- * - On PostgreSQL each committed batch is announced on `channel` (`NOTIFY`,
- *   the requestIds), for the readers of other nodes.
+ * - The terminal event is recorded from `QuoteWorkflow.QuoteOutcomes` (the
+ *   bus's is skipped), and the workflow waits for its commit before the
+ *   engine stores the outcome: a process that dies in between tells it again
+ *   on replay (at least once; recorded once, see `table.insert`). The events
+ *   the bus had before it go first in the batch.
+ * - On PostgreSQL each batch is announced on `channel` (`pg_notify` of the
+ *   requestIds, in the batch's transaction: delivered at its commit), for
+ *   the readers of every node.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
@@ -115,9 +117,12 @@ export const make = (
         return event.requestId
       }
       if (event._tag === "Retrying" && event.requestId !== undefined) return event.requestId
-      const requestId = quotes.get(event.transactionId)
-      if (QuoteEvent.isTerminal(event)) quotes.delete(event.transactionId)
-      return requestId
+      if (QuoteEvent.isTerminal(event)) {
+        // recorded from the outcome (`record`), which the workflow awaits: once, not twice
+        quotes.delete(event.transactionId)
+        return undefined
+      }
+      return quotes.get(event.transactionId)
     }
 
     const events = yield* Effect.flatMap(QuoteEvents.QuoteEvents, (bus) => bus.subscribe)
@@ -135,27 +140,22 @@ export const make = (
       Effect.forkScoped
     )
 
+    // in the batch's transaction: PostgreSQL delivers the announcement at its commit, with no transaction of its own
     const announce = (items: ReadonlyArray<Item>) =>
-      Option.match(pg, {
-        onNone: () => Effect.void,
-        onSome: (pg) =>
-          Effect.forEach(
-            announcements(new Set(items.map((item) => item.requestId))),
-            (payload) => pg.notify(channel, payload),
-            { discard: true }
-          ).pipe(
-            Effect.timeout("5 seconds"),
-            Effect.catchCause((cause) => Effect.logDebug("could not announce quote events", cause))
-          )
-      })
+      Option.isNone(pg) ? Effect.void : Effect.forEach(
+        announcements(new Set(items.map((item) => item.requestId))),
+        (payload) => sql`SELECT pg_notify(${channel}, ${payload})`,
+        { discard: true }
+      )
 
     const write = (items: ReadonlyArray<Item>) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         sql.withTransaction(
-          Effect.forEach(items, (item) => Table.insert(sql, item.requestId, item.event, now), { discard: true })
+          Effect.forEach(items, (item) => Table.insert(sql, item.requestId, item.event, now), { discard: true }).pipe(
+            Effect.andThen(announce(items))
+          )
         )).pipe(
           Effect.retry(retry),
-          Effect.andThen(announce(items)),
           Effect.catchCause((cause) => Effect.logError(`could not record ${items.length} quote events`, cause))
         )
 

@@ -1,0 +1,209 @@
+/**
+ * The Python client of `gcx serve` (examples/gateway/client.py, standard
+ * library only) against the real `gcx serve` (a separate process, embedded,
+ * temporary folder) and a sandbox: it submits a quote, follows its events
+ * through a connection that drops after the first event (so the client must
+ * resume with `Last-Event-ID`), prints the values, and receives, verifies and
+ * prints the quote's webhook. Run with Debian's `python3`.
+ */
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Sandbox, TestData } from "@gcx/sandbox"
+import type { Scope } from "effect"
+import { Effect } from "effect"
+import * as Crypto from "node:crypto"
+import * as Fs from "node:fs"
+import * as Net from "node:net"
+import * as Path from "node:path"
+import { freePort, root, run, startGateway } from "./utils/gateway.js"
+
+/** Debian's interpreter when there (CI), else the one on PATH. */
+const python = Fs.existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3"
+
+const client = "examples/gateway/client.py"
+
+/** A PIN that no log or output may hold. */
+const pin = "7391"
+
+/**
+ * A TCP proxy to `target` that cuts the first event stream it carries right
+ * after its first SSE message: the connection drops mid-quote, as a flaky
+ * network or a restarted load balancer would do.
+ */
+const droppingProxy = (
+  target: URL
+): Effect.Effect<{ readonly url: string; readonly drops: () => number }, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.callback<Net.Server & { drops: number }>((resume) => {
+      const server = Object.assign(
+        Net.createServer((downstream) => {
+          const upstream = Net.connect(Number(target.port), target.hostname)
+          let isEvents = false
+          let received = ""
+          downstream.on("data", (chunk) => {
+            isEvents ||= chunk.toString("latin1").startsWith("GET ") &&
+              /^GET \S+\/events /.test(chunk.toString("latin1"))
+            upstream.write(chunk)
+          })
+          upstream.on("data", (chunk) => {
+            if (!isEvents || server.drops > 0) return void downstream.write(chunk)
+            received += chunk.toString("latin1")
+            // the end of the first message that has an id: forward up to there, then cut both ways
+            const end = /\r\n\r\n[\s\S]*?id: [^\n]*\n[\s\S]*?\n\n/.exec(received)
+            if (end === null) return
+            server.drops++
+            downstream.end(Buffer.from(received.slice(0, end.index + end[0].length), "latin1"))
+            downstream.destroySoon()
+            upstream.destroy()
+          })
+          upstream.on("end", () => downstream.end())
+          upstream.on("error", () => downstream.destroy())
+          downstream.on("error", () => upstream.destroy())
+          downstream.on("close", () => upstream.destroy())
+        }),
+        { drops: 0 }
+      )
+      server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+    }),
+    (server) => Effect.sync(() => server.close())
+  ).pipe(Effect.map((server) => ({
+    url: `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}`,
+    drops: () => server.drops
+  })))
+
+/** Runs client.py with `args`, the key in its environment. */
+const python3 = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  run(python, [client, ...args], { PYTHONDONTWRITEBYTECODE: "1", ...env })
+
+/** The Python block of docs/gateway.md: the verifier documented for other receivers. */
+const documented = /```python\n([\s\S]*?)```/.exec(Fs.readFileSync(Path.join(root, "docs", "gateway.md"), "utf8"))?.[1]
+
+/** What `verify_webhook`, defined by `definition`, says of each `[header, body, secret]`. */
+const verifyInPython = (definition: string, cases: ReadonlyArray<readonly [string, string, string]>) =>
+  run(python, [
+    "-c",
+    `${definition}\nimport json, sys\n` +
+    "print(json.dumps([verify_webhook(h, b.encode(), s) for h, b, s in json.loads(sys.argv[1])]))",
+    JSON.stringify(cases)
+  ], { PYTHONDONTWRITEBYTECODE: "1" })
+
+describe("examples/gateway/client.py", () => {
+  it.effect("verify_webhook (client.py's, and the docs' ten lines) accepts a Gcx-Signature over t.body; refuses a changed body, another secret, a stale t", () =>
+    Effect.gen(function*() {
+      const secret = `whsec_${"s".repeat(43)}`
+      const body = `{"id":"evt_1","type":"quote.completed"}`
+      const now = Math.floor(Date.now() / 1000)
+      const sign = (t: number, text = body, key = secret) =>
+        `t=${t},v1=${Crypto.createHmac("sha256", key).update(`${t}.${text}`).digest("hex")}`
+      const cases = [
+        [sign(now), body, secret],
+        [`t=${now}, v1=${"0".repeat(64)}, ${sign(now).split(",")[1]}`, body, secret], // a rotation: two v1
+        [sign(now), body + " ", secret],
+        [sign(now), body, `${secret}x`],
+        [sign(now - 301), body, secret],
+        [sign(now).replace(`t=${now}`, `t=${now + 1}`), body, secret],
+        ["", body, secret],
+        [`v1=${sign(now).split("v1=")[1]}`, body, secret]
+      ] as const
+      expect(documented).toContain("def verify_webhook(")
+      for (
+        const definition of ["sys.path.insert(0, 'examples/gateway')\nfrom client import verify_webhook", documented!]
+      ) {
+        const result = yield* verifyInPython(`import sys\n${definition}`, cases)
+        expect(result.code, result.stderr).toBe(0)
+        expect(JSON.parse(result.stdout)).toEqual([true, true, false, false, false, false, false, false])
+      }
+    }))
+
+  layer(Sandbox.layer({ timeScale: 0.25, logLevel: "None" }), { excludeTestServices: true, timeout: 120_000 })(
+    "against gcx serve",
+    (it) => {
+      it.effect(
+        "submits, follows the events across a dropped stream without gap or repeat, verifies the webhook",
+        () =>
+          Effect.gen(function*() {
+            const sandbox = yield* Sandbox.SandboxServer
+            const hookPort = yield* freePort
+            const gateway = yield* startGateway(sandbox, { webhook: `http://127.0.0.1:${hookPort}/hooks/gcx` })
+            const proxy = yield* droppingProxy(new URL(gateway.url))
+            const card = TestData.Cards.success
+            const result = yield* python3(
+              ["--url", proxy.url, "--card", card, "--pin", pin, "--webhook-port", String(hookPort)],
+              { GCX_GATEWAY_KEY: gateway.apiKey, GCX_WEBHOOK_SECRET: gateway.webhookSecret! }
+            )
+            expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0)
+            const lines = result.stdout.trim().split("\n")
+            const id = /^submitted (\w+) \(pending\)$/.exec(lines[0]!)?.[1]
+            expect(id, result.stdout).toBeDefined()
+
+            // the stream dropped once, after the first event, and the client resumed after it
+            expect(proxy.drops()).toBe(1)
+            expect(result.stderr).toMatch(/^stream dropped .*; resuming after event 1$/m)
+            // every event once, in order: ids 1, 2, … n, the last one the terminal one
+            const events = lines.filter((line) => line.startsWith("event "))
+            const ids = events.map((line) => Number(line.split(" ")[1]))
+            expect(ids).toEqual(ids.map((_, index) => index + 1))
+            expect(events[0]).toBe("event 1 submitted")
+            expect(events.some((line) => /^event \d+ progress \d+% /.test(line))).toBe(true)
+            expect(events.at(-1)).toMatch(/^event \d+ completed$/)
+
+            expect(lines).toContainEqual(
+              expect.stringMatching(
+                new RegExp(`^completed ${id}: actual 100\\.00, exchange 85\\.00 \\(transaction \\S+\\)$`)
+              )
+            )
+            expect(lines.at(-1)).toBe(`webhook evt_${id} quote.completed verified: completed`)
+
+            // no card data anywhere: the client's output, the gateway's logs
+            for (const text of [result.stdout, result.stderr, gateway.output()]) {
+              expect(text).not.toContain(card)
+              expect(text).not.toContain(pin)
+            }
+          }),
+        { timeout: 120_000 }
+      )
+
+      it.effect(
+        "a spent rate limit (429 with Retry-After) is waited out: the quote is followed to its end",
+        () =>
+          Effect.gen(function*() {
+            const sandbox = yield* Sandbox.SandboxServer
+            // one request at once, one every 2 s: the event stream right after the POST is refused
+            const gateway = yield* startGateway(sandbox, { keyFlags: ["--rate", "0.5", "--burst", "1"] })
+            const result = yield* python3(
+              ["--url", gateway.url, "--card", TestData.Cards.instant, "--pin", pin],
+              { GCX_GATEWAY_KEY: gateway.apiKey }
+            )
+            expect(result.code, result.stderr).toBe(0)
+            expect(result.stderr).toMatch(/^stream dropped \(429 rate_limited: .*\); resuming from the start$/m)
+            expect(result.stdout).toMatch(/^completed \w+: actual 50\.00, exchange 42\.50 /m)
+          }),
+        { timeout: 120_000 }
+      )
+
+      it.effect(
+        "an Idempotency-Key reused with another card, and a wrong key, end with the error's code",
+        () =>
+          Effect.gen(function*() {
+            const sandbox = yield* Sandbox.SandboxServer
+            const gateway = yield* startGateway(sandbox)
+            const env = { GCX_GATEWAY_KEY: gateway.apiKey }
+            const submit = (card: string, key: Record<string, string> = env) =>
+              python3(["--url", gateway.url, "--card", card, "--pin", pin, "--idempotency-key", "order-1042"], key)
+            const first = yield* submit(TestData.Cards.instant)
+            expect(first.code, first.stderr).toBe(0)
+            expect(first.stdout).toMatch(/^completed \w+: actual 50\.00, exchange 42\.50 /m)
+            const reused = yield* submit(TestData.Cards.success)
+            expect(reused.code).toBe(2)
+            expect(reused.stderr.trim()).toMatch(/^client\.py: the gateway refused: 409 idempotency_key_reused: /)
+            const unknown = yield* submit(TestData.Cards.success, { GCX_GATEWAY_KEY: `gcx_sk_${"A".repeat(43)}` })
+            expect(unknown.code).toBe(2)
+            expect(unknown.stderr.trim()).toMatch(/^client\.py: the gateway refused: 401 unauthorized: /)
+            const missing = yield* python3(["--card", TestData.Cards.success, "--pin", pin], {})
+            expect(missing.code).toBe(2)
+            expect(missing.stderr).toContain("GCX_GATEWAY_KEY is not set")
+          }),
+        { timeout: 120_000 }
+      )
+    }
+  )
+})
