@@ -1,13 +1,14 @@
 /**
- * `gcx serve` embedded, in this process, as `gcx serve` composes it: the
- * gateway's server (`Gateway.layer`) over `GatewayQuotes`, the API keys, the
- * rate limit and the event log's reader, on the embedded deployment
- * (`Embedded.layerQuotes`: the single runner on SQLite in a file, the event
- * log's writer), with the exchange client
- * of a sandbox and the card cipher of a data key, and, when asked, the
- * keys' webhooks (`WebhookDelivery.layer`). Building it again on the
- * same file, port and data key is a restart of the gateway. Used by row 9
- * and by the gateway's chaos run.
+ * `gcx serve` embedded, in this process, composed as `gcx serve` composes it
+ * (`packages/cli/src/run/Serve.ts`): the gateway's server (`Gateway.layer`)
+ * over `GatewayQuotes`, the API keys, the rate limit and the event log's
+ * reader, on the embedded deployment (`Embedded.layerQuotes`: the single
+ * runner on SQLite in a file, the event log's writer), with the exchange
+ * client of a sandbox and the card cipher of a data key. The keys' webhooks
+ * (`WebhookDelivery.layerNode`, always on in `gcx serve`) only when asked:
+ * row 9 measures without them. Building it again on the same file, port and
+ * data key is a restart of the gateway. Used by row 9 and by the gateway's
+ * chaos run.
  */
 import * as ApiKeys from "@gcx/gateway/ApiKeys"
 import * as Gateway from "@gcx/gateway/Gateway"
@@ -19,7 +20,6 @@ import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as Embedded from "@gcx/workflow/Embedded"
 import * as EventLog from "@gcx/workflow/EventLog"
 import * as Effect from "effect/Effect"
-import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import type * as LogLevel from "effect/LogLevel"
 import * as Redacted from "effect/Redacted"
@@ -39,15 +39,11 @@ export interface Options {
   readonly dataKey: string
   /** The exchange client's settings over the sandbox's defaults (partner, timeouts, retries). */
   readonly client?: Partial<ExchangeConfig.Options> | undefined
-  /** The keys' webhooks delivered (`WebhookDelivery.layer` with these settings); none when absent. */
+  /** The keys' webhooks delivered as `gcx serve` does (`WebhookDelivery.layerNode`); none when absent. */
   readonly webhooks?: WebhookDelivery.Options | undefined
   /** The least level logged. Default `Warn`: no line per request in a run's output. */
   readonly logLevel?: LogLevel.LogLevel | undefined
 }
-
-/** The webhooks' deliveries over the deployment: their own API keys reader, plain `fetch`. */
-const deliveries = (options: WebhookDelivery.Options) =>
-  WebhookDelivery.layer(options).pipe(Layer.provide(Layer.merge(ApiKeys.layer, FetchHttpClient.layer)))
 
 /** The gateway serving on `options.port`, its deployment and its services, until the layer's scope closes. */
 export const layer = (options: Options) =>
@@ -57,7 +53,7 @@ export const layer = (options: Options) =>
     Layer.provideMerge(
       Embedded.layerQuotes(
         { filename: options.filename },
-        options.webhooks === undefined ? undefined : deliveries(options.webhooks)
+        options.webhooks === undefined ? undefined : WebhookDelivery.layerNode(options.webhooks)
       )
     ),
     Layer.provideMerge(Layer.merge(clientLayer(options.endpoint, options.client), CardCipher.layer(options.dataKey))),
