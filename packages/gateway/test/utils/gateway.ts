@@ -2,22 +2,30 @@
  * A gateway over real HTTP on a free loopback port: the server of
  * `Gateway.layer`, over durable quotes embedded on SQLite in a temporary
  * file, a real exchange client and the sandbox in context, with the
- * in-memory `ApiKeys`, `RateLimit` and `EventLog` of `layers.ts`. Its log
- * lines are captured (message and annotations, as text) for sentinel scans.
+ * in-memory `ApiKeys`, `RateLimit` and `EventLog` of `layers.ts`, or (with
+ * `stores: "real"`) their real layers on the gateway's database, as
+ * `gcx serve` runs them. Its log lines are captured (message and
+ * annotations, as text) for sentinel scans.
  */
+import { expect } from "@effect/vitest"
 import { ExchangeClient } from "@gcx/http"
+import type * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as Embedded from "@gcx/workflow/Embedded"
+import * as EventLog from "@gcx/workflow/EventLog"
 import { Effect, Layer, Logger, References } from "effect"
 import type * as Duration from "effect/Duration"
 import { FetchHttpClient, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as ApiKeys from "../../src/ApiKeys.js"
 import * as Gateway from "../../src/Gateway.js"
 import * as GatewayQuotes from "../../src/GatewayQuotes.js"
+import * as RateLimit from "../../src/RateLimit.js"
 import { apiKey, apiKeysLayer, eventLogLayer, rateLimitLayer } from "./layers.js"
 
 /** The data key of the tests. */
@@ -55,10 +63,40 @@ export interface Running {
   readonly logs: ReadonlyArray<string>
   /** How many rows `table` of the gateway's database holds. */
   readonly count: (table: string) => Effect.Effect<number>
+  /** The gateway's own `ApiKeys` (the real store's `create` and `revoke` with `stores: "real"`). */
+  readonly keys: ApiKeys.Service
 }
 
-/** Runs a gateway (in the scope) for the sandbox in context; `heartbeat`: how often it checks the service. */
-export const start = (options: { readonly heartbeatInterval?: Duration.Input } = {}) =>
+/** Settings of a test gateway. */
+export interface StartOptions {
+  /** How often it checks the service (`/readyz`). Default 10 s. */
+  readonly heartbeatInterval?: Duration.Input
+  /**
+   * The callers' stores: the in-memory stand-ins of `layers.ts` (callers `keys`, C rate limited; default), or
+   * `"real"`: `ApiKeys.layer`, `RateLimit.layer` and `EventLog.layer()` on the gateway's database (no caller yet).
+   */
+  readonly stores?: "standIns" | "real"
+}
+
+/** The in-memory stand-ins of the callers' stores, for the callers of `keys`. */
+const standIns = Layer.mergeAll(
+  eventLogLayer,
+  apiKeysLayer({ [keys.a]: apiKey("key_a"), [keys.b]: apiKey("key_b"), [keys.limited]: apiKey("key_c") }),
+  rateLimitLayer({ key_c: 7 })
+)
+
+/** The real callers' stores on the deployment's database, as `gcx serve` builds them. */
+const realStores = Layer.mergeAll(ApiKeys.layer, RateLimit.layer, EventLog.layer())
+
+/** The callers' stores of `options`. */
+const storesOf = (options: StartOptions): Layer.Layer<
+  ApiKeys.ApiKeys | RateLimit.RateLimit | EventLog.EventLog,
+  SqlError.SqlError,
+  SqlClient.SqlClient | CardCipher.CardCipher | QuoteEvents.QuoteEvents
+> => options.stores === "real" ? realStores : standIns
+
+/** Runs a gateway (in the scope) for the sandbox in context. */
+export const start = (options: StartOptions = {}) =>
   Effect.gen(function*() {
     const server = yield* Sandbox.SandboxServer
     const filename = Path.join(yield* tempDirectory, "gcx.db")
@@ -67,7 +105,7 @@ export const start = (options: { readonly heartbeatInterval?: Duration.Input } =
       logs.push(JSON.stringify({ message, annotations: fiber.getRef(References.CurrentLogAnnotations) }))
     })
     const deployment = Embedded.layerQuotes({ filename }).pipe(
-      Layer.provide(CardCipher.layer(dataKey)),
+      Layer.provideMerge(CardCipher.layer(dataKey)),
       Layer.provideMerge(ExchangeClient.layerWith({
         ...Sandbox.clientOptions(server),
         retry: { baseDelay: "10 millis", maxDelay: "200 millis", budget: { capacity: 1000, refillPerSecond: 100 } }
@@ -76,11 +114,7 @@ export const start = (options: { readonly heartbeatInterval?: Duration.Input } =
     )
     const gateway = Gateway.layer({ port: 0, interval: options.heartbeatInterval ?? "10 seconds" }).pipe(
       Layer.provide(GatewayQuotes.layer(dataKey)),
-      Layer.provideMerge(eventLogLayer),
-      Layer.provide(
-        apiKeysLayer({ [keys.a]: apiKey("key_a"), [keys.b]: apiKey("key_b"), [keys.limited]: apiKey("key_c") })
-      ),
-      Layer.provide(rateLimitLayer({ key_c: 7 })),
+      Layer.provideMerge(storesOf(options)),
       Layer.provideMerge(deployment),
       Layer.provide(Logger.layer([capture])),
       Layer.provide(Layer.succeed(References.MinimumLogLevel, "All")),
@@ -94,7 +128,15 @@ export const start = (options: { readonly heartbeatInterval?: Duration.Input } =
         const rows = yield* sql<{ readonly n: number }>`SELECT count(*) AS n FROM ${sql(table)}`
         return Number(rows[0]!.n)
       }).pipe(Effect.provide(context), Effect.orDie)
-    return { url: `http://127.0.0.1:${address.port}`, sandbox: server, filename, logs, count } satisfies Running
+    const apiKeys = yield* Effect.provide(ApiKeys.ApiKeys, context)
+    return {
+      url: `http://127.0.0.1:${address.port}`,
+      sandbox: server,
+      filename,
+      logs,
+      count,
+      keys: apiKeys
+    } satisfies Running
   })
 
 /** An answer, read whole. */
@@ -146,3 +188,29 @@ export const awaitDone = (url: string, key: string, id: string, attempts = 400):
     }
     return yield* Effect.die(new Error(`quote ${id} still pending`))
   })
+
+/** A message of an event stream, as a client parses it. */
+export interface Message {
+  readonly id: number
+  readonly event: string
+  readonly data: any
+}
+
+/** The messages of an event stream's whole text (comments skipped). */
+export const messagesOf = (text: string): ReadonlyArray<Message> =>
+  text.split("\n\n").filter((block) => block.includes("data: ")).map((block) => {
+    const field = (name: string) =>
+      block.split("\n").find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2)
+    return { id: Number(field("id")), event: field("event")!, data: JSON.parse(field("data")!) }
+  })
+
+/** Asserts a quote's whole stream: ids 1..n, `Submitted` first, one terminal event (`terminal`), last. */
+export const expectWholeStream = (messages: ReadonlyArray<Message>, terminal: "Completed" | "Failed") => {
+  expect(messages.map((message) => message.id)).toEqual(messages.map((_, index) => index + 1))
+  expect(messages[0]?.event).toBe("Submitted")
+  const terminals = messages.flatMap((message, index) =>
+    message.event === "Completed" || message.event === "Failed" ? [index] : []
+  )
+  expect(terminals).toEqual([messages.length - 1])
+  expect(messages.at(-1)?.event).toBe(terminal)
+}
