@@ -17,6 +17,7 @@ import * as Report from "./internal/report.js"
 import { round } from "./internal/stats.js"
 import * as Batch from "./rows/batch.js"
 import * as Durable from "./rows/durable.js"
+import * as Gateway from "./rows/gateway.js"
 import * as Memory from "./rows/memory.js"
 import * as Polling from "./rows/polling.js"
 import * as Sandbox from "./rows/sandbox.js"
@@ -34,6 +35,7 @@ const rows: ReadonlyArray<readonly [string, (context: RowContext) => Effect.Effe
   ["durable", Durable.run],
   ["startup", Startup.run],
   ["batch", Batch.run],
+  ["gateway", Gateway.run],
   ["soak", Soak.run]
 ]
 

@@ -22,11 +22,10 @@ import { QuoteEvent } from "@gcx/core"
 import * as Telemetry from "@gcx/http/Telemetry"
 import type { QuotePoller as QuotePollerNs } from "@gcx/poller"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
-import type { Faults } from "@gcx/sandbox"
-import { TestData } from "@gcx/sandbox"
+import type { TestData } from "@gcx/sandbox"
 import * as OtlpReceiver from "@gcx/sandbox/OtlpReceiver"
 import { Effect, Option, Stream } from "effect"
-import { randomBytes, randomInt } from "node:crypto"
+import { randomBytes } from "node:crypto"
 import * as Admin from "../internal/Admin.js"
 import { pollerLayer } from "../internal/gcx.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
@@ -47,43 +46,7 @@ const partner: TestData.Partner = {
   creatorId: 7001
 }
 
-/**
- * The faults. The first rule of an answer kind that fires decides the answer,
- * so each later rule's probability is raised to give the intended share of
- * all requests: 20 % 503, 5 % 500, 5 % resets, 3 % of POSTs dropped after
- * processing; 2 % of requests stall 2 s (on top of their answer).
- */
-const faults: ReadonlyArray<Faults.FaultRule> = [
-  { route: "any", kind: "status503", probability: 0.2 },
-  { route: "any", kind: "status500", probability: 0.05 / 0.8 },
-  { route: "any", kind: "reset", probability: 0.05 / 0.75 },
-  { route: "createQuote", kind: "dropAnswer", probability: 0.03 / 0.7 },
-  { route: "any", kind: "stall", probability: 0.02 }
-]
-
-/** The client's settings for the run (reported with the figures). */
-const clientSettings = {
-  requestTimeout: "5 seconds",
-  retry: {
-    maxAttempts: 10,
-    baseDelay: "50 millis",
-    maxDelay: "1 second",
-    budget: { capacity: 5_000, refillPerSecond: 500 }
-  }
-} as const
-
-/** The cards: mostly distinct cards with derived balances (2 s), plus card outcomes and instant quotes. */
-const cards = Array.from({ length: quotes }, (_, index) => ({
-  cardNumber: index % 20 === 0
-    ? TestData.Cards.invalid
-    : index % 20 === 1
-    ? TestData.Cards.merchantUnavailable
-    : index % 20 === 2
-    ? TestData.Cards.instant
-    : `4929${String(randomInt(0, 1e12)).padStart(12, "0")}`,
-  pinNumber: `pin-${randomBytes(5).toString("hex")}`,
-  productLineId: TestData.defaultProductLineId
-}))
+const cards = Chaos.cards(quotes)
 
 const quoteAll = (capture: Capture.Capture) =>
   Effect.gen(function*() {
@@ -124,13 +87,13 @@ const settings: Chaos.Settings = {
   concurrency,
   clientId: partner.clientId,
   tokenLifetimeSeconds,
-  client: clientSettings
+  client: Chaos.clientSettings
 }
 const figures = (run: Chaos.Run) => Chaos.figures(run, settings)
 
 describe(`chaos: ${quotes} quotes under faults, tokens expiring every ${tokenLifetimeSeconds} s`, () => {
   beforeAll(async () => {
-    sandbox = await SandboxProcess.start([{ partners: [partner], tokenLifetimeSeconds, seed: 7, faults }])
+    sandbox = await SandboxProcess.start([{ partners: [partner], tokenLifetimeSeconds, seed: 7, faults: Chaos.faults }])
     const capture = Capture.make()
     const started = performance.now()
     const { client, exported, metrics, seconds } = await Effect.runPromise(
@@ -146,7 +109,7 @@ describe(`chaos: ${quotes} quotes under faults, tokens expiring every ${tokenLif
               clientId: partner.clientId,
               clientSecret: partner.clientSecret,
               apiKey: partner.apiKey,
-              ...clientSettings
+              ...Chaos.clientSettings
             },
             journal: QuoteJournal.layerMemory,
             bus: { capacity: 1_000_000 },

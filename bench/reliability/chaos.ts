@@ -7,9 +7,50 @@
 import type { Errors } from "@gcx/core"
 import { QuoteEvent } from "@gcx/core"
 import { TokenProvider } from "@gcx/http"
-import type { Journal, Lifecycle } from "@gcx/sandbox"
+import type { Faults, Journal, Lifecycle } from "@gcx/sandbox"
+import { TestData } from "@gcx/sandbox"
 import type * as OtlpReceiver from "@gcx/sandbox/OtlpReceiver"
+import { randomBytes, randomInt } from "node:crypto"
 import type * as Capture from "./capture.js"
+
+/**
+ * The faults. The first rule of an answer kind that fires decides the answer,
+ * so each later rule's probability is raised to give the intended share of
+ * all requests: 20 % 503, 5 % 500, 5 % resets, 3 % of POSTs dropped after
+ * processing; 2 % of requests stall 2 s (on top of their answer).
+ */
+export const faults: ReadonlyArray<Faults.FaultRule> = [
+  { route: "any", kind: "status503", probability: 0.2 },
+  { route: "any", kind: "status500", probability: 0.05 / 0.8 },
+  { route: "any", kind: "reset", probability: 0.05 / 0.75 },
+  { route: "createQuote", kind: "dropAnswer", probability: 0.03 / 0.7 },
+  { route: "any", kind: "stall", probability: 0.02 }
+]
+
+/** The client's settings for the run (reported with the figures). */
+export const clientSettings = {
+  requestTimeout: "5 seconds",
+  retry: {
+    maxAttempts: 10,
+    baseDelay: "50 millis",
+    maxDelay: "1 second",
+    budget: { capacity: 5_000, refillPerSecond: 500 }
+  }
+} as const
+
+/** `count` cards: mostly distinct cards with derived balances (2 s), plus card outcomes and instant quotes. */
+export const cards = (count: number) =>
+  Array.from({ length: count }, (_, index) => ({
+    cardNumber: index % 20 === 0
+      ? TestData.Cards.invalid
+      : index % 20 === 1
+      ? TestData.Cards.merchantUnavailable
+      : index % 20 === 2
+      ? TestData.Cards.instant
+      : `4929${String(randomInt(0, 1e12)).padStart(12, "0")}`,
+    pinNumber: `pin-${randomBytes(5).toString("hex")}`,
+    productLineId: TestData.defaultProductLineId
+  }))
 
 /** What the client saw of one quote. */
 export interface Seen {

@@ -1,0 +1,319 @@
+/**
+ * Row 9, `gcx serve`: what the HTTP gateway costs over the durable engine it
+ * serves, and what an open event stream holds.
+ *
+ * One embedded deployment in this process (`internal/gatewayDeployment.ts`:
+ * `Gateway.layer` over `Embedded.layerQuotes`, SQLite in a temporary file, no
+ * webhook endpoint), one sandbox in its own process. Two sides on that same
+ * deployment, in alternating rounds, same quotes, same concurrency, the
+ * instant card:
+ * - in-process: `DurableQuotes.execute` called in this process;
+ * - through the gateway: callers in a child process of their own
+ *   (`gateway-client.ts`, plain `fetch`): `POST /v1/quotes` with an
+ *   `Idempotency-Key`, then the quote's server-sent events
+ *   (`GET /v1/quotes/{id}/events`) read to the terminal event: the outcome
+ *   by the SSE stream, not by polling.
+ * Throughput is each side's quotes/s (goal: the gateway ≥ 0.8 of in-process).
+ * CPU is this process's (the gateway and the engine; the callers' CPU is
+ * their own process's, reported apart): the gateway's CPU per quote is the
+ * gateway side's minus the in-process side's.
+ *
+ * Open streams, on a second deployment of their own (so that the readings
+ * hold nothing the first left behind): `streams` quotes on the slow card (pending for 10 minutes:
+ * the sandbox runs at timeScale 20, which leaves the instant card instant),
+ * then one event stream per quote held open by the child; this process's
+ * heap and RSS after full collections, before and with every stream open
+ * (goal: ≤ 20 KB of heap per stream), and after they are dropped; in a
+ * full run, two heap snapshots (streams open, then dropped) name what each
+ * open stream holds.
+ */
+import { TestData } from "@gcx/sandbox"
+import * as CardCipher from "@gcx/workflow/CardCipher"
+import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as v8 from "node:v8"
+import * as vm from "node:vm"
+import * as PgTest from "../../packages/workflow/test/utils/postgres.js"
+import * as Admin from "../internal/Admin.js"
+import * as Child from "../internal/child.js"
+import * as Cpu from "../internal/cpu.js"
+import type { Run } from "../internal/durableSides.js"
+import { cpuOf, figures, measure } from "../internal/durableSides.js"
+import * as GatewayDeployment from "../internal/gatewayDeployment.js"
+import type { CardInput, Target } from "../internal/gatewayHttp.js"
+import * as HeapDiff from "../internal/heapDiff.js"
+import { inBench } from "../internal/paths.js"
+import type { RowContext, RowResult } from "../internal/report.js"
+import { fmt, goal } from "../internal/report.js"
+import type { Endpoint } from "../internal/SandboxProcess.js"
+import * as SandboxProcess from "../internal/SandboxProcess.js"
+import { median, round } from "../internal/stats.js"
+import type { LoadResult, StreamsResult } from "./gateway-client.js"
+
+const cardOf = (cardNumber: string): CardInput => ({
+  cardNumber,
+  pinNumber: TestData.pin,
+  productLineId: TestData.defaultProductLineId
+})
+
+const client = inBench("rows", "gateway-client.ts")
+
+const concurrency = 32
+
+/** A child of `gateway-client.ts` for the life of `use`, killed after. */
+const withClient = <A>(args: ReadonlyArray<string>, use: (child: Child.Interactive) => Promise<A>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => Child.interactive("gateway client", client, args)),
+    (child) => Effect.tryPromise({ try: () => use(child), catch: (error) => error as Error }),
+    (child) => Effect.promise(() => child.stop())
+  )
+
+/** One measured run through the gateway: the child's callers, this process's CPU between their START and END. */
+const throughGateway = (endpoint: Endpoint, target: Target, runId: string, quotes: number, warmup: number) =>
+  Effect.gen(function*() {
+    yield* Effect.promise(() => Admin.reset(endpoint))
+    const settings = { target, card: cardOf(TestData.Cards.instant), runId, warmup, quotes, concurrency }
+    const { cpuMillis, result } = yield* withClient(["load", JSON.stringify(settings)], async (child) => {
+      await child.expect("START")
+      const before = Cpu.selfMillis()
+      await child.expect("END")
+      const cpuMillis = Cpu.selfMillis() - before
+      return { cpuMillis, result: JSON.parse(await child.expect("RESULT")) as LoadResult }
+    })
+    const journal = yield* Effect.promise(() => Admin.journal(endpoint))
+    return {
+      quotesPerSecond: (quotes * 1000) / result.wallMillis,
+      clientCpuMillisPerQuote: cpuMillis / quotes,
+      serverCpuMillisPerQuote: undefined,
+      failures: quotes - (result.outcomes.Completed ?? 0),
+      // the sandbox was reset before the child's warm-up
+      createQuoteRequests: journal.requests.createQuote - warmup,
+      callersCpuMillisPerQuote: result.cpuMillis / quotes,
+      outcomes: result.outcomes
+    }
+  })
+
+/** V8's full collection, reached without `--expose-gc` on the command line. */
+const collector = (): () => void => {
+  v8.setFlagsFromString("--expose-gc")
+  return vm.runInNewContext("gc") as () => void
+}
+
+/** Heap and RSS after full collections until the heap is quiet. */
+const settledMemory = async (gc: () => void) => {
+  for (let index = 0; index < 4; index++) {
+    gc()
+    await new Promise((resolve) => setTimeout(resolve, 150))
+  }
+  const { heapUsed, rss } = process.memoryUsage()
+  return { heapUsed, rss }
+}
+
+/**
+ * What each open stream holds, by constructor: a heap snapshot with the
+ * streams open, then one after they were dropped (`internal/heapDiff.ts`), in
+ * `dir`. Taken after the memory readings they follow: writing a snapshot
+ * grows the RSS for good.
+ */
+const snapshots = (dir: string) => {
+  const files: Array<string> = []
+  return {
+    take: () => void files.push(v8.writeHeapSnapshot(path.join(dir, `streams-${files.length}.heapsnapshot`))),
+    grew: (streams: number) => {
+      const [during, after] = files.map(HeapDiff.counts)
+      files.forEach((file) => fs.rmSync(file, { force: true }))
+      // what gained at least one live node per stream
+      return HeapDiff.diff(after!, during!, streams).slice(0, 15).map((growth) => ({
+        ...growth,
+        perStream: round((growth.after - growth.before) / streams, 1),
+        selfBytesPerStream: round(growth.selfBytesAdded / streams, 0)
+      }))
+    }
+  }
+}
+
+/**
+ * `count` pending quotes, then one event stream per quote held open: this
+ * process's memory before, with and after them; with `snapshotDir`, what grew.
+ */
+const openStreams = (target: Target, count: number, snapshotDir: string | undefined) =>
+  withClient(
+    ["streams", JSON.stringify({ target, card: cardOf(TestData.Cards.slow), runId: "streams", count })],
+    async (child) => {
+      const gc = collector()
+      const heap = snapshotDir === undefined ? undefined : snapshots(snapshotDir)
+      const submitStarted = performance.now()
+      const { submitted } = JSON.parse(await child.expect("SUBMITTED")) as { readonly submitted: number }
+      const submitSeconds = (performance.now() - submitStarted) / 1000
+      // let the engine start every quote and record its first events
+      await new Promise((resolve) => setTimeout(resolve, 2_000))
+      const before = await settledMemory(gc)
+      const openStarted = performance.now()
+      child.send("OPEN")
+      const { opened } = JSON.parse(await child.expect("OPENED")) as { readonly opened: number }
+      const openSeconds = (performance.now() - openStarted) / 1000
+      const during = await settledMemory(gc)
+      heap?.take()
+      child.send("CLOSE")
+      const result = JSON.parse(await child.expect("RESULT")) as StreamsResult
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      const after = await settledMemory(gc)
+      heap?.take()
+      const grew = heap?.grew(opened) ?? []
+      return { submitted, opened, submitSeconds, openSeconds, before, during, after, result, grew }
+    }
+  )
+
+/** Runs row 9. */
+export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
+  Effect.gen(function*() {
+    const started = performance.now()
+    const quotes = context.quick ? 100 : 600
+    const warmup = context.quick ? 30 : 100
+    const rounds = context.quick ? 1 : 3
+    const streams = context.quick ? 200 : 1_000
+    const sandbox = yield* SandboxProcess.scoped([{ timeScale: 20 }])
+    const endpoint = sandbox.endpoint
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "gcx-bench-gateway-"))),
+      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    )
+    const dataKey = CardCipher.generateKey()
+    /** A deployment of its own on a new database file and a free port, for the life of `use`, with a caller. */
+    const deployed = <A, E, R>(
+      name: string,
+      use: (target: Target) => Effect.Effect<A, E, R>
+    ) =>
+      Effect.flatMap(PgTest.freePort, (port) =>
+        GatewayDeployment.createCaller("bench").pipe(
+          Effect.flatMap((caller) => use({ baseUrl: GatewayDeployment.baseUrl(port), key: caller.key })),
+          Effect.provide(GatewayDeployment.layer({ endpoint, filename: path.join(dir, `${name}.db`), port, dataKey })),
+          Effect.scoped
+        ))
+
+    const { gateway, inProcess } = yield* deployed("throughput", (target) =>
+      Effect.gen(function*() {
+        const durable = yield* DurableQuotes.DurableQuotes
+        const execute = () => durable.execute(cardOf(TestData.Cards.instant))
+        context.log("gateway: warming up the in-process side")
+        yield* measure(endpoint, warmup, concurrency, execute)
+        const inProcess: Array<Run> = []
+        const gateway: Array<Effect.Success<ReturnType<typeof throughGateway>>> = []
+        for (let round = 0; round < rounds; round++) {
+          context.log(`gateway: round ${round + 1} of ${rounds}, in-process DurableQuotes.execute`)
+          inProcess.push(yield* measure(endpoint, quotes, concurrency, execute))
+          context.log(`gateway: round ${round + 1} of ${rounds}, through the gateway (POST, then the SSE stream)`)
+          gateway.push(yield* throughGateway(endpoint, target, `round-${round}`, quotes, warmup))
+        }
+        return { inProcess, gateway }
+      }))
+    // on a deployment of its own: what the first left behind (finished workflows) is not in the readings
+    context.log(`gateway: ${fmt(streams)} pending quotes, then one event stream each, held open`)
+    const held = yield* deployed("streams", (target) => openStreams(target, streams, context.quick ? undefined : dir))
+
+    const medianOf = (runs: ReadonlyArray<Run>, f: (run: Run) => number) => median(runs.map(f))
+    const inProcessQps = medianOf(inProcess, (run) => run.quotesPerSecond)
+    const gatewayQps = medianOf(gateway, (run) => run.quotesPerSecond)
+    const inProcessCpu = medianOf(inProcess, cpuOf)
+    const gatewayCpu = medianOf(gateway, cpuOf)
+    const callersCpu = median(gateway.map((run) => run.callersCpuMillisPerQuote))
+    const throughputRatio = round(gatewayQps / inProcessQps, 3)
+    const perStream = (key: "heapUsed" | "rss") => (held.during[key] - held.before[key]) / held.opened
+    const heapPerStream = round(perStream("heapUsed"), 0)
+    const rssPerStream = round(perStream("rss"), 0)
+    const kb = (bytes: number) => fmt(bytes / 1024, 1)
+    return {
+      number: 9,
+      id: "gateway",
+      title: "Gateway",
+      baseline: "DurableQuotes.execute in-process on the same embedded deployment, same run",
+      params: {
+        quotes,
+        warmup,
+        concurrency,
+        rounds,
+        card: "instant",
+        outcome: "the quote's SSE stream (GET /v1/quotes/{id}/events) read to its terminal event",
+        webhooks: "none",
+        deployment: "embedded (SQLite in a temporary file), gateway and engine in the bench process; the " +
+          "streams on a second deployment of their own",
+        callers: "a child process, plain fetch (undici), one connection per request in flight",
+        cpu: "the bench process's (gateway + engine); the gateway's per quote = gateway side − in-process side",
+        streams,
+        streamCard: "slow (timeScale 20: pending 10 minutes)"
+      },
+      figures: {
+        inProcess: inProcess.map((run) => figures(run)),
+        gateway: gateway.map((run) => ({
+          ...figures(run),
+          callersCpuMillisPerQuote: round(run.callersCpuMillisPerQuote, 3),
+          outcomes: run.outcomes
+        })),
+        inProcessQuotesPerSecond: round(inProcessQps, 1),
+        gatewayQuotesPerSecond: round(gatewayQps, 1),
+        throughputRatio,
+        inProcessCpuMillisPerQuote: round(inProcessCpu, 3),
+        gatewaySideCpuMillisPerQuote: round(gatewayCpu, 3),
+        gatewayCpuMillisPerQuote: round(gatewayCpu - inProcessCpu, 3),
+        callersCpuMillisPerQuote: round(callersCpu, 3),
+        streams: {
+          ...held,
+          heapBytesPerStream: heapPerStream,
+          rssBytesPerStream: rssPerStream,
+          heapBytesReleasedPerStream: round((held.during.heapUsed - held.after.heapUsed) / held.opened, 0)
+        }
+      },
+      lines: [
+        {
+          measure: `quotes/s through the gateway (POST + SSE to the outcome; ${fmt(quotes)} quotes, concurrency ` +
+            `${concurrency}, instant card, median of ${rounds}); baseline: DurableQuotes.execute in-process`,
+          gcx: fmt(gatewayQps),
+          baseline: fmt(inProcessQps),
+          ratio: fmt(throughputRatio, 2),
+          goal: "gateway.throughput"
+        },
+        {
+          measure: "CPU ms per quote of the gateway's process (gateway + engine; the callers' own process: " +
+            `${fmt(callersCpu, 2)}); baseline: in-process (+${fmt(gatewayCpu - inProcessCpu, 2)} ms for the gateway)`,
+          gcx: fmt(gatewayCpu, 2),
+          baseline: fmt(inProcessCpu, 2),
+          ratio: fmt(gatewayCpu / inProcessCpu, 2)
+        },
+        {
+          measure: `heap KB per open event stream (${fmt(held.opened)} held open on pending quotes; ` +
+            `RSS ${kb(rssPerStream)} KB per stream)`,
+          gcx: kb(heapPerStream),
+          baseline: "-",
+          ratio: "-",
+          goal: "gateway.streamMemory"
+        }
+      ],
+      goals: [
+        goal(
+          "gateway.throughput",
+          "quotes/s through the gateway ÷ DurableQuotes.execute in-process, same deployment",
+          ">=",
+          0.8,
+          throughputRatio
+        ),
+        goal("gateway.streamMemory", "heap bytes per open event stream, KB", "<=", 20, round(heapPerStream / 1024, 1))
+      ],
+      notes: [
+        ...(held.opened === streams && held.result.endedEarly === 0
+          ? []
+          : [`streams: ${held.opened} of ${streams} opened, ${held.result.endedEarly} ended early`]),
+        ...(held.grew.length === 0 ? [] : [
+          `per open stream (heap snapshots): ${
+            held.grew.slice(0, 8).map((growth) =>
+              `${growth.name} ×${growth.perStream} (${growth.selfBytesPerStream} B)`
+            )
+              .join(", ")
+          }`
+        ])
+      ],
+      seconds: round((performance.now() - started) / 1000, 1)
+    }
+  }).pipe(Effect.scoped)
