@@ -181,7 +181,11 @@ describe("gcx serve keys", () => {
         const posted = yield* call("/v1/quotes", {
           method: "POST",
           headers: { "idempotency-key": "live-1", "content-type": "application/json" },
-          body: JSON.stringify({ cardNumber: TestData.Cards.instant, pinNumber: pin, productLineId: TestData.defaultProductLineId })
+          body: JSON.stringify({
+            cardNumber: TestData.Cards.instant,
+            pinNumber: pin,
+            productLineId: TestData.defaultProductLineId
+          })
         })
         expect(posted.status, posted.body).toBe(202)
         const quote = `/v1/quotes/${JSON.parse(posted.body).id}`
@@ -199,12 +203,16 @@ describe("gcx serve keys", () => {
         // the gateway's cache of authenticated keys is 5 s
         expect(Date.now() - since).toBeLessThan(6_000)
 
+        // the keys' file, private, as the quotes' file is (its -wal and -shm exist while the gateway holds it open)
+        for (const file of [keysFile, `${keysFile}-wal`, `${keysFile}-shm`]) {
+          expect(Fs.statSync(file).mode & 0o777, file).toBe(0o600)
+        }
+        expect(Fs.statSync(Path.dirname(keysFile)).mode & 0o777).toBe(0o700)
+
         server!.kill("SIGTERM")
         const output = yield* Fiber.join(served)
         expect(`${output.stdout}${output.stderr}`).not.toContain(key)
         expectNoSecrets(output)
-        for (const file of [keysFile, `${keysFile}-wal`]) expect(Fs.statSync(file).mode & 0o777).toBe(0o600)
-        expect(Fs.statSync(Path.dirname(keysFile)).mode & 0o777).toBe(0o700)
       }).pipe(Effect.scoped),
     180_000
   )

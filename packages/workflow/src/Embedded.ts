@@ -114,31 +114,31 @@ const reasonOf = (failure: unknown): string =>
     : String(failure)
 
 /** A database that cannot be opened (the driver throws), or is locked, as a `SqlError` that says which and why. */
-const openError = (filename: string, exclusive: boolean) =>
-(cause: Cause.Cause<unknown>): Effect.Effect<never, SqlError.SqlError> => {
-  const failure = Cause.squash(cause)
-  const reason = reasonOf(failure)
-  const locked = (SqlError.isSqlError(failure) && failure.reason._tag === "LockTimeoutError") ||
-    /locked|busy/i.test(reason)
-  const operation = "open"
-  return Effect.fail(
-    new SqlError.SqlError({
-      reason: locked
-        ? new SqlError.LockTimeoutError({
-          cause: failure,
-          operation,
-          message: exclusive
-            ? `the embedded database ${filename} is in use by another process (one process per database file)`
-            : `the embedded database ${filename} stayed locked by another process`
-        })
-        : new SqlError.ConnectionError({
-          cause: failure,
-          operation,
-          message: `the embedded database ${filename} could not be opened: ${reason}`
-        })
-    })
-  )
-}
+const openError =
+  (filename: string, exclusive: boolean) => (cause: Cause.Cause<unknown>): Effect.Effect<never, SqlError.SqlError> => {
+    const failure = Cause.squash(cause)
+    const reason = reasonOf(failure)
+    const locked = (SqlError.isSqlError(failure) && failure.reason._tag === "LockTimeoutError") ||
+      /locked|busy/i.test(reason)
+    const operation = "open"
+    return Effect.fail(
+      new SqlError.SqlError({
+        reason: locked
+          ? new SqlError.LockTimeoutError({
+            cause: failure,
+            operation,
+            message: exclusive
+              ? `the embedded database ${filename} is in use by another process (one process per database file)`
+              : `the embedded database ${filename} stayed locked by another process`
+          })
+          : new SqlError.ConnectionError({
+            cause: failure,
+            operation,
+            message: `the embedded database ${filename} could not be opened: ${reason}`
+          })
+      })
+    )
+  }
 
 /** Settings of the embedded database. */
 export interface SqliteOptions {

@@ -67,7 +67,10 @@ const variables: ReadonlyArray<Help.Variable> = [
     "there; unset, in the file GCX_GATEWAY_KEYS_FILE"
   ],
   keysFileVariable,
-  ["GCX_DATABASE_FILE", "SQLite file of the embedded gcx serve's quotes (default .gcx/gcx.db): the keys file is beside it"],
+  [
+    "GCX_DATABASE_FILE",
+    "SQLite file of the embedded gcx serve's quotes (default .gcx/gcx.db): the keys file is beside it"
+  ],
   Help.durableVariables.dataKey,
   Help.durableVariables.previousDataKey
 ]
