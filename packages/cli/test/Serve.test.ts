@@ -11,7 +11,7 @@ import * as ApiKeys from "@gcx/gateway/ApiKeys"
 import * as RateLimit from "@gcx/gateway/RateLimit"
 import { TestData } from "@gcx/sandbox"
 import { CardCipher, EventLog } from "@gcx/workflow"
-import { ConfigProvider, Console, Effect, Fiber, Layer, Option, Redacted } from "effect"
+import { ConfigProvider, Console, Effect, Fiber, Layer, Option, Redacted, Result } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -45,18 +45,16 @@ describe("gcx serve", () => {
       const filename = Path.join(directory, "gcx.db")
       const printed: Array<string> = []
       const base = yield* Console.Console
-      const fiber = yield* Serve.run({ port: Option.some(0), host: Option.none(), connection }, standIns).pipe(
-        Effect.provideService(Console.Console, { ...base, log: (...values) => printed.push(values.join(" ")) }),
-        Effect.provideService(
-          ConfigProvider.ConfigProvider,
-          ConfigProvider.fromEnvRecord({
-            GCX_DATA_KEY: CardCipher.generateKey(),
-            GCX_DATABASE_FILE: filename,
-            GCX_SANDBOX_TIME_SCALE: "0.01"
-          })
-        ),
-        Effect.forkScoped
-      )
+      const dataKey = CardCipher.generateKey()
+      const serve = (keys: Record<string, string>) =>
+        Serve.run({ port: Option.some(0), host: Option.none(), connection }, standIns).pipe(
+          Effect.provideService(Console.Console, { ...base, log: (...values) => printed.push(values.join(" ")) }),
+          Effect.provideService(
+            ConfigProvider.ConfigProvider,
+            ConfigProvider.fromEnvRecord({ ...keys, GCX_DATABASE_FILE: filename, GCX_SANDBOX_TIME_SCALE: "0.01" })
+          )
+        )
+      const fiber = yield* serve({ GCX_DATA_KEY: dataKey }).pipe(Effect.forkScoped)
       let line: string | undefined
       for (let attempt = 0; attempt < 300 && line === undefined; attempt++) {
         yield* Effect.sleep("20 millis")
@@ -85,5 +83,17 @@ describe("gcx serve", () => {
       expect(posted.body.status).toBe("pending")
       expect(Fs.existsSync(filename)).toBe(true)
       yield* Fiber.interrupt(fiber)
+
+      // restarted with another data key (neither GCX_DATA_KEY nor GCX_DATA_KEY_PREVIOUS): refused, exit 2, one line
+      const otherKey = CardCipher.generateKey()
+      const refused = yield* Effect.flip(serve({ GCX_DATA_KEY: otherKey }).pipe(Effect.timeout("30 seconds")))
+      const keyId = Result.getOrThrow(CardCipher.parseKey(dataKey)).id
+      expect(refused).toMatchObject({ _tag: "CliError", code: 2 })
+      expect(refused.message).toBe(
+        `gcx serve: this database's quotes were recorded under data key ${keyId}, which is neither GCX_DATA_KEY ` +
+          "nor GCX_DATA_KEY_PREVIOUS: start with that key (or set it as GCX_DATA_KEY_PREVIOUS to rotate)"
+      )
+      expect(refused.message).not.toContain(dataKey)
+      expect(refused.message).not.toContain(otherKey)
     }).pipe(Effect.scoped))
 })

@@ -48,6 +48,7 @@ const controlCharacters = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
 export const checkField = (field: CardField, raw: unknown): Result.Result<string, InvalidCardInput> => {
   const value = Redacted.isRedacted(raw) ? Redacted.value(raw) : raw
   const refuse = (reason: string) => Result.fail(new InvalidCardInput({ field, reason }))
+  if (value === undefined) return refuse("is required")
   if (typeof value !== "string") return refuse("must be a string")
   const trimmed = value.trim()
   if (trimmed.length === 0) return refuse("must not be empty")

@@ -98,7 +98,7 @@ describe("Card.validate", () => {
       ["with \\u0085 (C1)", `${seed}\u0085x`, /control characters/],
       ["a number", 6006123456789, /must be a string/],
       ["null", null, /must be a string/],
-      ["undefined", undefined, /must be a string/],
+      ["undefined", undefined, /is required/],
       ["an object", { value: seed }, /must be a string/],
       ["an array", [seed], /must be a string/],
       ["a Redacted non-string", Redacted.make(42), /must be a string/]
@@ -107,9 +107,9 @@ describe("Card.validate", () => {
       expect(expectRefused({ ...valid, [field]: value }, name, reason).field).toBe(name)
     })
 
-    it("is refused when missing", () => {
+    it("is refused when missing, as required", () => {
       const { [field]: _, ...rest } = valid
-      expectRefused(rest, name, /must be a string/)
+      expectRefused(rest, name, /^is required$/)
     })
   })
 
@@ -120,7 +120,7 @@ describe("Card.validate", () => {
 
   it("refuses what is not a record", () => {
     for (const input of [null, undefined, "6006123456789012345", 42, true]) {
-      expectRefused(input, "card.cardNumber", /must be a string/)
+      expectRefused(input, "card.cardNumber", /is required/)
     }
   })
 

@@ -112,12 +112,13 @@ export const portConfig: Config.Config<number> = Config.schema(
 ).pipe(Config.withDefault(defaults.port))
 
 /**
- * The server with its `GatewayQuotes` (quote ids from `GCX_DATA_KEY`),
+ * The server with its `GatewayQuotes` (quote ids from `GCX_DATA_KEY` and
+ * `GCX_DATA_KEY_PREVIOUS`; `UnknownDataKey` when the database's are of neither),
  * listening on `options.port` or `GCX_GATEWAY_PORT` (default 8790).
  */
 export const layerConfig = (options: Options = {}): Layer.Layer<
   HttpServer.HttpServer,
-  ServeError | Config.ConfigError | SqlError.SqlError,
+  ServeError | Config.ConfigError | SqlError.SqlError | GatewayQuotes.UnknownDataKey,
   Exclude<Requirements, GatewayQuotes.GatewayQuotes> | DurableQuotes.DurableQuotes
 > =>
   Layer.unwrap(

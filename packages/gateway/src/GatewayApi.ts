@@ -78,9 +78,14 @@ export const Accepted = Schema.Struct({
 /** The answer of `POST /v1/quotes`. */
 export type Accepted = typeof Accepted.Type
 
-/** An `Idempotency-Key`: 1 to 255 visible ASCII characters. */
+/**
+ * An `Idempotency-Key`: 1 to 255 visible ASCII characters (its length and
+ * pattern reach the OpenAPI document: a pattern does only with the `u` flag).
+ */
 export const IdempotencyKey = Schema.String.check(
-  Schema.isPattern(/^[\x21-\x7e]{1,255}$/, { message: "Idempotency-Key must be 1 to 255 visible ASCII characters" })
+  Schema.isMinLength(1),
+  Schema.isMaxLength(255),
+  Schema.isPattern(/^[\x21-\x7e]{1,255}$/u, { message: "Idempotency-Key must be 1 to 255 visible ASCII characters" })
 )
 
 /** A quote id: the requestId the gateway derived, 32 lowercase hex characters. */
@@ -104,7 +109,9 @@ export const errorGroups = "A failed quote's `error.group` says what to do:\n" +
   "retry later with a new Idempotency-Key.\n" +
   "- `unknown`: the service answered an error gcx does not know; `userMessage` may say more.\n" +
   "- `local`: a fault of the gateway itself (the check ran out of time, the card could not be opened, " +
-  "credentials refused); tell its operator."
+  "credentials refused); tell its operator.\n" +
+  "- `durable`: a failure outside the service's taxonomy (a defect of the durable engine); alert the gateway's " +
+  "operator."
 
 const quoteErrors = [InvalidRequest, Unauthorized, TooManyRequests, Internal, Unavailable] as const
 
@@ -115,16 +122,20 @@ export class QuotesGroup extends HttpApiGroup.make("quotes").add(
   HttpApiEndpoint.post("submit", "/v1/quotes", {
     headers: Schema.Struct({
       "idempotency-key": IdempotencyKey.annotate({
-        description: "The quote's idempotency key: the same key with the same card is the same quote"
+        description: "The quote's idempotency key, 1 to 255 visible ASCII characters (your order id): the " +
+          "same key with the same card is the same quote"
       })
     }),
     payload: QuoteRequest,
-    success: Accepted.pipe(HttpApiSchema.status(202)),
+    success: HttpApiSchema.WithHeaders(Accepted, {
+      location: Schema.String.annotate({ description: "The quote's URL, `/v1/quotes/{id}` (its `links.self`)" })
+    }).pipe(HttpApiSchema.status(202)),
     error: [IdempotencyKeyReused, PayloadTooLarge, ...quoteErrors]
   }).annotate(
     OpenApi.Description,
     "Queues a quote of the card, durably, and answers 202 with its id and a `Location` header. The same " +
-      "Idempotency-Key with the same card answers the same quote (no second check); with another card, 409."
+      "Idempotency-Key with the same card answers the same quote (no second check) and its current `status`; " +
+      "with another card, 409."
   ),
   HttpApiEndpoint.get("get", "/v1/quotes/:id", {
     params: idParams,

@@ -8,8 +8,13 @@
  *   broken (`Ids.breakDigitRuns`), `k` derived from the data key with HKDF
  *   (`requestIdLabel`). The same key and Idempotency-Key give the same quote;
  *   two callers never share one; nobody without the data key can tell an
- *   Idempotency-Key from an id. A rotation of the data key gives new ids to
- *   the same Idempotency-Keys (a quote submitted before is found by its id).
+ *   Idempotency-Key from an id.
+ * - **Key rotation.** With `GCX_DATA_KEY_PREVIOUS` set, `submit` also derives
+ *   the id under the previous key and, when the caller owns that quote, keeps
+ *   it: a retry across a rotation is the same quote, never a second one. A
+ *   database whose newest quote was recorded under a data key that is neither
+ *   (`gcx_request_ids.key_id`) is refused at start (`UnknownDataKey`): a wrong
+ *   key would give every retry a new id.
  * - **Ownership.** `gcx_gateway_quotes (request_id, key_id, created_at)`, on
  *   SQLite and PostgreSQL: a quote of another key is not found (404).
  * - **Submit.** `DurableQuotes.submit` under the derived id: the same card is
@@ -19,6 +24,8 @@
  *   when its outcome is told, so its webhooks go out. A crash between the two
  *   leaves an owned id with no quote: its view is pending with no step, and a
  *   retry of the POST (same Idempotency-Key) submits it.
+ *   A replayed POST (the id was owned already) answers the quote's status
+ *   from its events (one indexed read); a new one is pending.
  * - **View.** Built from `EventLog.read` (`viewOf`).
  */
 import * as Card from "@gcx/core/Card"
@@ -27,13 +34,16 @@ import * as CardFingerprint from "@gcx/poller/CardFingerprint"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as EventLog from "@gcx/workflow/EventLog"
+import * as RequestIds from "@gcx/workflow/RequestIds"
 import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Crypto from "node:crypto"
@@ -55,6 +65,25 @@ export const requestIds = (key: Redacted.Redacted<Uint8Array>) => {
     Ids.breakDigitRuns(
       Crypto.createHmac("sha256", bytes).update(`${keyId}\n${idempotencyKey}`, "utf8").digest("hex").slice(0, 32)
     )
+}
+
+/** The quote ids of the data key `key`. */
+const requestIdsOf = (key: CardCipher.DataKey) =>
+  requestIds(CardFingerprint.deriveKey(key.bytes, requestIdLabel, "GatewayRequestIdKey"))
+
+/**
+ * The database's quotes were recorded under a data key that is neither
+ * `GCX_DATA_KEY` nor `GCX_DATA_KEY_PREVIOUS`: with it, every retried POST
+ * would be a new quote. Names the key's id, never a key.
+ */
+export class UnknownDataKey extends Schema.TaggedError<UnknownDataKey>()("UnknownDataKey", {
+  keyId: Schema.String
+}) {
+  override get message(): string {
+    return `this database's quotes were recorded under data key ${this.keyId}, which is neither ` +
+      `${CardCipher.keyVariable} nor ${CardCipher.previousKeyVariable}: start with that key ` +
+      `(or set it as ${CardCipher.previousKeyVariable} to rotate)`
+  }
 }
 
 const formatTime = (time: DateTime.Utc | undefined) => time === undefined ? undefined : DateTime.formatIso(time)
@@ -108,7 +137,11 @@ export const viewOf = (id: string, entries: ReadonlyArray<EventLog.Entry>): Quot
 export interface Service {
   /** The quote id of `idempotencyKey` for the caller `keyId`. */
   readonly requestId: (keyId: string, idempotencyKey: string) => string
-  /** Submits a validated card under the caller's Idempotency-Key, and records that the quote is the caller's. */
+  /**
+   * Submits a validated card under the caller's Idempotency-Key (its id under
+   * the previous data key when the caller owns that one), and records that the
+   * quote is the caller's; a replay answers the quote's current status.
+   */
   readonly submit: (
     caller: ApiKey,
     idempotencyKey: string,
@@ -139,21 +172,29 @@ const unavailable = (error: SqlError.SqlError) =>
     Effect.fail(GatewayErrors.unavailable)
   )
 
-/** Creates the ownership table when missing (SQLite and PostgreSQL). */
+/** Creates the ownership table and its index by time when missing (SQLite and PostgreSQL). */
 const migrate = (sql: SqlClient.SqlClient) =>
   sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
     request_id TEXT PRIMARY KEY,
     key_id TEXT NOT NULL,
     created_at BIGINT NOT NULL
-  )`
+  )`.pipe(Effect.andThen(sql`CREATE INDEX IF NOT EXISTS ${sql(`${table}_created`)} ON ${sql(table)} (created_at)`))
+
+/** The id of the data key the newest quote of the gateway was recorded under (`RequestIds`), if any. */
+const newestKeyId = (sql: SqlClient.SqlClient) =>
+  sql<{ readonly key_id: string }>`SELECT r.key_id FROM ${sql(table)} g
+    JOIN ${sql(RequestIds.table)} r ON r.request_id = g.request_id
+    ORDER BY g.created_at DESC LIMIT 1`.pipe(Effect.map((rows) => Option.fromNullishOr(rows[0]?.key_id)))
 
 /**
  * Builds the service over the durable quotes, the event log and the database
- * in context, with quote ids derived from `dataKey` (creates the table).
+ * in context, with quote ids derived from `dataKey` (and, for the quotes
+ * submitted before a rotation, from `previous`). Creates the table; fails
+ * with `UnknownDataKey` when the newest quote was recorded under neither key.
  */
-export const make = (dataKey: CardCipher.DataKey): Effect.Effect<
+export const make = (dataKey: CardCipher.DataKey, previous?: CardCipher.DataKey): Effect.Effect<
   Service,
-  SqlError.SqlError,
+  SqlError.SqlError | UnknownDataKey,
   DurableQuotes.DurableQuotes | EventLog.EventLog | SqlClient.SqlClient
 > =>
   Effect.gen(function*() {
@@ -161,30 +202,57 @@ export const make = (dataKey: CardCipher.DataKey): Effect.Effect<
     const log = yield* EventLog.EventLog
     const sql = yield* SqlClient.SqlClient
     yield* migrate(sql)
-    const requestId = requestIds(CardFingerprint.deriveKey(dataKey.bytes, requestIdLabel, "GatewayRequestIdKey"))
+    const newest = yield* newestKeyId(sql)
+    if (Option.isSome(newest) && newest.value !== dataKey.id && newest.value !== previous?.id) {
+      return yield* new UnknownDataKey({ keyId: newest.value })
+    }
+    const requestId = requestIdsOf(dataKey)
+    const previousId = previous === undefined ? undefined : requestIdsOf(previous)
 
+    /** The caller's id for `idempotencyKey`: the previous key's when the caller owns that quote. */
+    const idOf = (keyId: string, idempotencyKey: string) => {
+      const id = requestId(keyId, idempotencyKey)
+      if (previousId === undefined) return Effect.succeed(id)
+      const before = previousId(keyId, idempotencyKey)
+      return sql<{ readonly request_id: string }>`SELECT request_id FROM ${sql(table)}
+        WHERE request_id = ${before} AND key_id = ${keyId}`.pipe(Effect.map((rows) => rows.length > 0 ? before : id))
+    }
+
+    /** Records the caller's ownership of quote `id`; whether it was recorded before (a replayed POST). */
     const own = (id: string, keyId: string) =>
       Effect.flatMap(
         DateTime.now,
         (now) =>
-          sql`INSERT INTO ${sql(table)} (request_id, key_id, created_at)
-            VALUES (${id}, ${keyId}, ${DateTime.toEpochMillis(now)}) ON CONFLICT (request_id) DO NOTHING`
+          sql<{ readonly request_id: string }>`INSERT INTO ${sql(table)} (request_id, key_id, created_at)
+            VALUES (${id}, ${keyId}, ${DateTime.toEpochMillis(now)}) ON CONFLICT (request_id) DO NOTHING
+            RETURNING request_id`.pipe(Effect.map((rows) => rows.length === 0))
       )
 
-    const submit: Service["submit"] = (caller, idempotencyKey, card) => {
-      const id = requestId(caller.id, idempotencyKey)
-      return Card.validate(card).pipe(
-        Effect.tap(() => own(id, caller.id).pipe(Effect.catchTag("SqlError", unavailable))),
-        Effect.flatMap((valid) => quotes.submit(valid, { requestId: id })),
+    /** The answer of a POST: pending when new, else the quote's status from its events. */
+    const accepted = (id: string, replayed: boolean) =>
+      Effect.map(
+        replayed
+          ? Effect.map(log.read(id, 0), (entries) => viewOf(id, entries).status)
+          : Effect.succeed<QuoteView.Status>("pending"),
+        (status): Accepted => ({ id, status, links: QuoteView.links(id) })
+      )
+
+    const submit: Service["submit"] = (caller, idempotencyKey, card) =>
+      Effect.gen(function*() {
+        const valid = yield* Card.validate(card)
+        const id = yield* idOf(caller.id, idempotencyKey)
+        const replayed = yield* own(id, caller.id)
+        yield* quotes.submit(valid, { requestId: id })
+        return yield* accepted(id, replayed)
+      }).pipe(
         Effect.catchTags({
+          SqlError: unavailable,
           RequestIdConflict: () => Effect.fail(GatewayErrors.idempotencyKeyReused),
           InvalidCardInput: (error) => Effect.fail(GatewayErrors.invalidRequest(error.message.replace(/^card\./, ""))),
           InvalidRequest: (error) => Effect.fail(GatewayErrors.invalidRequest(error.message))
         }),
-        Effect.as<Accepted>({ id, status: "pending", links: QuoteView.links(id) }),
         Effect.withSpan("gcx.gateway.submit", { attributes: { "gcx.gateway.key_id": caller.id } })
       )
-    }
 
     const owned: Service["owned"] = (caller, id) =>
       sql<{ readonly key_id: string }>`SELECT key_id FROM ${sql(table)} WHERE request_id = ${id}`.pipe(
@@ -204,28 +272,36 @@ export const make = (dataKey: CardCipher.DataKey): Effect.Effect<
     return GatewayQuotes.of({ requestId, submit, owned, view })
   })
 
-/** The service with quote ids derived from the data key given in base64 (a malformed key is a defect). */
-export const layer = (dataKey: string | Redacted.Redacted<string>): Layer.Layer<
+/** A data key given in base64, parsed; a malformed one is a defect. */
+const parseOrThrow = (key: string | Redacted.Redacted<string>): CardCipher.DataKey =>
+  Result.getOrThrowWith(
+    CardCipher.parseKey(Redacted.isRedacted(key) ? Redacted.value(key) : key),
+    (reason) => new Error(`GatewayQuotes: the data key ${reason}`)
+  )
+
+/**
+ * The service with quote ids derived from the data key given in base64, and
+ * the previous key of a rotation, if any (a malformed key is a defect).
+ */
+export const layer = (
+  dataKey: string | Redacted.Redacted<string>,
+  previous?: string | Redacted.Redacted<string>
+): Layer.Layer<
   GatewayQuotes,
-  SqlError.SqlError,
+  SqlError.SqlError | UnknownDataKey,
   DurableQuotes.DurableQuotes | EventLog.EventLog | SqlClient.SqlClient
 > =>
   Layer.effect(
     GatewayQuotes,
-    Effect.flatMap(
-      Effect.sync(() =>
-        Result.getOrThrowWith(
-          CardCipher.parseKey(Redacted.isRedacted(dataKey) ? Redacted.value(dataKey) : dataKey),
-          (reason) => new Error(`GatewayQuotes: the data key ${reason}`)
-        )
-      ),
-      make
-    )
+    Effect.suspend(() => make(parseOrThrow(dataKey), previous === undefined ? undefined : parseOrThrow(previous)))
   )
 
-/** The service with quote ids derived from `GCX_DATA_KEY` (`CardCipher.keysConfig`). */
+/** The service with quote ids derived from `GCX_DATA_KEY` and `GCX_DATA_KEY_PREVIOUS` (`CardCipher.keysConfig`). */
 export const layerConfig: Layer.Layer<
   GatewayQuotes,
-  SqlError.SqlError | Config.ConfigError,
+  SqlError.SqlError | Config.ConfigError | UnknownDataKey,
   DurableQuotes.DurableQuotes | EventLog.EventLog | SqlClient.SqlClient
-> = Layer.effect(GatewayQuotes, Effect.flatMap(CardCipher.keysConfig, (keys) => make(keys.current)))
+> = Layer.effect(
+  GatewayQuotes,
+  Effect.flatMap(CardCipher.keysConfig, (keys) => make(keys.current, Option.getOrUndefined(keys.previous)))
+)

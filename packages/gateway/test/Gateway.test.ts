@@ -64,6 +64,8 @@ describe("POST /v1/quotes", () => {
         const done = yield* awaitDone(gateway.url, keys.a, posted.json.id)
         expect(done.json).toMatchObject({ status: "failed", error: { code: "CardValueOutOfRange", group: "card" } })
         expect(done.json.outcome).toBeUndefined()
+        const replayed = yield* post(gateway, keys.a, "order-zero", cardBody(TestData.Cards.zeroBalance))
+        expect(replayed.json).toMatchObject({ id: posted.json.id, status: "failed" })
       })
     ))
 
@@ -81,6 +83,11 @@ describe("POST /v1/quotes", () => {
         })
         expect(other.text).not.toContain(TestData.Cards.instant)
         yield* awaitDone(gateway.url, keys.a, first.json.id)
+        // replayed once completed: the same quote, its current status (still 202, the same shape)
+        const replayed = yield* post(gateway, keys.a, "order-2", cardBody(TestData.Cards.success))
+        expect(replayed.status).toBe(202)
+        expect(replayed.json).toEqual({ ...first.json, status: "completed" })
+        expect(replayed.headers.get("location")).toBe(first.json.links.self)
         expect(yield* transactionsOf(gateway, first.json.id)).toHaveLength(1)
         // never the other card's quote
         expect((yield* gateway.sandbox.transactions).map((transaction) => transaction.cardNumber)).not.toContain(
@@ -112,14 +119,19 @@ describe("POST /v1/quotes", () => {
     withGateway((gateway) =>
       Effect.gen(function*() {
         const card = "6006000000000001"
+        const invalidKey = "Idempotency-Key must be 1 to 255 visible ASCII characters"
         const cases = [
           [yield* post(gateway, keys.a, "k1", "{not json"), "not valid JSON"],
           [yield* post(gateway, keys.a, "k2", [card]), "JSON object"],
-          [yield* post(gateway, keys.a, undefined, cardBody(card)), "Idempotency-Key"],
-          [yield* post(gateway, keys.a, "x".repeat(256), cardBody(card)), "Idempotency-Key"],
+          [yield* post(gateway, keys.a, undefined, cardBody(card)), "Idempotency-Key header is required"],
+          [yield* post(gateway, keys.a, "x".repeat(256), cardBody(card)), invalidKey],
+          [yield* post(gateway, keys.a, "order 1", cardBody(card)), invalidKey],
           [yield* post(gateway, keys.a, "k3", { ...cardBody(card), pinNumber: "" }), "pinNumber must not be empty"],
           [yield* post(gateway, keys.a, "k4", { ...cardBody(card), cardNumber: `${card}\u0007` }), "cardNumber"],
-          [yield* post(gateway, keys.a, "k5", { pinNumber: "1234", productLineId: "1000" }), "cardNumber"],
+          [yield* post(gateway, keys.a, "k5", { pinNumber: "1234", productLineId: "1000" }), "cardNumber is required"],
+          [yield* post(gateway, keys.a, "k6", { cardNumber: card, productLineId: "1000" }), "pinNumber is required"],
+          [yield* post(gateway, keys.a, "k7", { cardNumber: card, pinNumber: "1234" }), "productLineId is required"],
+          [yield* post(gateway, keys.a, "k8", { ...cardBody(card), pinNumber: 1234 }), "pinNumber must be a string"],
           [yield* call(`${gateway.url}/v1/quotes/not-an-id`, { key: keys.a }), "path parameter: id"],
           [
             yield* call(`${gateway.url}/v1/quotes/${"ab".repeat(16)}/events`, {
@@ -216,9 +228,17 @@ describe("documents and health", () => {
           expect.arrayContaining(["/v1/quotes", "/v1/quotes/{id}", "/v1/quotes/{id}/events", "/healthz", "/readyz"])
         )
         expect(JSON.stringify(document.json.components.securitySchemes)).toContain("bearer")
-        for (const group of ["card", "merchant", "request", "service", "transport", "unknown", "local"]) {
+        for (const group of ["card", "merchant", "request", "service", "transport", "unknown", "local", "durable"]) {
           expect(document.json.paths["/v1/quotes/{id}"].get.description).toContain(`\`${group}\``)
         }
+        const submit = document.json.paths["/v1/quotes"].post
+        expect(submit.responses["202"].headers.location).toMatchObject({ required: true, schema: { type: "string" } })
+        expect(submit.parameters).toContainEqual(expect.objectContaining({
+          name: "idempotency-key",
+          in: "header",
+          required: true,
+          schema: expect.objectContaining({ minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]{1,255}$" })
+        }))
         const docs = yield* call(`${gateway.url}/docs`)
         expect(docs.status).toBe(200)
         expect(docs.headers.get("content-type")).toContain("text/html")

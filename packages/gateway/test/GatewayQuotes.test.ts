@@ -7,7 +7,7 @@
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Card, Errors, Ids, Quote, QuoteEvent, Transaction } from "@gcx/core"
-import { CardCipher, DurableQuotes, Embedded, EventLog } from "@gcx/workflow"
+import { CardCipher, DurableQuotes, Embedded, EventLog, RequestIds } from "@gcx/workflow"
 import { DateTime, Effect, Layer, Redacted, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
@@ -130,10 +130,14 @@ const sqlite = Embedded.layerSqlite(Path.join(folder, "gcx.db"), { oneShard: fal
 )
 const postgres = TestPg.layerClient.pipe(Layer.provide(TestPg.layer()), Layer.orDie)
 
+/** The requestIds table, as the real `DurableQuotes` creates it (a stand-in here). */
+const requestIdsTable = Effect.provide(RequestIds.make, CardCipher.layer(dataKey))
+
 const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>) =>
   layer(database, { excludeTestServices: true, timeout: 120_000 })(`ownership on ${name}`, (it) => {
     it.effect("a quote is its submitter's; another key's and an unknown id are not found; a resubmit is one row", () =>
       Effect.gen(function*() {
+        yield* requestIdsTable
         const submitted: Array<string> = []
         const key = Result.getOrThrow(CardCipher.parseKey(dataKey))
         const quotes = yield* Effect.provide(GatewayQuotes.make(key), standIns(submitted), { local: true })
@@ -154,6 +158,46 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>) =>
         const sql = yield* SqlClient.SqlClient
         const rows = yield* sql<{ readonly key_id: string }>`SELECT key_id FROM gcx_gateway_quotes`
         expect(rows.map((row) => row.key_id)).toEqual(["key_a"])
+      }))
+
+    it.effect("a rotation keeps a retried POST on its quote; a database of an unknown data key refuses to start", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* requestIdsTable
+        const old = Result.getOrThrow(CardCipher.parseKey(CardCipher.generateKey()))
+        const current = Result.getOrThrow(CardCipher.parseKey(CardCipher.generateKey()))
+        const submitted: Array<string> = []
+        const build = (key: CardCipher.DataKey, previous?: CardCipher.DataKey) =>
+          Effect.provide(GatewayQuotes.make(key, previous), standIns(submitted), { local: true })
+        const input = yield* Effect.fromResult(
+          Card.validateResult({ cardNumber: "6006000000000001", pinNumber: "1234", productLineId: "1000" })
+        )
+        const a = apiKey("key_r")
+        const before = yield* (yield* build(old)).submit(a, "order-r", input)
+        // recorded under the old key, as DurableQuotes records it
+        yield* sql`INSERT INTO ${sql(RequestIds.table)} (request_id, execution_id, key_id, fingerprint)
+          VALUES (${before.id}, ${"e".repeat(32)}, ${old.id}, ${"f".repeat(64)})`
+
+        // neither key of the database: refused, naming the key's id only
+        const refused = yield* Effect.flip(build(current))
+        expect(refused._tag).toBe("UnknownDataKey")
+        expect(refused.message).toBe(
+          `this database's quotes were recorded under data key ${old.id}, which is neither GCX_DATA_KEY nor ` +
+            "GCX_DATA_KEY_PREVIOUS: start with that key (or set it as GCX_DATA_KEY_PREVIOUS to rotate)"
+        )
+
+        // rotated: the caller's retry is the same quote; another caller, or a new Idempotency-Key, the current key's id
+        const rotated = yield* build(current, old)
+        expect((yield* rotated.submit(a, "order-r", input)).id).toBe(before.id)
+        const other = yield* rotated.submit(apiKey("key_s"), "order-r", input)
+        expect(other.id).toBe(rotated.requestId("key_s", "order-r"))
+        expect(other.id).not.toBe(before.id)
+        expect((yield* rotated.submit(a, "order-s", input)).id).toBe(rotated.requestId("key_r", "order-s"))
+        expect(submitted).toEqual([before.id, before.id, other.id, rotated.requestId("key_r", "order-s")])
+        // and a gateway started with the old key alone still starts (its key)
+        yield* build(old)
+        yield* sql`DELETE FROM ${sql(RequestIds.table)}`
+        yield* sql`DELETE FROM ${sql(GatewayQuotes.table)} WHERE key_id IN ('key_r', 'key_s')`
       }))
   })
 

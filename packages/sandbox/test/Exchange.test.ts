@@ -166,7 +166,7 @@ layer(Sandbox.layer({ timeScale: 0.01 }), { excludeTestServices: true })("exchan
           [
             JSON.stringify({ card: { cardNumber: TestData.Cards.success, pinNumber: secretPin } }),
             ErrorBody.ErrorCodes.invalidParameter,
-            "card.productLineId must be a string"
+            "card.productLineId is required"
           ]
         ]
         for (const [body, code, message] of cases) {

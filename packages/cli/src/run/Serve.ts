@@ -103,7 +103,8 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
     Effect.catchTags({
       ServeError: (error) => startFailure(ExitCode.Usage, `gcx serve could not listen: ${error.message}`),
       SqlError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
-      JournalError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`)
+      JournalError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
+      UnknownDataKey: (error) => startFailure(ExitCode.Usage, `gcx serve: ${error.message}`)
     })
   )
 

@@ -55,8 +55,10 @@ export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(
   (error: HttpApiError.HttpApiSchemaError) => {
     if (error.kind === "Body" || error.kind === "ResponseHeaders") return Effect.die(error)
     const described = Redaction.describeParseIssue(error.cause.issue)
-    const message = described.startsWith("idempotency-key")
+    const message = described.startsWith("idempotency-key is missing")
       ? "the Idempotency-Key header is required: 1 to 255 visible ASCII characters"
+      : described.startsWith("idempotency-key")
+      ? "Idempotency-Key must be 1 to 255 visible ASCII characters"
       : `invalid ${error.kind === "Params" ? "path parameter" : error.kind.toLowerCase()}: ${described}`
     return Effect.fail(GatewayErrors.invalidRequest(message))
   }
