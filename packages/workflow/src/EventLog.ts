@@ -13,9 +13,11 @@
  *   and each outcome's terminal event, committed before the engine stores the
  *   outcome (at least once; recorded once). See `internal/events/writer.ts`.
  * - `layer`, on any node that reads: `read`, and `follow`, which reads the
- *   recorded events, then each new one as it is woken: on PostgreSQL by
- *   `NOTIFY` on the writers' channel `gcx_quote_events`, on SQLite by one poll
- *   of the table every 100 ms per node, never a query loop per stream.
+ *   recorded events, then each new one as it is woken: at the commit by the
+ *   writer of the same process and database; by `NOTIFY` on the writers'
+ *   channel `gcx_quote_events` on PostgreSQL, and on SQLite by one poll of
+ *   the table every 100 ms per node (a fallback: the file is locked to one
+ *   process), never a query loop per stream.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
@@ -83,7 +85,7 @@ export const make = (
     yield* Table.create(sql)
     const pg = yield* Effect.serviceOption(PgClient.PgClient)
     const wakeups = Option.isSome(pg)
-      ? yield* Wakeups.listening(pg.value)
+      ? yield* Wakeups.listening(pg.value, sql)
       : yield* Wakeups.polling(sql, options.pollInterval ?? "100 millis")
 
     const read: Service["read"] = (requestId, afterSeq) => Table.read(sql, requestId, afterSeq)

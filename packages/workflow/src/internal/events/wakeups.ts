@@ -1,7 +1,9 @@
 /**
  * The wake-ups of a node's open event streams: one registry per node, told
- * which quotes have new events by one fiber (SQLite: a poll of the table's
- * new rows every `interval`; PostgreSQL: `LISTEN` on the writers' channel),
+ * which quotes have new events at once by the node's own writer (`Commits`:
+ * on SQLite the only one, the file being locked to one process) and by one
+ * fiber for the others (SQLite: a poll of the table's new rows every
+ * `interval`, a fallback; PostgreSQL: `LISTEN` on the writers' channel),
  * which wakes the streams of those quotes only. Never a query loop per
  * stream: a stream reads its quote's rows when woken.
  */
@@ -13,6 +15,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type * as SqlClient from "effect/sql/SqlClient"
 import * as Stream from "effect/Stream"
+import * as Commits from "./commits.js"
 import * as Table from "./table.js"
 import { channel } from "./writer.js"
 
@@ -50,6 +53,17 @@ const registry = () => {
   return { watchers, wake, wakeAll, watch }
 }
 
+/** The registry, also woken at once by the batches this process's writer commits on `sql` (`Commits`). */
+const localRegistry = (sql: SqlClient.SqlClient): Effect.Effect<ReturnType<typeof registry>, never, Scope.Scope> => {
+  const local = registry()
+  return Effect.as(
+    Commits.listen(sql, (requestIds) => {
+      for (const requestId of requestIds) local.wake(requestId)
+    }),
+    local
+  )
+}
+
 /**
  * SQLite: one fiber reads the rows added since its last poll (by `rowid`,
  * which only grows: rows are never deleted) every `interval` while a stream
@@ -61,7 +75,7 @@ export const polling = (
   interval: Duration.Input
 ): Effect.Effect<Wakeups, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const { wake, wakeAll, watch, watchers } = registry()
+    const { wake, wakeAll, watch, watchers } = yield* localRegistry(sql)
     let last: number | undefined
     const poll = Effect.gen(function*() {
       if (watchers.size === 0) {
@@ -93,9 +107,12 @@ export const polling = (
  * (what was announced while it was down is read again); a lost connection is
  * opened again after a second.
  */
-export const listening = (pg: PgClient.PgClient): Effect.Effect<Wakeups, never, Scope.Scope> =>
+export const listening = (
+  pg: PgClient.PgClient,
+  sql: SqlClient.SqlClient
+): Effect.Effect<Wakeups, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const { wake, wakeAll, watch } = registry()
+    const { wake, wakeAll, watch } = yield* localRegistry(sql)
     yield* Effect.gen(function*() {
       const notifications = yield* pg.listen(channel)
       wakeAll()
