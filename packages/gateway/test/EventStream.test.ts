@@ -9,7 +9,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { CardCipher, DurableQuotes, Embedded, EventLog } from "@gcx/workflow"
-import { Effect, Fiber, Layer, Option, Result, Schedule, Stream } from "effect"
+import { Effect, Fiber, Layer, Option, Queue, Result, Schedule, Stream } from "effect"
 import type { HttpBody } from "effect/http"
 import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { TestClock } from "effect/testing"
@@ -229,8 +229,16 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.05 }), { excludeTestService
 describe("EventStream keep-alive", () => {
   it.effect("an open stream with nothing to say sends `: keep-alive` every 15 s", () =>
     Effect.gen(function*() {
-      // a quote with no event yet: the log's follow never emits (the keep-alive is a timer, the log is not the subject)
-      const quiet = Layer.succeed(EventLog.EventLog, { read: () => Effect.succeed([]), follow: () => Stream.never })
+      // a quote with no event yet: the log's cursor only answers when woken (the keep-alive is a timer, the log is not the subject)
+      const cursor = Effect.map(Queue.sliding<void>(1), (signal): EventLog.Cursor => ({
+        next: Effect.as(Queue.take(signal), []),
+        wake: () => Queue.offerUnsafe(signal, undefined)
+      }))
+      const quiet = Layer.succeed(EventLog.EventLog, {
+        read: () => Effect.succeed([]),
+        follow: () => Stream.never,
+        cursor: () => cursor
+      })
       const response = yield* Effect.provide(EventStream.response("quiet", Option.none()), quiet)
       expect(response.body._tag).toBe("Stream")
       const body = (response.body as HttpBody.Stream).stream

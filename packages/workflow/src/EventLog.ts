@@ -22,6 +22,8 @@
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import type * as QuoteEvents from "@gcx/poller/QuoteEvents"
+import * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -52,6 +54,24 @@ export interface Service {
    * each as it is recorded, in order, none twice; ends after the terminal one.
    */
   readonly follow: (requestId: string, afterSeq: number) => Stream.Stream<Entry, SqlError.SqlError>
+  /**
+   * What `follow` is made of, for a caller that waits on something else too
+   * (the gateway's keep-alive): a cursor over quote `requestId`'s events
+   * after `afterSeq`, watching the quote until the scope closes.
+   */
+  readonly cursor: (requestId: string, afterSeq: number) => Effect.Effect<Cursor, never, Scope.Scope>
+}
+
+/** A cursor over a quote's events (see `Service.cursor`). */
+export interface Cursor {
+  /**
+   * The next events, in order, none twice, waiting for some: those up to and
+   * including the terminal one, then `undefined` (the end); `[]` when `wake`
+   * was called and nothing new had to be read.
+   */
+  readonly next: Effect.Effect<ReadonlyArray<Entry> | undefined, SqlError.SqlError>
+  /** Makes the waiting `next` (or the next one to wait) return `[]` without reading. */
+  readonly wake: () => void
 }
 
 /** The event log service. */
@@ -90,34 +110,49 @@ export const make = (
 
     const read: Service["read"] = (requestId, afterSeq) => Table.read(sql, requestId, afterSeq)
 
-    const follow: Service["follow"] = (requestId, afterSeq) =>
-      Stream.unwrap(Effect.gen(function*() {
-        // watch first, then read: an event recorded in between wakes the stream
-        const signal = yield* wakeups.watch(requestId)
+    const cursor: Service["cursor"] = (requestId, afterSeq) =>
+      Effect.map(wakeups.watch(requestId), (signal) => {
+        // watch first, then read: an event recorded in between wakes the cursor
         let last = afterSeq
         let ended = false
+        let first = true
+        let woken = false
         const next = Effect.gen(function*() {
-          for (let first = true;; first = false) {
+          while (!ended) {
             const entries = yield* read(requestId, last)
             const end = entries.findIndex((entry) => QuoteEvent.isTerminal(entry.event))
             if (entries.length > 0) {
               const out = end >= 0 ? entries.slice(0, end + 1) : entries
               last = out[out.length - 1]!.seq
               ended = end >= 0
+              first = false
               return out
             }
             // nothing after `afterSeq` at the first read: ended already when its terminal event is at or before it
-            if (first && afterSeq > 0 && (yield* Table.ended(sql, requestId))) {
-              ended = true
-              return entries
+            if (first && afterSeq > 0 && (yield* Table.ended(sql, requestId))) ended = true
+            first = false
+            if (!ended && !woken) yield* Queue.take(signal)
+            if (woken) {
+              woken = false
+              return []
             }
-            yield* Queue.take(signal)
           }
+          return undefined
         })
-        return Stream.fromEffectRepeat(next).pipe(Stream.takeUntil(() => ended), Stream.flattenIterable)
-      }))
+        const wake = () => {
+          woken = true
+          Queue.offerUnsafe(signal, undefined)
+        }
+        return { next, wake }
+      })
 
-    return EventLog.of({ read, follow })
+    const follow: Service["follow"] = (requestId, afterSeq) =>
+      Stream.unwrap(Effect.map(cursor(requestId, afterSeq), (cursor) =>
+        Stream.fromPull(Effect.succeed(Effect.flatMap(cursor.next, (entries) =>
+          // `[]` only after `wake`, which `follow` never calls
+          entries === undefined || !Arr.isReadonlyArrayNonEmpty(entries) ? Cause.done() : Effect.succeed(entries))))))
+
+    return EventLog.of({ read, follow, cursor })
   })
 
 /** The event log (see `make`). */

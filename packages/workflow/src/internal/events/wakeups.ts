@@ -22,7 +22,7 @@ import { channel } from "./writer.js"
 /** The wake-ups of a node's streams. */
 export interface Wakeups {
   /** A signal for quote `requestId`, offered whenever it may have new events (once registered: read after). */
-  readonly watch: (requestId: string) => Effect.Effect<Queue.Dequeue<void>, never, Scope.Scope>
+  readonly watch: (requestId: string) => Effect.Effect<Queue.Queue<void>, never, Scope.Scope>
 }
 
 /** The registry: the signals of the open streams, by quote. */
