@@ -29,7 +29,6 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
@@ -111,7 +110,7 @@ export const make = (
     const read: Service["read"] = (requestId, afterSeq) => Table.read(sql, requestId, afterSeq)
 
     const cursor: Service["cursor"] = (requestId, afterSeq) =>
-      Effect.map(wakeups.watch(requestId), (signal) => {
+      Effect.map(wakeups.watch(requestId), (watching) => {
         // watch first, then read: an event recorded in between wakes the cursor
         let last = afterSeq
         let ended = false
@@ -131,7 +130,7 @@ export const make = (
             // nothing after `afterSeq` at the first read: ended already when its terminal event is at or before it
             if (first && afterSeq > 0 && (yield* Table.ended(sql, requestId))) ended = true
             first = false
-            if (!ended && !woken) yield* Queue.take(signal)
+            if (!ended && !woken) yield* watching.wait
             if (woken) {
               woken = false
               return []
@@ -141,7 +140,7 @@ export const make = (
         })
         const wake = () => {
           woken = true
-          Queue.offerUnsafe(signal, undefined)
+          watching.wake()
         }
         return { next, wake }
       })

@@ -10,7 +10,6 @@
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type * as SqlClient from "effect/sql/SqlClient"
@@ -21,32 +20,69 @@ import { channel } from "./writer.js"
 
 /** The wake-ups of a node's streams. */
 export interface Wakeups {
-  /** A signal for quote `requestId`, offered whenever it may have new events (once registered: read after). */
-  readonly watch: (requestId: string) => Effect.Effect<Queue.Queue<void>, never, Scope.Scope>
+  /** A signal for quote `requestId`, woken whenever it may have new events (once registered: read after). */
+  readonly watch: (requestId: string) => Effect.Effect<Signal, never, Scope.Scope>
+}
+
+/**
+ * A wake-up that one fiber waits on: `wake` ends the waiting `wait`, or the
+ * next one when none waits (wake-ups in between count once). A sliding queue
+ * of one without the queue: a stream that waits holds a flag and a callback.
+ */
+export interface Signal {
+  readonly wait: Effect.Effect<void>
+  readonly wake: () => void
+}
+
+/** A new signal, not woken. */
+export const signal = (): Signal => {
+  let woken = false
+  let resume: ((effect: Effect.Effect<void>) => void) | undefined
+  const wait = Effect.callback<void>((done) => {
+    if (woken) {
+      woken = false
+      return done(Effect.void)
+    }
+    resume = done
+    return Effect.sync(() => {
+      if (resume === done) resume = undefined
+    })
+  })
+  const wake = () => {
+    const waiting = resume
+    if (waiting === undefined) {
+      woken = true
+      return
+    }
+    resume = undefined
+    waiting(Effect.void)
+  }
+  return { wait, wake }
 }
 
 /** The registry: the signals of the open streams, by quote. */
 const registry = () => {
-  const watchers = new Map<string, Set<Queue.Queue<void>>>()
+  const watchers = new Map<string, Set<Signal>>()
   const wake = (requestId: string) => {
     const signals = watchers.get(requestId)
-    if (signals !== undefined) { for (const signal of signals) Queue.offerUnsafe(signal, undefined) }
+    if (signals !== undefined) { for (const signal of signals) signal.wake() }
   }
   const wakeAll = () => {
     for (const requestId of watchers.keys()) wake(requestId)
   }
   const watch = (requestId: string) =>
     Effect.acquireRelease(
-      Effect.map(Queue.sliding<void>(1), (signal) => {
+      Effect.sync(() => {
+        const watching = signal()
         const signals = watchers.get(requestId) ?? new Set()
-        signals.add(signal)
+        signals.add(watching)
         watchers.set(requestId, signals)
-        return signal
+        return watching
       }),
-      (signal) =>
+      (watching) =>
         Effect.sync(() => {
           const signals = watchers.get(requestId)
-          signals?.delete(signal)
+          signals?.delete(watching)
           if (signals?.size === 0) watchers.delete(requestId)
         })
     )
