@@ -11,15 +11,24 @@
  *   server-sent events passed through as they come, `Last-Event-ID` forwarded
  *   (the browser's `EventSource` sends it when it reconnects).
  *
- * Run it (Node 24 runs TypeScript as is):
+ * Safe by default, as people copy examples: `POST /api/quotes` takes only
+ * `Content-Type: application/json` (415 otherwise) and, when the browser sends
+ * an `Origin`, only this page's own (403 otherwise): another site's page
+ * cannot submit through it (no CORS headers either). The two `GET`s proxy only
+ * the quotes this backend created (the last 10,000, in memory; 404 otherwise),
+ * so a page cannot read the other quotes of the shop's key.
+ *
+ * Run it (Node ≥ 22.19 runs TypeScript as is):
  *
  *     GCX_GATEWAY_KEY=gcx_sk_… node examples/checkout/server.ts
  *
  * Variables: `GCX_GATEWAY_KEY` (required), `GCX_GATEWAY_URL` (default
- * `http://127.0.0.1:8790`), `CHECKOUT_PORT` (default 8080). It listens on
- * 127.0.0.1 only. The card goes through in the request body and is never
- * logged or kept. An example: a real shop would also tie each quote id to
- * the shopper's session before proxying its events.
+ * `http://127.0.0.1:8790`), `CHECKOUT_PORT` (default 8080), `CHECKOUT_ORIGIN`
+ * (the page's origin when it is served through a proxy, e.g.
+ * `https://shop.example`; default `http://` + the request's `Host`). It listens
+ * on 127.0.0.1 only. The card goes through in the request body and is never
+ * logged or kept. A real shop would also tie each quote id to the shopper's
+ * session (here any page of this origin may follow any quote submitted here).
  */
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
@@ -34,7 +43,27 @@ import { fileURLToPath } from "node:url"
 export interface Options {
   readonly gatewayUrl: string
   readonly apiKey: string
+  /** The page's origin (`https://shop.example`); default `http://` + the request's `Host`. */
+  readonly origin?: string | undefined
+  /** How many of the latest quote ids are kept (and proxied); default 10,000. */
+  readonly maxQuotes?: number | undefined
 }
+
+/** The ids of the quotes this backend created, the latest `max`: the only ones it proxies. */
+const quoteIds = (max: number) => {
+  const ids = new Set<string>()
+  return {
+    add: (id: string): void => {
+      ids.delete(id)
+      ids.add(id)
+      // a Set iterates in insertion order: the first one is the oldest
+      if (ids.size > max) ids.delete(ids.values().next().value!)
+    },
+    has: (id: string): boolean => ids.has(id)
+  }
+}
+
+type Quotes = ReturnType<typeof quoteIds>
 
 /** The static files, by path: nothing else of the folder is served. */
 const files: Readonly<Record<string, readonly [file: string, type: string]>> = {
@@ -127,8 +156,25 @@ const pass = async (answer: Response, response: Http.ServerResponse): Promise<vo
   })
 }
 
+/** Whether `request` is JSON, and from this page when a browser says where it comes from (against CSRF). */
+const refusal = (options: Options, request: Http.IncomingMessage): readonly [number, string] | undefined => {
+  const origin = request.headers.origin
+  if (origin !== undefined && origin !== (options.origin ?? `http://${request.headers.host}`)) {
+    return [403, "the submission comes from another site"]
+  }
+  const type = request.headers["content-type"]?.split(";")[0]?.trim().toLowerCase()
+  return type === "application/json" ? undefined : [415, "the submission must be application/json"]
+}
+
 /** `POST /api/quotes`: the card to the gateway, under a new Idempotency-Key. */
-const submit = async (options: Options, request: Http.IncomingMessage, response: Http.ServerResponse) => {
+const submit = async (
+  options: Options,
+  quotes: Quotes,
+  request: Http.IncomingMessage,
+  response: Http.ServerResponse
+) => {
+  const refused = refusal(options, request)
+  if (refused !== undefined) return sendError(response, refused[0], "invalid_request", refused[1])
   const text = await readBody(request)
   if (text === undefined) return sendError(response, 413, "payload_too_large", "the submission is too large")
   const card = cardOf(text)
@@ -142,6 +188,7 @@ const submit = async (options: Options, request: Http.IncomingMessage, response:
   })
   if (answer.status !== 202) return pass(answer, response)
   const quote = await answer.json() as { id: string; status: string }
+  quotes.add(quote.id)
   sendJson(response, 202, {
     id: quote.id,
     status: quote.status,
@@ -161,29 +208,38 @@ const follow = async (options: Options, request: Http.IncomingMessage, response:
   await pass(answer, response)
 }
 
-const route = async (options: Options, request: Http.IncomingMessage, response: Http.ServerResponse) => {
+const route = async (
+  options: Options,
+  quotes: Quotes,
+  request: Http.IncomingMessage,
+  response: Http.ServerResponse
+) => {
   const path = new URL(request.url ?? "/", "http://localhost").pathname
   const file = files[path]
   if (request.method === "GET" && file !== undefined) {
     response.writeHead(200, { ...security, "Content-Type": file[1] })
     return void response.end(Fs.readFileSync(Path.join(folder, file[0])))
   }
-  if (request.method === "POST" && path === "/api/quotes") return submit(options, request, response)
+  if (request.method === "POST" && path === "/api/quotes") return submit(options, quotes, request, response)
   const match = /^\/api\/quotes\/([^/]+)(\/events)?$/.exec(path)
   if (request.method === "GET" && match !== null) {
     if (!quoteId.test(match[1]!)) return sendError(response, 400, "invalid_request", "the quote id is malformed")
+    // only the quotes submitted here: not the other quotes of the shop's key
+    if (!quotes.has(match[1]!)) return sendError(response, 404, "not_found", "no such quote")
     return follow(options, request, response, path)
   }
   sendError(response, 404, "not_found", "no such page")
 }
 
 /** The backend's request handler. */
-export const handler = (options: Options) => (request: Http.IncomingMessage, response: Http.ServerResponse) => {
-  route(options, request, response).catch(() => {
-    // the gateway is down or went away: say so without details (they could name internal hosts)
-    if (!response.headersSent) sendError(response, 502, "unavailable", "the quote service cannot be reached")
-    else response.destroy()
-  })
+export const handler = (options: Options) => {
+  const quotes = quoteIds(options.maxQuotes ?? 10_000)
+  return (request: Http.IncomingMessage, response: Http.ServerResponse) =>
+    route(options, quotes, request, response).catch(() => {
+      // the gateway is down or went away: say so without details (they could name internal hosts)
+      if (!response.headersSent) sendError(response, 502, "unavailable", "the quote service cannot be reached")
+      else response.destroy()
+    })
 }
 
 /** Starts the backend on 127.0.0.1:`port` (0: any free port); gives its URL and a way to stop it. */
@@ -209,6 +265,7 @@ if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLTo
     process.exit(2)
   }
   const gatewayUrl = process.env.GCX_GATEWAY_URL ?? "http://127.0.0.1:8790"
-  const { url } = await start({ gatewayUrl, apiKey }, Number(process.env.CHECKOUT_PORT ?? 8080))
+  const origin = process.env.CHECKOUT_ORIGIN
+  const { url } = await start({ gatewayUrl, apiKey, origin }, Number(process.env.CHECKOUT_PORT ?? 8080))
   console.log(`checkout on ${url} (gateway ${gatewayUrl})`)
 }

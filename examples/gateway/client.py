@@ -5,7 +5,9 @@
 
 submits a quote, follows its events to the end (printing a progress line per
 event), prints the outcome, and, with --webhook-port (and GCX_WEBHOOK_SECRET),
-receives the quote's webhook, verifies its signature and prints it.
+receives the quote's webhook, verifies its signature and prints it (only its
+own event, `evt_<quote id>`, once: another quote's, or a repeat, is answered
+2xx and ignored).
 See docs/gateway.md for the protocol.
 """
 
@@ -166,7 +168,13 @@ def verify_webhook(header, body, secret, tolerance=300):
 
 
 def receive_webhook(port, secret, received):
-    """Starts a receiver on 127.0.0.1:`port` that verifies each delivery; the first verified one goes to `received`."""
+    """Starts a receiver on 127.0.0.1:`port` that verifies each delivery (400 if not).
+
+    A verified delivery is answered 204 and kept in `received` (a dict, by event id) when its
+    `Gcx-Event-Id` is its body's `id`, the first time only: a retry of an event already received is
+    acknowledged, not acted on again. Which quote an event is of is for the caller to check
+    (`evt_<quote id>`): a late retry of an earlier quote's event may come in at any time.
+    """
 
     class Receiver(http.server.BaseHTTPRequestHandler):
         def do_POST(self):
@@ -175,9 +183,15 @@ def receive_webhook(port, secret, received):
                 self.send_response(400)
                 self.end_headers()
                 return
-            self.send_response(204)  # 2xx: delivered; a repeat (same Gcx-Event-Id) is acknowledged too
+            self.send_response(204)  # 2xx: delivered (it is verified), whatever it is of
             self.end_headers()
-            received.append((self.headers.get("Gcx-Event-Id"), json.loads(body)))
+            try:
+                payload = json.loads(body)
+            except ValueError:
+                return
+            event_id = self.headers.get("Gcx-Event-Id")
+            if isinstance(payload, dict) and event_id is not None and payload.get("id") == event_id:
+                received.setdefault(event_id, payload)
 
         def log_message(self, *args):
             pass
@@ -227,7 +241,7 @@ def main(argv=None):
     if args.webhook_port is not None and not secret:
         parser.error("--webhook-port needs GCX_WEBHOOK_SECRET (the endpoint's whsec_... secret)")
 
-    received = []
+    received = {}
     receiver = receive_webhook(args.webhook_port, secret, received) if args.webhook_port is not None else None
     gateway = Gateway(args.url, key)
     try:
@@ -240,12 +254,15 @@ def main(argv=None):
         quote = gateway.get(quote["id"])
         print(outcome_line(quote), flush=True)
         if receiver is not None:
+            event_id = f"evt_{quote['id']}"  # this quote's event: any other is not acted on
             deadline = time.monotonic() + args.webhook_timeout
-            while not received and time.monotonic() < deadline:
+            while event_id not in received and time.monotonic() < deadline:
                 time.sleep(0.1)
-            if not received:
-                raise TimeoutError(f"no verified webhook within {args.webhook_timeout:g} s")
-            event_id, payload = received[0]
+            for other in sorted(set(received) - {event_id}):
+                print(f"webhook {other} ignored: not this quote's", file=sys.stderr)
+            if event_id not in received:
+                raise TimeoutError(f"no verified webhook {event_id} within {args.webhook_timeout:g} s")
+            payload = received[event_id]
             print(f"webhook {event_id} {payload['type']} verified: {payload['data']['status']}", flush=True)
         return 0 if quote["status"] == "completed" else 3
     except GatewayError as error:

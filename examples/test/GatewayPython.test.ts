@@ -9,7 +9,7 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import type { Scope } from "effect"
-import { Effect } from "effect"
+import { Effect, Schedule } from "effect"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
@@ -70,6 +70,24 @@ const droppingProxy = (
     drops: () => server.drops
   })))
 
+/** A `Gcx-Signature` header for `body` signed with `secret` at `t` (unix seconds). */
+const signature = (body: string, secret: string, t = Math.floor(Date.now() / 1000)) =>
+  `t=${t},v1=${Crypto.createHmac("sha256", secret).update(`${t}.${body}`).digest("hex")}`
+
+/** POSTs a webhook `body` signed with `secret` to `url`, with `eventId` as its `Gcx-Event-Id`. */
+const deliver = (url: string, secret: string, eventId: string, body: string) =>
+  Effect.tryPromise(() =>
+    fetch(url, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "Gcx-Signature": signature(body, secret),
+        "Gcx-Event-Id": eventId
+      },
+      body
+    }).then((answer) => answer.status)
+  )
+
 /** Runs client.py with `args`, the key in its environment. */
 const python3 = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   run(python, [client, ...args], { PYTHONDONTWRITEBYTECODE: "1", ...env })
@@ -92,8 +110,7 @@ describe("examples/gateway/client.py", () => {
       const secret = `whsec_${"s".repeat(43)}`
       const body = `{"id":"evt_1","type":"quote.completed"}`
       const now = Math.floor(Date.now() / 1000)
-      const sign = (t: number, text = body, key = secret) =>
-        `t=${t},v1=${Crypto.createHmac("sha256", key).update(`${t}.${text}`).digest("hex")}`
+      const sign = (t: number, text = body, key = secret) => signature(text, key, t)
       const cases = [
         [sign(now), body, secret],
         [`t=${now}, v1=${"0".repeat(64)}, ${sign(now).split(",")[1]}`, body, secret], // a rotation: two v1
@@ -114,6 +131,36 @@ describe("examples/gateway/client.py", () => {
       }
     }))
 
+  it.live("receive_webhook keeps a verified event once by its Gcx-Event-Id, only when the body's id is the same", () =>
+    Effect.gen(function*() {
+      const secret = `whsec_${"r".repeat(43)}`
+      const port = yield* freePort
+      const receiver = run(python, [
+        "-c",
+        "import sys, json, time\nsys.path.insert(0, 'examples/gateway')\nfrom client import receive_webhook\n" +
+        `received = {}\nserver = receive_webhook(${port}, '${secret}', received)\n` +
+        "print('ready', flush=True)\ntime.sleep(float(sys.argv[1]))\nserver.shutdown()\n" +
+        "print(json.dumps(received), flush=True)",
+        "3"
+      ], { PYTHONDONTWRITEBYTECODE: "1" })
+      const url = `http://127.0.0.1:${port}/`
+      const event = (id: string, status: string) => JSON.stringify({ id, type: "quote.completed", data: { status } })
+      const send = Effect.gen(function*() {
+        return [
+          yield* deliver(url, secret, "evt_a", event("evt_a", "first")),
+          yield* deliver(url, secret, "evt_a", event("evt_a", "repeat")), // a retry: acknowledged, not kept again
+          yield* deliver(url, secret, "evt_b", event("evt_c", "mismatch")), // header and body disagree: ignored
+          yield* deliver(url, `${secret}x`, "evt_d", event("evt_d", "forged")) // not verified: 400
+        ]
+      }).pipe(Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 40 }))
+      const [result, statuses] = yield* Effect.all([receiver, send], { concurrency: 2 })
+      expect(result.code, result.stderr).toBe(0)
+      expect(statuses).toEqual([204, 204, 204, 400])
+      expect(JSON.parse(result.stdout.split("\n")[1]!)).toEqual({
+        evt_a: { id: "evt_a", type: "quote.completed", data: { status: "first" } }
+      })
+    }))
+
   layer(Sandbox.layer({ timeScale: 0.25, logLevel: "None" }), { excludeTestServices: true, timeout: 120_000 })(
     "against gcx serve",
     (it) => {
@@ -126,10 +173,23 @@ describe("examples/gateway/client.py", () => {
             const gateway = yield* startGateway(sandbox, { webhook: `http://127.0.0.1:${hookPort}/hooks/gcx` })
             const proxy = yield* droppingProxy(new URL(gateway.url))
             const card = TestData.Cards.success
-            const result = yield* python3(
-              ["--url", proxy.url, "--card", card, "--pin", pin, "--webhook-port", String(hookPort)],
-              { GCX_GATEWAY_KEY: gateway.apiKey, GCX_WEBHOOK_SECRET: gateway.webhookSecret! }
-            )
+            // a late retry of an earlier quote's webhook, verified, arrives first: not this quote's
+            const earlier = `evt_${"0a".repeat(16)}`
+            const late = deliver(
+              `http://127.0.0.1:${hookPort}/hooks/gcx`,
+              gateway.webhookSecret!,
+              earlier,
+              JSON.stringify({ id: earlier, type: "quote.failed", created: 0, data: { id: "0a", status: "failed" } })
+            ).pipe(Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 400 }))
+            const [result, lateStatus] = yield* Effect.all([
+              python3(
+                ["--url", proxy.url, "--card", card, "--pin", pin, "--webhook-port", String(hookPort)],
+                { GCX_GATEWAY_KEY: gateway.apiKey, GCX_WEBHOOK_SECRET: gateway.webhookSecret! }
+              ),
+              late
+            ], { concurrency: 2 })
+            expect(lateStatus).toBe(204)
+            expect(result.stderr).toContain(`webhook ${earlier} ignored: not this quote's`)
             expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0)
             const lines = result.stdout.trim().split("\n")
             const id = /^submitted (\w+) \(pending\)$/.exec(lines[0]!)?.[1]

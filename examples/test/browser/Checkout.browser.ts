@@ -98,6 +98,35 @@ const checkout = (url: string, card: string, pin: string, name: string): Effect.
     }
   })
 
+/**
+ * A page of another site (`http://attacker.test`, served by Playwright) that posts a form to the backend
+ * at `target`: a `text/plain` form whose body is JSON, the classic CSRF that needs no CORS. Gives the
+ * backend's status and the `Origin` the browser sent.
+ */
+const crossSite = (target: string, card: string): Effect.Effect<{ readonly status: number; readonly origin: string }> =>
+  Effect.promise(async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    try {
+      const name = JSON.stringify({ cardNumber: card, pinNumber: "7391", productLineId: TestData.defaultProductLineId })
+        .replace(/}$/, ",\"x\":\"")
+      await page.route("http://attacker.test/**", (route) =>
+        route.fulfill({
+          contentType: "text/html",
+          body: `<form method="post" enctype="text/plain" action="${target}/api/quotes">` +
+            `<input type="hidden" name='${name}' value='"}'></form>`
+        }))
+      await page.goto("http://attacker.test/")
+      const [answer] = await Promise.all([
+        page.waitForResponse(`${target}/api/quotes`),
+        page.locator("form").evaluate((form: HTMLFormElement) => form.submit())
+      ])
+      return { status: answer.status(), origin: (await answer.request().allHeaders()).origin ?? "" }
+    } finally {
+      await context.close()
+    }
+  })
+
 // time scale 1: the success card takes about 2 s, long enough for the bar to move
 layer(Sandbox.layer({ logLevel: "None" }), { excludeTestServices: true, timeout: 120_000 })(
   "the checkout page",
@@ -134,6 +163,10 @@ layer(Sandbox.layer({ logLevel: "None" }), { excludeTestServices: true, timeout:
         expect(refused.status).toBe("This card has no remaining balance.")
         expect(refused.outcome).toEqual([])
         expect(refused.html).not.toContain(TestData.Cards.zeroBalance)
+
+        // another site's page cannot submit a card through the backend (its key), even as a text/plain form
+        const forged = yield* crossSite(backend.url, TestData.Cards.instant)
+        expect(forged).toEqual({ status: 403, origin: "http://attacker.test" })
       }))
   }
 )

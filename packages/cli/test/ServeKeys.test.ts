@@ -1,18 +1,23 @@
 /**
  * `gcx serve keys create|list|revoke`, each run as a separate process on a database of its own:
- * the embedded SQLite file (`GCX_DATABASE_FILE`) and a throwaway PostgreSQL (`GCX_DATABASE_URL`).
- * The key and the webhook secrets are printed once, by `create`, and found nowhere after: not in
- * `list`, not in the database.
+ * the embedded gateway's keys file (`GCX_GATEWAY_KEYS_FILE`, beside `GCX_DATABASE_FILE`) and a
+ * throwaway PostgreSQL (`GCX_DATABASE_URL`). The key and the webhook secrets are printed once, by
+ * `create`, and found nowhere after: not in `list`, not in the database. Embedded, the keys are
+ * managed while a real `gcx serve --embedded` process runs, which takes a new key at once and
+ * refuses a revoked one within its 5 s cache.
  */
 import { assert, describe, expect, it, layer } from "@effect/vitest"
+import { TestData } from "@gcx/sandbox"
 import { CardCipher } from "@gcx/workflow"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import type * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as TestPg from "../../workflow/test/utils/postgres.js"
-import { entries, expectNoSecrets, expectOneErrorLine, lines, spawn } from "./helpers.js"
+import { notShownAgain } from "../src/run/ServeKeys.js"
+import { entries, expectNoSecrets, expectOneErrorLine, lines, pin, spawn } from "./helpers.js"
 
 const entry = entries.bin
 
@@ -88,7 +93,9 @@ const lifecycle = (env: Record<string, string>) =>
     expect(after.stdout).toMatch(new RegExp(`${id} .* revoked \\d{4}-\\d\\d-\\d\\dT`))
     const unknown = yield* keys(["revoke", "key_0000000000000000"], env)
     expect(unknown.code).toBe(2)
-    expectOneErrorLine(unknown.stderr, "no API key has the id 'key_0000000000000000'", "--help)")
+    const line = expectOneErrorLine(unknown.stderr, "no API key has the id 'key_0000000000000000'", "--help)")
+    // one hint, not two
+    expect(line.match(/\(see /g)).toHaveLength(1)
     return { key, secrets: secrets as Array<string> }
   })
 
@@ -107,11 +114,11 @@ describe("gcx serve keys", () => {
   )
 
   it.effect(
-    "create --json prints one object with the key; the notice goes to stderr; http outside loopback warns",
+    "create --json prints one object with the key; the notice goes to stderr; http on loopback is taken",
     () =>
       Effect.gen(function*() {
         const directory = yield* folder
-        const output = yield* keys(["create", "--name", "json", "--webhook", "http://hooks.example/h", "--json"], {
+        const output = yield* keys(["create", "--name", "json", "--webhook", "http://[::1]:8999/h", "--json"], {
           GCX_DATABASE_FILE: Path.join(directory, "gcx.db")
         })
         expect(output.code, output.stderr).toBe(0)
@@ -119,10 +126,95 @@ describe("gcx serve keys", () => {
         expect(created).toMatchObject({ name: "json", ratePerSecond: 20, burst: 40 })
         expect(created.key).toMatch(/^gcx_sk_[A-Za-z0-9_-]{43}$/)
         expect(created.webhooks[0].secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
-        expect(output.stderr).toContain("is not https")
-        expect(output.stderr).toContain("not shown again")
+        expect(output.stderr.trim()).toBe(notShownAgain)
+        // the keys' own file, beside GCX_DATABASE_FILE (which is not opened), private
+        expect(Fs.existsSync(Path.join(directory, "gcx.db"))).toBe(false)
+        expect(Fs.statSync(Path.join(directory, "gateway-keys.db")).mode & 0o777).toBe(0o600)
       }).pipe(Effect.scoped),
     60_000
+  )
+
+  it.live(
+    "embedded: keys are created and revoked while gcx serve runs; it takes the new key, and refuses it within 5 s of revoke",
+    () =>
+      Effect.gen(function*() {
+        const directory = yield* folder
+        const keysFile = Path.join(directory, "keys", "gateway.db")
+        const env = { GCX_DATABASE_FILE: Path.join(directory, "gcx.db"), GCX_GATEWAY_KEYS_FILE: keysFile }
+        let server: ChildProcess.ChildProcess | undefined
+        let url: string | undefined
+        const served = yield* spawn(process.execPath, [
+          "--import",
+          "tsx",
+          entry,
+          "serve",
+          "--embedded",
+          "--port",
+          "0"
+        ], {
+          env: { GCX_DATA_KEY: dataKey, GCX_SANDBOX_TIME_SCALE: "0.01", ...env },
+          timeout: 120_000,
+          onStart: (child) => (server = child),
+          onStdout: (stdout) => (url ??= /^gcx serve (http:\/\/127\.0\.0\.1:\d+) /m.exec(stdout)?.[1])
+        }).pipe(Effect.forkScoped)
+        for (let attempt = 0; attempt < 600 && url === undefined && served.pollUnsafe() === undefined; attempt++) {
+          yield* Effect.sleep("100 millis")
+        }
+        assert(url !== undefined, "gcx serve did not print its address")
+
+        // while it runs: create a key in the shared keys file
+        const created = yield* keys(["create", "--name", "live", "--webhook", "http://localhost:9/h"], env)
+        expect(created.code, created.stderr).toBe(0)
+        const id = /key_[0-9a-f]{16}/.exec(created.stdout)![0]
+        const key = /^key: (gcx_sk_[A-Za-z0-9_-]{43})$/m.exec(created.stdout)![1]!
+        const listed = yield* keys(["list"], env)
+        expect(listed.stdout).toContain(`${id}  live`)
+
+        const call = (path: string, init: RequestInit = {}) =>
+          Effect.promise(() =>
+            fetch(`${url}${path}`, {
+              ...init,
+              headers: { authorization: `Bearer ${key}`, ...init.headers },
+              signal: AbortSignal.timeout(10_000)
+            }).then(async (response) => ({ status: response.status, body: await response.text() }))
+          )
+        const posted = yield* call("/v1/quotes", {
+          method: "POST",
+          headers: { "idempotency-key": "live-1", "content-type": "application/json" },
+          body: JSON.stringify({
+            cardNumber: TestData.Cards.instant,
+            pinNumber: pin,
+            productLineId: TestData.defaultProductLineId
+          })
+        })
+        expect(posted.status, posted.body).toBe(202)
+        const quote = `/v1/quotes/${JSON.parse(posted.body).id}`
+        expect((yield* call(quote)).status).toBe(200)
+
+        const revoked = yield* keys(["revoke", id], env)
+        expect(revoked.code, revoked.stderr).toBe(0)
+        const since = Date.now()
+        let status = 200
+        while (status !== 401 && Date.now() - since < 8_000) {
+          yield* Effect.sleep("200 millis")
+          status = (yield* call(quote)).status
+        }
+        expect(status).toBe(401)
+        // the gateway's cache of authenticated keys is 5 s
+        expect(Date.now() - since).toBeLessThan(6_000)
+
+        // the keys' file, private, as the quotes' file is (its -wal and -shm exist while the gateway holds it open)
+        for (const file of [keysFile, `${keysFile}-wal`, `${keysFile}-shm`]) {
+          expect(Fs.statSync(file).mode & 0o777, file).toBe(0o600)
+        }
+        expect(Fs.statSync(Path.dirname(keysFile)).mode & 0o777).toBe(0o700)
+
+        server!.kill("SIGTERM")
+        const output = yield* Fiber.join(served)
+        expect(`${output.stdout}${output.stderr}`).not.toContain(key)
+        expectNoSecrets(output)
+      }).pipe(Effect.scoped),
+    180_000
   )
 
   it.effect(
@@ -141,6 +233,11 @@ describe("gcx serve keys", () => {
             ["create", "--name", "x", "--webhook", "https://user:pw@a.example/h"],
             env,
             "--webhook must not hold credentials"
+          ],
+          [
+            ["create", "--name", "x", "--webhook", "http://shop.example/hooks"],
+            env,
+            "--webhook must be https (http only on loopback: 127.0.0.1, localhost, [::1]), got 'http://shop.example'"
           ],
           [["create", "--name", " "], env, "--name must be 1 to 100 characters"],
           [["create", "--name", "x", "--rate", "0"], env, "--rate must be a number above 0"],

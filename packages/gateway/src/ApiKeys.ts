@@ -17,14 +17,20 @@
  *   in this process's memory, by the key's hash: a revoked key is refused by
  *   every gateway at most that long after `revoke` (at once by the process that
  *   revoked it). Unknown keys are never cached.
- * - The tables are created when missing, on SQLite (the embedded deployment)
- *   and on PostgreSQL alike. A failure of the database in `authenticate` or
+ * - The tables are created when missing, on SQLite and on PostgreSQL alike.
+ *   Scaled out, they are in the deployment's PostgreSQL. Embedded, they are in
+ *   a SQLite file of their own (`layerFile`, `GCX_GATEWAY_KEYS_FILE`, default
+ *   `gateway-keys.db` beside the quotes' file), which other processes may
+ *   open while the gateway runs (the quotes' file is one process's alone):
+ *   `gcx serve keys` creates and revokes keys while `gcx serve` serves. A failure of the database in `authenticate` or
  *   `find` is a defect (the gateway answers 500); `create`, `list` and `revoke`
  *   fail with the `SqlError`.
  */
 import * as CardCipher from "@gcx/workflow/CardCipher"
+import * as Embedded from "@gcx/workflow/Embedded"
 import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
@@ -39,6 +45,7 @@ import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Crypto from "node:crypto"
+import * as Path from "node:path"
 
 /** An endpoint that receives the terminal outcomes of a key's quotes. */
 export interface WebhookEndpoint {
@@ -84,7 +91,7 @@ export interface CreateOptions {
   readonly ratePerSecond?: number | undefined
   /** The bucket: requests allowed at once, a whole number of at least 1. Default `defaults.burst`. */
   readonly burst?: number | undefined
-  /** Its webhook endpoints: http or https URLs. */
+  /** Its webhook endpoints: https URLs, or http on loopback (`validateWebhookUrl`). */
   readonly webhooks?: ReadonlyArray<string> | undefined
 }
 
@@ -170,10 +177,14 @@ const newId = (prefix: string): string => `${prefix}${Crypto.randomBytes(8).toSt
 
 const invalid = (field: string, reason: string) => Result.fail(new InvalidKeySettings({ field, reason }))
 
+/** The hosts a webhook may be sent to over plain http: this machine's loopback. */
+export const loopbackHosts: ReadonlyArray<string> = ["127.0.0.1", "localhost", "[::1]"]
+
 /**
- * A webhook URL, checked before any I/O: http or https, with a host and
- * without credentials (a URL is listed by `list`), at most 2048 characters.
- * Use https outside loopback: the deliveries carry the quotes' outcomes.
+ * A webhook URL, checked before any I/O: https, or http on loopback only
+ * (`loopbackHosts`: the deliveries carry the quotes' outcomes, never in clear
+ * across a network), with a host and without credentials (a URL is listed by
+ * `list`), at most 2048 characters. A refusal never echoes credentials.
  */
 export const validateWebhookUrl = (url: string): Result.Result<URL, InvalidKeySettings> => {
   const field = "webhook"
@@ -188,6 +199,12 @@ export const validateWebhookUrl = (url: string): Result.Result<URL, InvalidKeySe
     return invalid(field, `must be an http or https URL, got '${url}'`)
   }
   if (parsed.username !== "" || parsed.password !== "") return invalid(field, "must not hold credentials")
+  if (parsed.protocol === "http:" && !loopbackHosts.includes(parsed.hostname)) {
+    return invalid(
+      field,
+      `must be https (http only on loopback: ${loopbackHosts.join(", ")}), got 'http://${parsed.host}'`
+    )
+  }
   return Result.succeed(parsed)
 }
 
@@ -419,3 +436,30 @@ export const layerWith = (
   options: Options
 ): Layer.Layer<ApiKeys, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher> =>
   Layer.effect(ApiKeys, make(options))
+
+/** The name of the keys' own file, in the folder of the embedded quotes' file (`.gcx/gateway-keys.db`). */
+export const defaultFilename = "gateway-keys.db"
+
+/**
+ * The file of the API keys of an embedded gateway whose quotes are in
+ * `databaseFile`: `GCX_GATEWAY_KEYS_FILE`, else `gateway-keys.db` in the
+ * folder of `databaseFile`.
+ */
+export const fileConfig = (databaseFile: string): Config.Config<string> =>
+  Config.String("GCX_GATEWAY_KEYS_FILE").pipe(
+    Config.withDefault(Path.join(Path.dirname(databaseFile), defaultFilename))
+  )
+
+/**
+ * The API keys in a SQLite file of their own (the embedded gateway): private
+ * to the user as the embedded database is (folder 0700, files 0600), WAL,
+ * not locked for one process (`Embedded.layerSqlite`'s `exclusive: false`),
+ * every commit synced (a revocation survives a power loss).
+ */
+export const layerFile = (
+  filename: string,
+  options: Options = {}
+): Layer.Layer<ApiKeys, SqlError.SqlError, CardCipher.CardCipher> =>
+  layerWith(options).pipe(
+    Layer.provide(Embedded.layerSqlite(filename, { exclusive: false, oneShard: false, synchronous: "FULL" }))
+  )

@@ -234,11 +234,16 @@ export const layer = (options: Options = {}): Layer.Layer<
   )
 
 /**
- * `layer` as `gcx serve` and `gcx runner` run it: the API keys from the
- * deployment's database (`ApiKeys.layer`), deliveries sent with undici.
+ * `layer` as `gcx serve` and `gcx runner` run it, deliveries sent with
+ * undici, with the API keys of `keys`: by default `ApiKeys.layer` over the
+ * deployment's database (the runners of a PostgreSQL); the embedded
+ * `gcx serve` gives its keys' own file (`ApiKeys.layerFile`).
  */
-export const layerNode = (options: Options = {}): Layer.Layer<
+export const layerNode = (
+  options: Options = {},
+  keys: Layer.Layer<ApiKeys.ApiKeys, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher> = ApiKeys.layer
+): Layer.Layer<
   never,
   SqlError.SqlError,
   WorkflowEngine | SqlClient.SqlClient | CardCipher.CardCipher
-> => layer(options).pipe(Layer.provide(ApiKeys.layer), Layer.provide(NodeHttpClient.layerUndici))
+> => layer(options).pipe(Layer.provide(keys), Layer.provide(NodeHttpClient.layerUndici))

@@ -3,9 +3,9 @@
  * throwaway PostgreSQL (a client-only deployment). The key and the webhook secrets are planted
  * and looked for in every row, and in the SQLite file itself.
  */
-import { assert, describe, expect, layer } from "@effect/vitest"
+import { assert, describe, expect, it, layer } from "@effect/vitest"
 import { CardCipher, Embedded } from "@gcx/workflow"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { ConfigProvider, Context, Effect, Layer, Option, Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import * as Crypto from "node:crypto"
@@ -156,11 +156,13 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
           yield* Effect.flip(keys.create({ name: "x", webhooks: ["ftp://files.example/h"] })),
           yield* Effect.flip(keys.create({ name: "x", webhooks: ["not a url"] })),
           yield* Effect.flip(keys.create({ name: "x", webhooks: ["https://user:pw@a.example/h"] })),
+          yield* Effect.flip(keys.create({ name: "x", webhooks: ["http://shop.example/hooks"] })),
           yield* Effect.flip(keys.create({ name: " " })),
           yield* Effect.flip(keys.create({ name: "x", ratePerSecond: 0 })),
           yield* Effect.flip(keys.create({ name: "x", burst: 1.5 }))
         ]
         expect(refused.map((error) => error._tag === "InvalidKeySettings" ? error.field : error._tag)).toEqual([
+          "webhook",
           "webhook",
           "webhook",
           "webhook",
@@ -205,4 +207,64 @@ const sqliteFiles = () =>
 describe("ApiKeys", () => {
   suite("SQLite", sqlite, sqliteFiles)
   suite("PostgreSQL", postgres)
+
+  it("validateWebhookUrl: https anywhere, http on loopback only (127.0.0.1, localhost, [::1]), never echoing credentials", () => {
+    for (
+      const url of ["https://shop.example/hooks", "http://127.0.0.1:8999/h", "http://localhost/h", "http://[::1]:80/h"]
+    ) {
+      expect(Result.isSuccess(ApiKeys.validateWebhookUrl(url)), url).toBe(true)
+    }
+    for (
+      const url of ["http://shop.example/hooks", "http://10.0.0.1/h", "http://127.0.0.1.example/h", "http://[::2]/h"]
+    ) {
+      const checked = ApiKeys.validateWebhookUrl(url)
+      assert(Result.isFailure(checked), url)
+      expect(checked.failure).toBeInstanceOf(ApiKeys.InvalidKeySettings)
+      expect(checked.failure.field).toBe("webhook")
+      expect(checked.failure.message).toMatch(
+        /^webhook must be https \(http only on loopback: 127\.0\.0\.1, localhost, \[::1\]\), got 'http:\/\/[^/]+'$/
+      )
+    }
+    expect(ApiKeys.validateWebhookUrl("http://shop.example/hooks")).toEqual(
+      Result.fail(
+        new ApiKeys.InvalidKeySettings({
+          field: "webhook",
+          reason: "must be https (http only on loopback: 127.0.0.1, localhost, [::1]), got 'http://shop.example'"
+        })
+      )
+    )
+  })
+
+  it.effect("layerFile: the keys' own file, opened by two at once (not exclusive), private (0700 folder, 0600 files)", () =>
+    Effect.gen(function*() {
+      const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-gateway-keys-file-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true })))
+      const filename = Path.join(directory, "own", ApiKeys.defaultFilename)
+      const cipher = CardCipher.layer(dataKey)
+      const open = Layer.build(ApiKeys.layerFile(filename, { cacheTtl: 0 }).pipe(Layer.provide(cipher))).pipe(
+        Effect.map((context) => Context.get(context, ApiKeys.ApiKeys))
+      )
+      // a gateway holds it open, as `gcx serve` does, while another opens it, as `gcx serve keys` does
+      const gateway = yield* open
+      const manager = yield* open
+      const created = yield* manager.create({ name: "shared" })
+      expect((yield* gateway.authenticate(created.key)).id).toBe(created.apiKey.id)
+      expect(yield* manager.revoke(created.apiKey.id)).toBe("revoked")
+      expect((yield* Effect.flip(gateway.authenticate(created.key)))._tag).toBe("UnknownApiKey")
+      expect(Fs.statSync(Path.dirname(filename)).mode & 0o777).toBe(0o700)
+      for (const file of [filename, `${filename}-wal`, `${filename}-shm`]) {
+        expect(Fs.statSync(file).mode & 0o777, file).toBe(0o600)
+      }
+    }).pipe(Effect.scoped))
+
+  it.effect("fileConfig: GCX_GATEWAY_KEYS_FILE, else gateway-keys.db in the folder of the quotes' file", () =>
+    Effect.gen(function*() {
+      const read = (env: Record<string, string>, databaseFile: string) =>
+        ApiKeys.fileConfig(databaseFile).pipe(
+          Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env))
+        )
+      expect(yield* read({}, ".gcx/gcx.db")).toBe(Path.join(".gcx", "gateway-keys.db"))
+      expect(yield* read({}, "/var/lib/gcx/quotes.db")).toBe("/var/lib/gcx/gateway-keys.db")
+      expect(yield* read({ GCX_GATEWAY_KEYS_FILE: "/srv/keys.db" }, ".gcx/gcx.db")).toBe("/srv/keys.db")
+    }))
 })

@@ -114,28 +114,31 @@ const reasonOf = (failure: unknown): string =>
     : String(failure)
 
 /** A database that cannot be opened (the driver throws), or is locked, as a `SqlError` that says which and why. */
-const openError = (filename: string) => (cause: Cause.Cause<unknown>): Effect.Effect<never, SqlError.SqlError> => {
-  const failure = Cause.squash(cause)
-  const reason = reasonOf(failure)
-  const locked = (SqlError.isSqlError(failure) && failure.reason._tag === "LockTimeoutError") ||
-    /locked|busy/i.test(reason)
-  const operation = "open"
-  return Effect.fail(
-    new SqlError.SqlError({
-      reason: locked
-        ? new SqlError.LockTimeoutError({
-          cause: failure,
-          operation,
-          message: `the embedded database ${filename} is in use by another process (one process per database file)`
-        })
-        : new SqlError.ConnectionError({
-          cause: failure,
-          operation,
-          message: `the embedded database ${filename} could not be opened: ${reason}`
-        })
-    })
-  )
-}
+const openError =
+  (filename: string, exclusive: boolean) => (cause: Cause.Cause<unknown>): Effect.Effect<never, SqlError.SqlError> => {
+    const failure = Cause.squash(cause)
+    const reason = reasonOf(failure)
+    const locked = (SqlError.isSqlError(failure) && failure.reason._tag === "LockTimeoutError") ||
+      /locked|busy/i.test(reason)
+    const operation = "open"
+    return Effect.fail(
+      new SqlError.SqlError({
+        reason: locked
+          ? new SqlError.LockTimeoutError({
+            cause: failure,
+            operation,
+            message: exclusive
+              ? `the embedded database ${filename} is in use by another process (one process per database file)`
+              : `the embedded database ${filename} stayed locked by another process`
+          })
+          : new SqlError.ConnectionError({
+            cause: failure,
+            operation,
+            message: `the embedded database ${filename} could not be opened: ${reason}`
+          })
+      })
+    )
+  }
 
 /** Settings of the embedded database. */
 export interface SqliteOptions {
@@ -143,6 +146,14 @@ export interface SqliteOptions {
   readonly synchronous?: Synchronous | undefined
   /** Whether the runner on it uses one shard (`shardingDefaults`): its stored messages are moved onto it. Default true. */
   readonly oneShard?: boolean | undefined
+  /**
+   * Whether this process holds the file alone (`locking_mode = EXCLUSIVE`).
+   * Default true. False for a file that other processes open at the same time
+   * (WAL: readers never wait; a writer waits up to 5 s for another), as the
+   * gateway's API keys (`gcx serve` and `gcx serve keys`): never for a file a
+   * runner runs quotes on.
+   */
+  readonly exclusive?: boolean | undefined
 }
 
 /**
@@ -151,14 +162,15 @@ export interface SqliteOptions {
  * left by an earlier gcx are tightened, with one warning), locked for this
  * process alone (`locking_mode = EXCLUSIVE`, held until the connection closes
  * or the process dies: a second process on the same file fails, after
- * SQLite's busy timeout of 5 s, instead of running the same quotes),
- * `synchronous` set, and its stored messages on one shard.
+ * SQLite's busy timeout of 5 s, instead of running the same quotes) unless
+ * `exclusive` is false, `synchronous` set, and its stored messages on one shard.
  */
 export const layerSqlite = (
   filename: string = defaultFilename,
   options: SqliteOptions = {}
-): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
-  Layer.effectContext(
+): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> => {
+  const exclusive = options.exclusive !== false
+  return Layer.effectContext(
     Effect.gen(function*() {
       const tightened = yield* Effect.sync(() => PrivateFiles.prepare(filename))
       if (tightened.length > 0) {
@@ -168,12 +180,17 @@ export const layerSqlite = (
         )
       }
       const context = yield* Layer.build(
-        SqliteClient.layer({ filename, synchronous: options.synchronous ?? "NORMAL", lockingMode: "EXCLUSIVE" })
+        SqliteClient.layer({
+          filename,
+          synchronous: options.synchronous ?? "NORMAL",
+          lockingMode: exclusive ? "EXCLUSIVE" : "NORMAL"
+        })
       )
       if (options.oneShard !== false) yield* moveToOneShard(context)
       return context
-    }).pipe(Effect.catchCause(openError(filename)))
+    }).pipe(Effect.catchCause(openError(filename, exclusive)))
   )
+}
 
 /** The deployment: the workflow engine of a single runner over SQLite in a file. */
 export const layer = (options: Options = {}): Layer.Layer<

@@ -47,6 +47,7 @@ export const base = Command.make("serve", options, Lazy.handler(() => import("..
       ["GCX_GATEWAY_PORT", `port to listen on, 0 to 65535 (default ${defaultPort}; --port wins)`],
       Help.durableVariables.clientDatabaseUrl,
       Help.durableVariables.databaseFile,
+      ServeKeys.keysFileVariable,
       Help.durableVariables.dataKey,
       Help.durableVariables.previousDataKey,
       ...Help.connectionVariables.filter(([name]) => name !== "GCX_SANDBOX_TIME_SCALE")

@@ -1,7 +1,8 @@
 /**
  * `gcx serve keys create|list|revoke`: the API keys of `gcx serve`'s callers (`run/ServeKeys`, loaded
- * when a command runs), in the database `gcx serve` uses: the embedded file (`GCX_DATABASE_FILE`,
- * default `.gcx/gcx.db`), or the PostgreSQL of `GCX_DATABASE_URL`. `create` prints the key and each
+ * when a command runs), where `gcx serve` reads them: the embedded gateway's keys file
+ * (`GCX_GATEWAY_KEYS_FILE`, default `gateway-keys.db` beside `GCX_DATABASE_FILE`), shared with a
+ * running `gcx serve`, or the PostgreSQL of `GCX_DATABASE_URL`. `create` prints the key and each
  * webhook secret once; `list` never prints a key or a secret.
  */
 import * as Argument from "effect/cli/Argument"
@@ -31,8 +32,8 @@ export const createOptions = {
   webhook: Flag.String("webhook").pipe(
     Flag.withMetavar("url"),
     Flag.withDescription(
-      "an endpoint that receives the outcomes of the key's quotes, signed, repeatable (http or https; " +
-        "https outside loopback)"
+      "an endpoint that receives the outcomes of the key's quotes, signed, repeatable (https; http only on " +
+        "loopback: 127.0.0.1, localhost, [::1])"
     ),
     Flag.atLeast(0)
   ),
@@ -51,14 +52,25 @@ export type CreateFlags = Command.Command.Config.Infer<typeof createOptions>
 /** The parsed argument and flags of `gcx serve keys revoke`. */
 export type RevokeFlags = Command.Command.Config.Infer<typeof revokeOptions>
 
+/** `GCX_GATEWAY_KEYS_FILE`: where an embedded `gcx serve` and `gcx serve keys` keep the keys. */
+export const keysFileVariable: Help.Variable = [
+  "GCX_GATEWAY_KEYS_FILE",
+  "SQLite file of the API keys and webhook endpoints of the embedded gcx serve (default gateway-keys.db in the " +
+  "folder of GCX_DATABASE_FILE); gcx serve keys changes it while gcx serve runs"
+]
+
 /** The variables of the keys commands: the database, and the data key that seals webhook secrets. */
 const variables: ReadonlyArray<Help.Variable> = [
   [
     "GCX_DATABASE_URL",
     "PostgreSQL of the gateway, postgres://user:password@host:5432/database (secret): set, the keys are kept " +
-    "there; unset, in the embedded file GCX_DATABASE_FILE (stop gcx serve first: one process per file)"
+    "there; unset, in the file GCX_GATEWAY_KEYS_FILE"
   ],
-  Help.durableVariables.databaseFile,
+  keysFileVariable,
+  [
+    "GCX_DATABASE_FILE",
+    "SQLite file of the embedded gcx serve's quotes (default .gcx/gcx.db): the keys file is beside it"
+  ],
   Help.durableVariables.dataKey,
   Help.durableVariables.previousDataKey
 ]
@@ -98,7 +110,11 @@ const revoke = Command.make("revoke", revokeOptions, handler((run) => run.revoke
 
 /** The `keys` command, under `gcx serve`: `create`, `list`, `revoke`. */
 export const command = Command.make("keys").pipe(
-  Command.withDescription("Manage the API keys of gcx serve's callers"),
+  Help.describe(
+    "Manage the API keys of gcx serve's callers: embedded, in the file GCX_GATEWAY_KEYS_FILE, which these " +
+      "commands change while gcx serve runs; scaled out, in the PostgreSQL of GCX_DATABASE_URL",
+    variables
+  ),
   Command.withShortDescription("Manage the API keys of gcx serve's callers"),
   Command.withSubcommands([create, list, revoke])
 )

@@ -4,7 +4,9 @@
  *
  * - Embedded (no `GCX_DATABASE_URL`): the same deployment as `gcx quote
  *   --durable`, SQLite in `GCX_DATABASE_FILE` (default `.gcx/gcx.db`); this
- *   process runs the quotes.
+ *   process runs the quotes. The API keys are in a file of their own
+ *   (`GCX_GATEWAY_KEYS_FILE`, default `gateway-keys.db` beside it), which
+ *   `gcx serve keys` changes while this process serves.
  * - Client-only (`GCX_DATABASE_URL` set): the runners of that PostgreSQL run
  *   the quotes; gateways scale out behind a load balancer.
  *
@@ -46,9 +48,14 @@ export interface Flags {
 /** The services the gateway takes from its callers' stores: API keys, their rate limits, the quotes' events. */
 export type Callers = ApiKeys.ApiKeys | RateLimit.RateLimit | EventLog.EventLog
 
-/** The callers' stores over the deployment's database: the API keys, their rate limits, the quotes' events. */
-export const callers: Layer.Layer<Callers, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher> = Layer
-  .mergeAll(ApiKeys.layer, RateLimit.layer, EventLog.layer())
+/** Where the API keys are: a layer over the deployment's database and the cipher (or over the cipher alone). */
+export type Keys = Layer.Layer<ApiKeys.ApiKeys, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher>
+
+/** The callers' stores: the API keys of `keys` (default: the deployment's database), their rate limits, the quotes' events. */
+export const callers = (
+  keys: Keys = ApiKeys.layer
+): Layer.Layer<Callers, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher> =>
+  Layer.mergeAll(keys, RateLimit.layer, EventLog.layer())
 
 /** A failure to start, as the one line `gcx` reports. */
 const startFailure = (code: ExitCode, message: string) => Effect.fail(new CliError({ code, message }))
@@ -58,7 +65,7 @@ const startFailure = (code: ExitCode, message: string) => Effect.fail(new CliErr
  * `GCX_DATABASE_FILE`, or client-only on the runners of `GCX_DATABASE_URL`)
  * and the exchange client of the flags, until interrupted.
  */
-export const run = (flags: Flags, services: typeof callers = callers) =>
+export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
   Effect.scoped(Effect.gen(function*() {
     const url = yield* DurablePoller.databaseUrl
     const port = Option.isSome(flags.port) ? flags.port.value : yield* Gateway.portConfig
@@ -67,19 +74,21 @@ export const run = (flags: Flags, services: typeof callers = callers) =>
       Layer.merge(CardCipher.layerConfig(), Connection.layer(flags.connection, "none"))
     )
     const filename = yield* DurablePoller.databaseFile
+    // embedded, the keys are in a file of their own, shared with `gcx serve keys` (one layer: one cache, one connection)
+    const keys: Keys = Option.isSome(url) ? ApiKeys.layer : ApiKeys.layerFile(yield* ApiKeys.fileConfig(filename))
     const quotes: Layer.Layer<
       DurableQuotes.DurableQuotes | SqlClient.SqlClient,
       Config.ConfigError | SqlError.SqlError | QuoteJournal.JournalError,
       CardCipher.CardCipher | ExchangeClient.ExchangeClient
     > = Option.isSome(url)
       ? DurableQuotes.layer().pipe(Layer.provideMerge(DurablePoller.clientDeployment(url.value)))
-      : Embedded.layerQuotes({ filename }, WebhookDelivery.layerNode())
+      : Embedded.layerQuotes({ filename }, WebhookDelivery.layerNode({}, keys))
     const where = Option.isSome(url)
       ? `client-only on the runners of ${DurablePoller.where(url.value)}`
       : `embedded on ${filename}`
     const context = yield* Layer.build(
       Gateway.layerConfig({ port, host: Option.getOrUndefined(flags.host) }).pipe(
-        Layer.provideMerge(services),
+        Layer.provideMerge(services ?? callers(keys)),
         Layer.provideMerge(quotes),
         Layer.provide(Layer.succeedContext(base))
       )

@@ -1,9 +1,10 @@
 /**
  * `gcx serve keys create|list|revoke` (flags in `commands/ServeKeys`): the API keys of `gcx serve`
- * (`@gcx/gateway/ApiKeys`) in its database, the PostgreSQL of `GCX_DATABASE_URL` when set, else the
- * embedded SQLite file (`GCX_DATABASE_FILE`, default `.gcx/gcx.db`), which one process holds at a
- * time: a running embedded `gcx serve` must be stopped first. The webhook secrets are sealed with
- * `GCX_DATA_KEY`. The settings are checked before the database is opened.
+ * (`@gcx/gateway/ApiKeys`) in the PostgreSQL of `GCX_DATABASE_URL` when set, else in the embedded
+ * gateway's keys file (`GCX_GATEWAY_KEYS_FILE`, default `gateway-keys.db` beside
+ * `GCX_DATABASE_FILE`), which a running `gcx serve` shares: a key created or revoked here counts
+ * there within 5 s. The webhook secrets are sealed with `GCX_DATA_KEY`. The settings are checked
+ * before the database is opened.
  */
 import * as ApiKeys from "@gcx/gateway/ApiKeys"
 import * as CardCipher from "@gcx/workflow/CardCipher"
@@ -11,7 +12,6 @@ import * as Database from "@gcx/workflow/Database"
 import * as Embedded from "@gcx/workflow/Embedded"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
-import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -19,7 +19,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
-import type * as SqlClient from "effect/sql/SqlClient"
 import * as SqlError from "effect/sql/SqlError"
 import * as ExitCode from "../ExitCode.js"
 import * as Text from "../Text.js"
@@ -50,31 +49,21 @@ const unavailable = (message: string) =>
 /** How opening the database fails. */
 type Failure = Database.DatabaseUnreachable | SqlError.SqlError
 
-/** The database of `gcx serve`: the PostgreSQL of `GCX_DATABASE_URL`, else the embedded file. */
-const database = Effect.gen(function*() {
+/** The keys of `gcx serve`: in the PostgreSQL of `GCX_DATABASE_URL`, else in the embedded gateway's keys file. */
+const keysOfDeployment = Effect.gen(function*() {
   const url = yield* Config.option(Config.Redacted("GCX_DATABASE_URL"))
+  if (Option.isSome(url)) return ApiKeys.layer.pipe(Layer.provide(Database.layer(url.value)))
   const file = yield* Config.String("GCX_DATABASE_FILE").pipe(Config.withDefault(Embedded.defaultFilename))
-  return Option.match(url, {
-    onSome: (url): Layer.Layer<SqlClient.SqlClient, Failure> => Database.layer(url),
-    onNone: (): Layer.Layer<SqlClient.SqlClient, Failure> => Embedded.layerSqlite(file, { oneShard: false })
-  })
+  return ApiKeys.layerFile(yield* ApiKeys.fileConfig(file))
 })
 
-/** The keys over the database of `gcx serve`, and the data key; a database that fails is one line, exit 5. */
+/** The keys of `gcx serve`, and the data key; a database that fails is one line, exit 5. */
 const keysLayer: Layer.Layer<ApiKeys.ApiKeys, Config.ConfigError | ExitCode.CliError> = Layer.effectContext(
   Effect.gen(function*() {
     const cipher = yield* Layer.build(CardCipher.layerConfig())
-    const sql = yield* Layer.build(yield* database).pipe(
-      Effect.mapError((error) =>
-        unavailable(
-          error._tag === "SqlError" && error.reason._tag === "LockTimeoutError"
-            ? `${error.message}: stop gcx serve to manage its keys`
-            : error.message
-        )
-      )
-    )
-    return yield* Layer.build(ApiKeys.layer).pipe(
-      Effect.provideContext(Context.merge(cipher, sql)),
+    const keys: Layer.Layer<ApiKeys.ApiKeys, Failure, CardCipher.CardCipher> = yield* keysOfDeployment
+    return yield* Layer.build(keys).pipe(
+      Effect.provideContext(cipher),
       Effect.mapError((error) => unavailable(error.message))
     )
   })
@@ -90,8 +79,6 @@ const withKeys = <A, E, R>(effect: Effect.Effect<A, E | SqlError.SqlError, R>) =
 /** A refused setting as a usage error naming its flag. */
 const usage = (error: ApiKeys.InvalidKeySettings) =>
   new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message: Text.safe(`--${error.message}`) })
-
-const isLoopback = (url: URL) => ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname)
 
 const iso = (time: DateTime.Utc) => DateTime.formatIso(time).replace(/\.\d{3}Z$/, "Z")
 
@@ -109,12 +96,6 @@ export const create = (flags: CreateFlags) =>
       onFailure: (error) => Effect.fail(usage(error)),
       onSuccess: Effect.succeed
     })
-    for (const url of settings.webhooks) {
-      const parsed = new URL(url)
-      if (parsed.protocol === "http:" && !isLoopback(parsed)) {
-        yield* Console.error(`gcx: warning: the webhook ${Text.safe(url)} is not https: its deliveries travel in clear`)
-      }
-    }
     const created = yield* withKeys(Effect.flatMap(ApiKeys.ApiKeys, (keys) => keys.create(settings))).pipe(
       Effect.catchTag("InvalidKeySettings", (error) => Effect.fail(usage(error)))
     )
@@ -180,7 +161,7 @@ export const revoke = ({ id, json }: RevokeFlags) =>
     if (revocation === "unknown") {
       return yield* new ExitCode.CliError({
         code: ExitCode.ExitCode.Usage,
-        message: `no API key has the id '${Text.safe(id.slice(0, 80))}' (see gcx serve keys list)`
+        message: `no API key has the id '${Text.safe(id.slice(0, 80))}': gcx serve keys list shows the ids`
       })
     }
     if (json) return yield* Console.log(Text.json({ id, revoked: true, already: revocation === "alreadyRevoked" }))
