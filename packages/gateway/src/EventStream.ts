@@ -9,13 +9,17 @@
  */
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as EventLog from "@gcx/workflow/EventLog"
+import * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Sse from "effect/encoding/Sse"
+import * as Fiber from "effect/Fiber"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as QuoteView from "./QuoteView.js"
 
@@ -82,28 +86,85 @@ export const parseLastEventId = (
   return /^\d{1,15}$/.test(value) ? Result.succeed(Option.some(Number(value))) : Result.fail(new InvalidLastEventId())
 }
 
+/** The open streams of one event log, woken together by one keep-alive ticker while any is open. */
+interface KeepAlives {
+  readonly open: Set<() => void>
+  ticker: Fiber.Fiber<unknown> | undefined
+}
+
+const keepAlives = new WeakMap<EventLog.Service, KeepAlives>()
+
+/**
+ * Registers `wake` with the one keep-alive ticker of `log`'s streams (started
+ * by the first, in its fiber's context: its `Clock`), until the scope closes;
+ * the ticker stops with the last stream. One timer for all the open streams,
+ * not one fiber each.
+ */
+const keepAliveOf = (log: EventLog.Service, wake: () => void): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.suspend(() => {
+      let alives = keepAlives.get(log)
+      if (alives === undefined) {
+        alives = { open: new Set(), ticker: undefined }
+        keepAlives.set(log, alives)
+      }
+      alives.open.add(wake)
+      if (alives.ticker !== undefined) return Effect.succeed(alives)
+      const { open } = alives
+      const tick = Effect.sync(() => {
+        for (const wake of open) wake()
+      })
+      return Effect.map(
+        Effect.forkDetach(Effect.forever(Effect.andThen(Effect.sleep(keepAliveInterval), tick))),
+        (ticker) => {
+          alives.ticker = ticker
+          return alives
+        }
+      )
+    }),
+    (alives) =>
+      Effect.suspend(() => {
+        alives.open.delete(wake)
+        const ticker = alives.ticker
+        if (alives.open.size > 0 || ticker === undefined) return Effect.void
+        alives.ticker = undefined
+        return Fiber.interrupt(ticker)
+      })
+  )
+
+const encoder = new TextEncoder()
+const keepAliveBytes: Arr.NonEmptyReadonlyArray<Uint8Array> = [encoder.encode(keepAlive)]
+
 /**
  * The SSE response of quote `requestId`'s events after `lastEventId` (all of
  * them when none): those recorded, then each as it is recorded; it ends after
  * the terminal event. A database failure ends the response early, with a
- * log: the client resumes with `Last-Event-ID`.
+ * log: the client resumes with `Last-Event-ID`. The body is one pull on the
+ * log's cursor (`EventLog.cursor`), which the shared keep-alive ticker wakes:
+ * no fiber of its own, and no stream combinator, per open stream.
  */
 export const response = (
   requestId: string,
   lastEventId: Option.Option<number>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, EventLog.EventLog> =>
   Effect.map(EventLog.EventLog, (log) => {
-    const events = log.follow(requestId, Option.getOrElse(lastEventId, () => 0)).pipe(
-      Stream.map(message),
-      Stream.catchCause((cause) =>
-        Stream.fromEffectDrain(
-          Effect.logWarning("a quote's event stream ended early", cause).pipe(Effect.annotateLogs({ requestId }))
-        )
-      )
-    )
-    const comments = Stream.tick(keepAliveInterval).pipe(Stream.drop(1), Stream.as(keepAlive))
-    return HttpServerResponse.stream(
-      Stream.merge(events, comments, { haltStrategy: "left" }).pipe(Stream.encodeText),
-      { contentType: "text/event-stream", headers }
-    )
+    const body = Stream.unwrap(Effect.gen(function*() {
+      const cursor = yield* log.cursor(requestId, Option.getOrElse(lastEventId, () => 0))
+      yield* keepAliveOf(log, cursor.wake)
+      return Stream.fromPull(Effect.succeed(cursor.next.pipe(
+        Effect.catchCause((cause) =>
+          Effect.as(
+            Effect.logWarning("a quote's event stream ended early", cause).pipe(Effect.annotateLogs({ requestId })),
+            undefined
+          )
+        ),
+        Effect.flatMap((entries) => {
+          if (entries === undefined) return Cause.done()
+          return Effect.succeed(
+            Arr.isReadonlyArrayNonEmpty(entries) ? [encoder.encode(entries.map(message).join(""))] : keepAliveBytes
+          )
+        })
+      )))
+    }))
+    return HttpServerResponse.stream(body, { contentType: "text/event-stream", headers })
   })

@@ -9,7 +9,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { CardCipher, DurableQuotes, Embedded, EventLog } from "@gcx/workflow"
-import { Effect, Fiber, Layer, Option, Result, Schedule, Stream } from "effect"
+import { Effect, Fiber, Layer, Option, Queue, Result, Schedule, Stream } from "effect"
 import type { HttpBody } from "effect/http"
 import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { TestClock } from "effect/testing"
@@ -227,17 +227,45 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.05 }), { excludeTestService
 )
 
 describe("EventStream keep-alive", () => {
-  it.effect("an open stream with nothing to say sends `: keep-alive` every 15 s", () =>
+  // a quote with no event yet: the log's cursor only answers when woken (the keep-alive is a timer, the log is not the subject)
+  const cursor = Effect.map(Queue.sliding<void>(1), (signal): EventLog.Cursor => ({
+    next: Effect.as(Queue.take(signal), []),
+    wake: () => Queue.offerUnsafe(signal, undefined)
+  }))
+  const quietLog = () =>
+    Layer.succeed(EventLog.EventLog, {
+      read: () => Effect.succeed([]),
+      follow: () => Stream.never,
+      cursor: () => cursor
+    })
+  /** The first `count` chunks of a quiet stream's body, as text, in a fiber. */
+  const keepAlives = (count: number) =>
     Effect.gen(function*() {
-      // a quote with no event yet: the log's follow never emits (the keep-alive is a timer, the log is not the subject)
-      const quiet = Layer.succeed(EventLog.EventLog, { read: () => Effect.succeed([]), follow: () => Stream.never })
-      const response = yield* Effect.provide(EventStream.response("quiet", Option.none()), quiet)
+      const response = yield* EventStream.response("quiet", Option.none())
       expect(response.body._tag).toBe("Stream")
       const body = (response.body as HttpBody.Stream).stream
-      const chunks = yield* body.pipe(Stream.decodeText, Stream.take(2), Stream.runCollect, Effect.forkChild)
+      return yield* body.pipe(Stream.decodeText, Stream.take(count), Stream.runCollect, Effect.forkChild)
+    })
+
+  it.effect("an open stream with nothing to say sends `: keep-alive` every 15 s", () =>
+    Effect.gen(function*() {
+      const chunks = yield* keepAlives(2)
       yield* TestClock.adjust("14 seconds")
       expect(chunks.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust("16 seconds")
       expect(yield* Fiber.join(chunks)).toEqual([EventStream.keepAlive, EventStream.keepAlive])
-    }))
+    }).pipe(Effect.provide(quietLog())))
+
+  it.effect("open streams share one ticker, which goes on for the others when one closes", () =>
+    Effect.gen(function*() {
+      const first = yield* keepAlives(1)
+      yield* TestClock.adjust("5 seconds")
+      const second = yield* keepAlives(2)
+      // the ticker started with the first stream: the second hears it 10 s after it opened, never more than 15 s
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* Fiber.join(first)).toEqual([EventStream.keepAlive])
+      expect(second.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust("15 seconds")
+      expect(yield* Fiber.join(second)).toEqual([EventStream.keepAlive, EventStream.keepAlive])
+    }).pipe(Effect.provide(quietLog())))
 })

@@ -13,19 +13,22 @@
  *   and each outcome's terminal event, committed before the engine stores the
  *   outcome (at least once; recorded once). See `internal/events/writer.ts`.
  * - `layer`, on any node that reads: `read`, and `follow`, which reads the
- *   recorded events, then each new one as it is woken: on PostgreSQL by
- *   `NOTIFY` on the writers' channel `gcx_quote_events`, on SQLite by one poll
- *   of the table every 100 ms per node, never a query loop per stream.
+ *   recorded events, then each new one as it is woken: at the commit by the
+ *   writer of the same process and database; by `NOTIFY` on the writers'
+ *   channel `gcx_quote_events` on PostgreSQL, and on SQLite by one poll of
+ *   the table every 100 ms per node (a fallback: the file is locked to one
+ *   process), never a query loop per stream.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import type * as QuoteEvents from "@gcx/poller/QuoteEvents"
+import * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
@@ -50,6 +53,24 @@ export interface Service {
    * each as it is recorded, in order, none twice; ends after the terminal one.
    */
   readonly follow: (requestId: string, afterSeq: number) => Stream.Stream<Entry, SqlError.SqlError>
+  /**
+   * What `follow` is made of, for a caller that waits on something else too
+   * (the gateway's keep-alive): a cursor over quote `requestId`'s events
+   * after `afterSeq`, watching the quote until the scope closes.
+   */
+  readonly cursor: (requestId: string, afterSeq: number) => Effect.Effect<Cursor, never, Scope.Scope>
+}
+
+/** A cursor over a quote's events (see `Service.cursor`). */
+export interface Cursor {
+  /**
+   * The next events, in order, none twice, waiting for some: those up to and
+   * including the terminal one, then `undefined` (the end); `[]` when `wake`
+   * was called and nothing new had to be read.
+   */
+  readonly next: Effect.Effect<ReadonlyArray<Entry> | undefined, SqlError.SqlError>
+  /** Makes the waiting `next` (or the next one to wait) return `[]` without reading. */
+  readonly wake: () => void
 }
 
 /** The event log service. */
@@ -83,39 +104,54 @@ export const make = (
     yield* Table.create(sql)
     const pg = yield* Effect.serviceOption(PgClient.PgClient)
     const wakeups = Option.isSome(pg)
-      ? yield* Wakeups.listening(pg.value)
+      ? yield* Wakeups.listening(pg.value, sql)
       : yield* Wakeups.polling(sql, options.pollInterval ?? "100 millis")
 
     const read: Service["read"] = (requestId, afterSeq) => Table.read(sql, requestId, afterSeq)
 
-    const follow: Service["follow"] = (requestId, afterSeq) =>
-      Stream.unwrap(Effect.gen(function*() {
-        // watch first, then read: an event recorded in between wakes the stream
-        const signal = yield* wakeups.watch(requestId)
+    const cursor: Service["cursor"] = (requestId, afterSeq) =>
+      Effect.map(wakeups.watch(requestId), (watching) => {
+        // watch first, then read: an event recorded in between wakes the cursor
         let last = afterSeq
         let ended = false
+        let first = true
+        let woken = false
         const next = Effect.gen(function*() {
-          for (let first = true;; first = false) {
+          while (!ended) {
             const entries = yield* read(requestId, last)
             const end = entries.findIndex((entry) => QuoteEvent.isTerminal(entry.event))
             if (entries.length > 0) {
               const out = end >= 0 ? entries.slice(0, end + 1) : entries
               last = out[out.length - 1]!.seq
               ended = end >= 0
+              first = false
               return out
             }
             // nothing after `afterSeq` at the first read: ended already when its terminal event is at or before it
-            if (first && afterSeq > 0 && (yield* Table.ended(sql, requestId))) {
-              ended = true
-              return entries
+            if (first && afterSeq > 0 && (yield* Table.ended(sql, requestId))) ended = true
+            first = false
+            if (!ended && !woken) yield* watching.wait
+            if (woken) {
+              woken = false
+              return []
             }
-            yield* Queue.take(signal)
           }
+          return undefined
         })
-        return Stream.fromEffectRepeat(next).pipe(Stream.takeUntil(() => ended), Stream.flattenIterable)
-      }))
+        const wake = () => {
+          woken = true
+          watching.wake()
+        }
+        return { next, wake }
+      })
 
-    return EventLog.of({ read, follow })
+    const follow: Service["follow"] = (requestId, afterSeq) =>
+      Stream.unwrap(Effect.map(cursor(requestId, afterSeq), (cursor) =>
+        Stream.fromPull(Effect.succeed(Effect.flatMap(cursor.next, (entries) =>
+          // `[]` only after `wake`, which `follow` never calls
+          entries === undefined || !Arr.isReadonlyArrayNonEmpty(entries) ? Cause.done() : Effect.succeed(entries))))))
+
+    return EventLog.of({ read, follow, cursor })
   })
 
 /** The event log (see `make`). */

@@ -117,6 +117,22 @@ layer(sandbox({ timeScale: 0.05 }), { excludeTestServices: true })("EventLog emb
       }).pipe(Effect.provide(node(), { local: true }))
     }).pipe(Effect.scoped))
 
+  it.effect("the node's own writer wakes its streams at each commit, without waiting for the poll", () =>
+    Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      yield* Effect.gen(function*() {
+        const durable = yield* DurableQuotes.DurableQuotes
+        const requestId = yield* durable.submit(slowCard())
+        // the poll runs once at the start, then not within the test: every event after it comes from the writer's wake-ups
+        const followed = yield* followAll(requestId)
+        expectWholeLog(followed)
+        expect(followed.length).toBeGreaterThan(3)
+      }).pipe(
+        Effect.provide(EventLog.layer({ pollInterval: "1 hour" })),
+        Effect.provide(quotesLayer(server, yield* tempDatabase, { track }), { local: true })
+      )
+    }).pipe(Effect.scoped))
+
   it.effect("a quote the POST answers at once, and one refused, each end with their terminal event", () =>
     Effect.gen(function*() {
       const server = yield* Sandbox.SandboxServer

@@ -43,7 +43,7 @@ export const rateLimitLayer = (limited: Readonly<Record<string, number>> = {}): 
 /**
  * `EventLog` in memory, fed by the deployment's bus: each event of a quote
  * (found by the `Submitted` event's requestId, then by its transactionId) is
- * kept with its sequence number. `follow` polls the memory every 20 ms.
+ * kept with its sequence number. `follow` and `cursor` poll the memory every 20 ms.
  */
 export const eventLogLayer: Layer.Layer<EventLog.EventLog, never, QuoteEvents.QuoteEvents> = Layer.effect(
   EventLog.EventLog,
@@ -76,6 +76,30 @@ export const eventLogLayer: Layer.Layer<EventLog.EventLog, never, QuoteEvents.Qu
             return [entries, ended ? Option.none() : Option.some(next)] as const
           })
         ))
-    return EventLog.EventLog.of({ read, follow })
+    const cursor = (requestId: string, afterSeq: number) =>
+      Effect.sync((): EventLog.Cursor => {
+        let last = afterSeq
+        let ended = false
+        let woken = false
+        const next = Effect.gen(function*() {
+          while (!ended) {
+            const entries = yield* read(requestId, last)
+            if (entries.length > 0) {
+              last = entries.at(-1)!.seq
+              ended = entries.some(isTerminal)
+              return entries
+            }
+            ended = (byRequest.get(requestId) ?? []).some(isTerminal)
+            if (!ended) yield* Effect.sleep(20)
+            if (woken) {
+              woken = false
+              return []
+            }
+          }
+          return undefined
+        })
+        return { next, wake: () => void (woken = true) }
+      })
+    return EventLog.EventLog.of({ read, follow, cursor })
   })
 )

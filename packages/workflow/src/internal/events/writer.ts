@@ -14,9 +14,10 @@
  *   engine stores the outcome: a process that dies in between tells it again
  *   on replay (at least once; recorded once, see `table.insert`). The events
  *   the bus had before it go first in the batch.
- * - On PostgreSQL each batch is announced on `channel` (`pg_notify` of the
- *   requestIds, in the batch's transaction: delivered at its commit), for
- *   the readers of every node.
+ * - Each committed batch wakes the readers of the same database in this
+ *   process at once (`commits.ts`). On PostgreSQL it is also announced on
+ *   `channel` (`pg_notify` of the requestIds, in the batch's transaction:
+ *   delivered at its commit), for the readers of every node.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
@@ -37,6 +38,7 @@ import type * as SqlError from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
 import * as EventRelay from "../../EventRelay.js"
 import type * as QuoteWorkflow from "../../QuoteWorkflow.js"
+import * as Commits from "./commits.js"
 import * as Table from "./table.js"
 
 /** The PostgreSQL channel on which writers announce the quotes whose events they committed. */
@@ -141,23 +143,26 @@ export const make = (
     )
 
     // in the batch's transaction: PostgreSQL delivers the announcement at its commit, with no transaction of its own
-    const announce = (items: ReadonlyArray<Item>) =>
+    const announce = (requestIds: ReadonlySet<string>) =>
       Option.isNone(pg) ? Effect.void : Effect.forEach(
-        announcements(new Set(items.map((item) => item.requestId))),
+        announcements(requestIds),
         (payload) => sql`SELECT pg_notify(${channel}, ${payload})`,
         { discard: true }
       )
 
+    // committed: the readers in this process are woken at once (`Commits`), the others by `NOTIFY` or their poll
     const write = (items: ReadonlyArray<Item>) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        sql.withTransaction(
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const requestIds = new Set(items.map((item) => item.requestId))
+        return sql.withTransaction(
           Effect.forEach(items, (item) => Table.insert(sql, item.requestId, item.event, now), { discard: true }).pipe(
-            Effect.andThen(announce(items))
+            Effect.andThen(announce(requestIds))
           )
-        )).pipe(
-          Effect.retry(retry),
-          Effect.catchCause((cause) => Effect.logError(`could not record ${items.length} quote events`, cause))
-        )
+        ).pipe(Effect.andThen(Effect.sync(() => Commits.committed(sql, requestIds))))
+      }).pipe(
+        Effect.retry(retry),
+        Effect.catchCause((cause) => Effect.logError(`could not record ${items.length} quote events`, cause))
+      )
 
     const flush = Effect.gen(function*() {
       const first = yield* Queue.takeAll(queue)
