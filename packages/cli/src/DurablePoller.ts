@@ -125,7 +125,17 @@ export interface Options {
   readonly resumeByCard?: boolean | undefined
   /** The client talks to the embedded sandbox, which ends with the process (said when interrupted). */
   readonly embeddedSandbox?: boolean | undefined
+  /**
+   * The quotes run on other nodes, whose events reach this one relayed in
+   * batches (`EventRelay`, one per 50 ms) while the outcome comes at once: the
+   * progress waits `relayGrace` after the outcome for the last batch. A
+   * client-only node (`GCX_DATABASE_URL`).
+   */
+  readonly relayed?: boolean | undefined
 }
+
+/** How long a client-only node waits after an outcome for the runner's last batch of events (`Options.relayed`). */
+export const relayGrace = "250 millis"
 
 /**
  * A poller whose `quote`, `quoteAll` and `getQuote` go through the durable
@@ -174,11 +184,18 @@ export const durablePoller = (pollerOptions: Options = {}) =>
               ? new QuoteEvent.Submitted({ ...fieldsOf(event), card }, { disableChecks: true })
               : event
           ),
-          // a runner's events come in batches (`EventRelay`): an outcome that comes first waits a moment for `Submitted`
+          // a runner's events come in batches (`EventRelay`): an outcome that comes first waits a moment for
+          // the last batch (its progress), or for `Submitted` when none has come
           Stream.interruptWhen(
             Fiber.await(outcome).pipe(
               Effect.andThen(
-                Effect.suspend(() => transactionId === undefined ? Effect.sleep("300 millis") : Effect.void)
+                Effect.suspend(() =>
+                  pollerOptions.relayed === true
+                    ? Effect.sleep(relayGrace)
+                    : transactionId === undefined
+                    ? Effect.sleep("300 millis")
+                    : Effect.void
+                )
               )
             )
           )
@@ -296,7 +313,8 @@ export const pollerLayer = (
     const fallback = Option.isSome(url) ? "none" : "embedded"
     const client = Connection.layer(flags, fallback)
     const embeddedSandbox = Option.isSome(yield* Connection.embeddedReason(flags, fallback))
-    return Layer.effect(QuotePoller.QuotePoller, durablePoller({ ...options, embeddedSandbox })).pipe(
+    const relayed = Option.isSome(url)
+    return Layer.effect(QuotePoller.QuotePoller, durablePoller({ ...options, embeddedSandbox, relayed })).pipe(
       Layer.provideMerge(layerQuotes(client, url)),
       Layer.provideMerge(client),
       Layer.catchTag(
