@@ -16,7 +16,10 @@
  *   (`gcx_request_ids.key_id`) is refused at start (`UnknownDataKey`): a wrong
  *   key would give every retry a new id.
  * - **Ownership.** `gcx_gateway_quotes (request_id, key_id, created_at)`, on
- *   SQLite and PostgreSQL: a quote of another key is not found (404).
+ *   SQLite and PostgreSQL: a quote of another key is not found (404). A row is
+ *   never changed nor deleted, so the owners this process wrote or read are
+ *   remembered (the last `ownersCapacity`): the event stream that follows a
+ *   POST checks its owner without a query.
  * - **Submit.** `DurableQuotes.submit` under the derived id: the same card is
  *   the same quote; another card, `RequestIdConflict` (409). The card is
  *   validated first (400, before any I/O), then the ownership row is written,
@@ -57,6 +60,9 @@ export const requestIdLabel = "gcx gateway request id"
 
 /** The ownership table. */
 export const table = "gcx_gateway_quotes"
+
+/** How many quotes' owners a gateway remembers (see the module's doc). */
+const ownersCapacity = 10_000
 
 /** Derives quote ids under the key `key` (see the module's doc). */
 export const requestIds = (key: Redacted.Redacted<Uint8Array>) => {
@@ -207,6 +213,12 @@ export const make = (dataKey: CardCipher.DataKey, previous?: CardCipher.DataKey)
       return yield* new UnknownDataKey({ keyId: newest.value })
     }
     const requestId = requestIdsOf(dataKey)
+    /** The owner of each quote this process wrote or read, by id: rows never change (the oldest forgotten past capacity). */
+    const owners = new Map<string, string>()
+    const remember = (id: string, keyId: string) => {
+      if (owners.size >= ownersCapacity) owners.delete(owners.keys().next().value!)
+      owners.set(id, keyId)
+    }
     const previousId = previous === undefined ? undefined : requestIdsOf(previous)
 
     /** The caller's id for `idempotencyKey`: the previous key's when the caller owns that quote. */
@@ -225,7 +237,11 @@ export const make = (dataKey: CardCipher.DataKey, previous?: CardCipher.DataKey)
         (now) =>
           sql<{ readonly request_id: string }>`INSERT INTO ${sql(table)} (request_id, key_id, created_at)
             VALUES (${id}, ${keyId}, ${DateTime.toEpochMillis(now)}) ON CONFLICT (request_id) DO NOTHING
-            RETURNING request_id`.pipe(Effect.map((rows) => rows.length === 0))
+            RETURNING request_id`.pipe(Effect.map((rows) => {
+            if (rows.length === 0) return true
+            remember(id, keyId)
+            return false
+          }))
       )
 
     /** The answer of a POST: pending when new, else the quote's status from its events. */
@@ -254,13 +270,18 @@ export const make = (dataKey: CardCipher.DataKey, previous?: CardCipher.DataKey)
         Effect.withSpan("gcx.gateway.submit", { attributes: { "gcx.gateway.key_id": caller.id } })
       )
 
-    const owned: Service["owned"] = (caller, id) =>
-      sql<{ readonly key_id: string }>`SELECT key_id FROM ${sql(table)} WHERE request_id = ${id}`.pipe(
+    const owned: Service["owned"] = (caller, id) => {
+      const known = owners.get(id)
+      if (known !== undefined) return known === caller.id ? Effect.void : Effect.fail(GatewayErrors.notFound)
+      return sql<{ readonly key_id: string }>`SELECT key_id FROM ${sql(table)} WHERE request_id = ${id}`.pipe(
         Effect.catchTag("SqlError", unavailable),
-        Effect.flatMap((rows) =>
-          rows.length === 1 && rows[0]!.key_id === caller.id ? Effect.void : Effect.fail(GatewayErrors.notFound)
-        )
+        Effect.flatMap((rows) => {
+          if (rows.length !== 1) return Effect.fail(GatewayErrors.notFound)
+          remember(id, rows[0]!.key_id)
+          return rows[0]!.key_id === caller.id ? Effect.void : Effect.fail(GatewayErrors.notFound)
+        })
       )
+    }
 
     const view: Service["view"] = (caller, id) =>
       owned(caller, id).pipe(

@@ -15,8 +15,10 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerError from "effect/http/HttpServerError"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
 import type * as Types from "effect/Types"
 import * as GatewayErrors from "../GatewayErrors.js"
 
@@ -89,6 +91,8 @@ export const layer = HttpRouter.middleware(
           const final = response.status === 401
             ? HttpServerResponse.setHeader(response, "www-authenticate", "Bearer")
             : response
+          // the line's effects only when it is logged: nothing to build per request below `Info`
+          if (LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")) return Effect.succeed(final)
           return Effect.as(
             Effect.logInfo("request").pipe(
               Effect.annotateLogs({ method: request.method, route, status: response.status, millis })
