@@ -52,10 +52,7 @@ export const dataOf = (event: QuoteEvent.QuoteEvent): Record<string, unknown> =>
       return { ...base, error: QuoteView.failureOf(event.error) }
     default: {
       // the upstream service's address is the gateway's business, not its callers'
-      const { card: _, location: __, ...encoded } = QuoteEvent.encode(EventLog.recorded(event)) as Record<
-        string,
-        unknown
-      >
+      const { card: _, location: __, ...encoded } = QuoteEvent.encode(event) as Record<string, unknown>
       return encoded
     }
   }

@@ -53,13 +53,14 @@ import * as Crypto from "node:crypto"
 import type { ApiKey } from "./ApiKeys.js"
 import type { Accepted } from "./GatewayApi.js"
 import * as GatewayErrors from "./GatewayErrors.js"
+import * as Owners from "./internal/owners.js"
 import * as QuoteView from "./QuoteView.js"
 
 /** The HKDF `info` of the key that derives quote ids from Idempotency-Keys. */
 export const requestIdLabel = "gcx gateway request id"
 
 /** The ownership table. */
-export const table = "gcx_gateway_quotes"
+export const table = Owners.table
 
 /** How many quotes' owners a gateway remembers (see the module's doc). */
 const ownersCapacity = 10_000
@@ -178,14 +179,6 @@ const unavailable = (error: SqlError.SqlError) =>
     Effect.fail(GatewayErrors.unavailable)
   )
 
-/** Creates the ownership table and its index by time when missing (SQLite and PostgreSQL). */
-const migrate = (sql: SqlClient.SqlClient) =>
-  sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
-    request_id TEXT PRIMARY KEY,
-    key_id TEXT NOT NULL,
-    created_at BIGINT NOT NULL
-  )`.pipe(Effect.andThen(sql`CREATE INDEX IF NOT EXISTS ${sql(`${table}_created`)} ON ${sql(table)} (created_at)`))
-
 /** The id of the data key the newest quote of the gateway was recorded under (`RequestIds`), if any. */
 const newestKeyId = (sql: SqlClient.SqlClient) =>
   sql<{ readonly key_id: string }>`SELECT r.key_id FROM ${sql(table)} g
@@ -207,7 +200,7 @@ export const make = (dataKey: CardCipher.DataKey, previous?: CardCipher.DataKey)
     const quotes = yield* DurableQuotes.DurableQuotes
     const log = yield* EventLog.EventLog
     const sql = yield* SqlClient.SqlClient
-    yield* migrate(sql)
+    yield* Owners.migrate(sql)
     const newest = yield* newestKeyId(sql)
     if (Option.isSome(newest) && newest.value !== dataKey.id && newest.value !== previous?.id) {
       return yield* new UnknownDataKey({ keyId: newest.value })

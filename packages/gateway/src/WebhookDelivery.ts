@@ -40,12 +40,13 @@ import * as DurableClock from "effect/workflow/DurableClock"
 import * as Workflow from "effect/workflow/Workflow"
 import { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import * as ApiKeys from "./ApiKeys.js"
+import * as Owners from "./internal/owners.js"
 import * as Attempts from "./internal/webhooks/attempt.js"
 import * as Backoff from "./internal/webhooks/backoff.js"
 import * as QuoteView from "./QuoteView.js"
 
 /** The table of the quotes the gateway owns: which key POSTed each (written by the API, read here). */
-export const ownersTable = "gcx_gateway_quotes"
+export const ownersTable = Owners.table
 
 /** The type of a terminal event. */
 export const EventType = Schema.Literals(["quote.completed", "quote.failed"])
@@ -160,13 +161,6 @@ const makeRun = (attempt: ReturnType<typeof Attempts.make>, backoff: Backoff.Bac
   })
 
 /** Creates the owners' table when missing (the API creates it too, the same: `GatewayQuotes`). */
-const createOwnersTable = (sql: SqlClient.SqlClient) =>
-  sql`CREATE TABLE IF NOT EXISTS ${sql(ownersTable)} (
-    request_id TEXT PRIMARY KEY,
-    key_id TEXT NOT NULL,
-    created_at BIGINT NOT NULL
-  )`.pipe(Effect.retry({ times: 3, schedule: Schedule.spaced("100 millis") }))
-
 /**
  * Starts the deliveries of an outcome, if the gateway owns its quote: one per
  * endpoint of the key that POSTed it, without waiting for any (`discard`).
@@ -176,7 +170,7 @@ const makeTrigger = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const keys = yield* ApiKeys.ApiKeys
   const engine = yield* WorkflowEngine
-  yield* createOwnersTable(sql)
+  yield* Owners.migrate(sql)
   return (outcome: QuoteWorkflow.Outcome): Effect.Effect<void> =>
     Effect.gen(function*() {
       const [owner] = yield* sql<{ readonly key_id: string }>`SELECT key_id FROM ${sql(ownersTable)}
