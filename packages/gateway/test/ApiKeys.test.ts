@@ -4,7 +4,7 @@
  * and looked for in every row, and in the SQLite file itself.
  */
 import { assert, describe, expect, it, layer } from "@effect/vitest"
-import { CardCipher, Embedded } from "@gcx/workflow"
+import { CardCipher } from "@gcx/workflow"
 import { ConfigProvider, Context, Effect, Layer, Option, Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -14,21 +14,12 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as TestPg from "../../workflow/test/utils/postgres.js"
 import * as ApiKeys from "../src/ApiKeys.js"
+import { sqliteInTemporaryFolder } from "./utils/layers.js"
 
 const dataKey = CardCipher.generateKey()
 
-/** The folder of the SQLite database of the tests. */
-const folder = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-gateway-keys-"))
-
 /** SQLite in a temporary file, as the embedded deployment opens it. */
-const sqlite = Embedded.layerSqlite(Path.join(folder, "gcx.db"), { oneShard: false }).pipe(
-  Layer.provideMerge(
-    Layer.effectDiscard(
-      Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(folder, { recursive: true, force: true })))
-    )
-  ),
-  Layer.orDie
-)
+const { folder, layer: sqlite } = sqliteInTemporaryFolder("gcx-gateway-keys-")
 
 /** A throwaway PostgreSQL. */
 const postgres = TestPg.layerClient.pipe(Layer.provide(TestPg.layer()), Layer.orDie)

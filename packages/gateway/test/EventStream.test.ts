@@ -14,11 +14,10 @@ import type { HttpBody } from "effect/http"
 import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { TestClock } from "effect/testing"
 import { randomBytes } from "node:crypto"
-import * as Fs from "node:fs"
 import * as Http from "node:http"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import * as EventStream from "../src/EventStream.js"
+import { tempDirectory } from "./utils/gateway.js"
 
 /** The route of the gateway's event stream, with the api's mapping of a bad `Last-Event-ID` to 400. */
 const routes = HttpRouter.add(
@@ -96,10 +95,7 @@ const card = (cardNumber: string, pinNumber: string = TestData.pin) => ({
 const slowCard = () => card(TestData.Cards.slow, `PIN-SENTINEL-${randomBytes(4).toString("hex")}`)
 
 /** A fresh database file in a temporary directory, removed with the scope. */
-const tempDatabase = Effect.acquireRelease(
-  Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-events-"))),
-  (directory) => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true }))
-).pipe(Effect.map((directory) => Path.join(directory, "gcx.db")))
+const tempDatabase = Effect.map(tempDirectory, (directory) => Path.join(directory, "gcx.db"))
 
 /** Durable quotes embedded in `filename`, polling every 100 ms (several progress events per quote), for `server`. */
 const quotesLayer = (server: Sandbox.Service, filename: string) =>

@@ -6,8 +6,8 @@
  */
 import SwaggerParser from "@apidevtools/swagger-parser"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Sandbox, TestData } from "@gcx/sandbox"
-import { Effect, Metric, Tracer } from "effect"
+import { Capture, Sandbox, TestData } from "@gcx/sandbox"
+import { Effect, Metric } from "effect"
 import { awaitDone, call, cardBody, keys, type Running, sandbox, start } from "./utils/gateway.js"
 
 /** Runs a test against a fresh gateway (and a fresh sandbox). */
@@ -270,16 +270,8 @@ describe("documents and health", () => {
 describe("card data and telemetry", () => {
   it.live("a planted card number never appears in a response body, header, log line, span or metric", () =>
     Effect.gen(function*() {
-      const spans: Array<Tracer.Span> = []
-      const native = yield* Effect.tracer
-      const capturing = Tracer.make({
-        ...native,
-        span(options) {
-          const span = native.span(options)
-          spans.push(span)
-          return span
-        }
-      })
+      const capture = Capture.make()
+      const spans = capture.spans
       const sentinel = TestData.Cards.success
       const pin = "4321"
       const { answers, gateway } = yield* Effect.gen(function*() {
@@ -294,7 +286,7 @@ describe("card data and telemetry", () => {
         answers.push(yield* awaitDone(gateway.url, keys.a, id))
         answers.push(yield* call(`${gateway.url}/v1/quotes/${id}/events`, { key: keys.a }))
         return { answers, gateway }
-      }).pipe(Effect.scoped, Effect.withTracer(capturing))
+      }).pipe(Effect.scoped, Effect.provide(Capture.spans(capture)))
       expect(answers.map((answer) => answer.status)).toEqual([202, 409, 400, 401, 200, 200])
       expect(answers[5]!.text).toContain("event: Completed")
 

@@ -7,16 +7,13 @@
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Card, Errors, Ids, Quote, QuoteEvent, Transaction } from "@gcx/core"
-import { CardCipher, DurableQuotes, Embedded, EventLog, RequestIds } from "@gcx/workflow"
+import { CardCipher, DurableQuotes, EventLog, RequestIds } from "@gcx/workflow"
 import { DateTime, Effect, Layer, Redacted, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import * as TestPg from "../../workflow/test/utils/postgres.js"
 import * as GatewayQuotes from "../src/GatewayQuotes.js"
-import { apiKey } from "./utils/layers.js"
+import { apiKey, sqliteInTemporaryFolder } from "./utils/layers.js"
 
 const dataKey = CardCipher.generateKey()
 
@@ -119,15 +116,7 @@ const standIns = (submitted: Array<string>) =>
     Layer.succeed(EventLog.EventLog, EventLog.EventLog.of({ read: () => Effect.succeed([]) } as never))
   )
 
-const folder = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-gateway-quotes-"))
-const sqlite = Embedded.layerSqlite(Path.join(folder, "gcx.db"), { oneShard: false }).pipe(
-  Layer.provideMerge(
-    Layer.effectDiscard(
-      Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(folder, { recursive: true, force: true })))
-    )
-  ),
-  Layer.orDie
-)
+const { layer: sqlite } = sqliteInTemporaryFolder("gcx-gateway-quotes-")
 const postgres = TestPg.layerClient.pipe(Layer.provide(TestPg.layer()), Layer.orDie)
 
 /** The requestIds table, as the real `DurableQuotes` creates it (a stand-in here). */

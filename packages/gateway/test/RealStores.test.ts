@@ -7,8 +7,8 @@
  * every quote and looked for in every answer and every log line.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { TestData } from "@gcx/sandbox"
-import { Effect, Redacted, Tracer } from "effect"
+import { Capture, TestData } from "@gcx/sandbox"
+import { Effect, Redacted } from "effect"
 import * as Crypto from "node:crypto"
 import {
   type Answer,
@@ -80,17 +80,9 @@ describe("the gateway with its real stores (ApiKeys, RateLimit, EventLog on SQLi
     ))
 
   it.live("401 with WWW-Authenticate: Bearer for a revoked key, an unknown one, and a malformed one (no query)", () => {
-    const spans: Array<Tracer.Span> = []
+    const capture = Capture.make()
+    const spans = capture.spans
     return Effect.gen(function*() {
-      const native = yield* Effect.tracer
-      const capturing = Tracer.make({
-        ...native,
-        span(options) {
-          const span = native.span(options)
-          spans.push(span)
-          return span
-        }
-      })
       /** A request in its own trace (W3C `traceparent`), and the names of the database spans of that trace. */
       const traced = (gateway: Running, key: string) =>
         Effect.gen(function*() {
@@ -137,7 +129,7 @@ describe("the gateway with its real stores (ApiKeys, RateLimit, EventLog on SQLi
           expect(yield* gateway.count("gcx_gateway_quotes")).toBe(1)
           expectNoCardData(gateway, [accepted, ...answers])
         })
-      ).pipe(Effect.withTracer(capturing))
+      ).pipe(Effect.provide(Capture.spans(capture)))
     })
   })
 

@@ -6,12 +6,16 @@
  * what they answer is what is tested.
  */
 import * as QuoteEvents from "@gcx/poller/QuoteEvents"
+import * as Embedded from "@gcx/workflow/Embedded"
 import * as EventLog from "@gcx/workflow/EventLog"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import { type ApiKey, ApiKeys, UnknownApiKey } from "../../src/ApiKeys.js"
 import { RateLimit, RateLimited } from "../../src/RateLimit.js"
 
@@ -103,3 +107,20 @@ export const eventLogLayer: Layer.Layer<EventLog.EventLog, never, QuoteEvents.Qu
     return EventLog.EventLog.of({ read, follow, cursor })
   })
 )
+
+/**
+ * SQLite as the embedded deployment opens it (`gcx.db`), in a fresh temporary
+ * folder (`prefix`) removed with the layer: the folder and the layer.
+ */
+export const sqliteInTemporaryFolder = (prefix: string) => {
+  const folder = Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix))
+  const layer = Embedded.layerSqlite(Path.join(folder, "gcx.db"), { oneShard: false }).pipe(
+    Layer.provideMerge(
+      Layer.effectDiscard(
+        Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(folder, { recursive: true, force: true })))
+      )
+    ),
+    Layer.orDie
+  )
+  return { folder, layer }
+}

@@ -10,11 +10,8 @@ import { CardCipher, Embedded } from "@gcx/workflow"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { SqlClient } from "effect/sql"
-import * as Fs from "node:fs"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { ApiKeys, WebhookDelivery } from "../../src/index.js"
 
 /** One request the receiver got: its headers and its raw body. */
@@ -72,10 +69,7 @@ export const keyWith = (id: string, endpoints: ReadonlyArray<{ readonly url: str
 })
 
 /** A temporary directory, removed with the scope. */
-export const tempDirectory = Effect.acquireRelease(
-  Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-gateway-"))),
-  (directory) => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true }))
-)
+export { tempDirectory } from "./gateway.js"
 
 /** The data key of the tests. */
 export const dataKey = CardCipher.generateKey()
