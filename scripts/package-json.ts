@@ -104,8 +104,8 @@ export const publishable = (
   const files = [
     "dist",
     "!dist/.tsbuildinfo",
-    // the source map of a bundle (the CLI's, 18 MB): written by the build, never shipped
-    "!dist/**/*.cjs.map",
+    // the source maps of a bundle (the CLI's, 18 MB): written by the build, never shipped
+    "!dist/**/*.mjs.map",
     "src",
     ...(pkg.bin === undefined ? [] : ["bin"]),
     "README.md",

@@ -6,12 +6,18 @@
  * tarballs are the same (`scripts/install/App.ts`). The bin keeps Node's compile cache (V8's code)
  * in the user's cache folder (`$XDG_CACHE_HOME/gcx`, `packages/cli/bin/gcx.mjs`): the row points it
  * at a new folder, so that its first start, which compiles and writes the cache, is measured too
- * (a line of its own).
+ * (a line of its own). Beside them, the floor of the library: the smallest `effect/cli` program
+ * (`bench/ladder/cli.ts`), bundled with the CLI's esbuild options and started with the compile
+ * cache as the bin starts gcx.
  */
 import * as Effect from "effect/Effect"
+import * as Esbuild from "esbuild"
 import * as Fs from "node:fs"
+import * as Path from "node:path"
+import * as BundleCli from "../../scripts/bundle-cli.js"
 import * as App from "../../scripts/install/App.js"
 import * as Process from "../../scripts/install/Process.js"
+import { inBench } from "../internal/paths.js"
 import type { Line, RowContext, RowResult } from "../internal/report.js"
 import { fmt, goal } from "../internal/report.js"
 import { median, round } from "../internal/stats.js"
@@ -38,6 +44,29 @@ const timeStart = (
   return { wall: result.millis, cpu: cpu === null ? undefined : (Number(cpu[1]) + Number(cpu[2])) * 1000 }
 }
 
+/**
+ * The library's floor, `bench/ladder/cli.ts`, bundled as the CLI is into a new folder with a
+ * launcher that turns on Node's compile cache in `cache` first, as `bin/gcx.mjs` does: the
+ * launcher's path.
+ */
+const floorLauncher = async (cache: string): Promise<string> => {
+  const outdir = App.temporaryDirectory("gcx-startup-floor-")
+  await Esbuild.build({
+    ...BundleCli.options({ cli: inBench("ladder", "cli.ts") }, outdir),
+    sourcemap: false,
+    logLevel: "error"
+  })
+  const folder = Path.join(cache, "floor")
+  Fs.mkdirSync(folder, { recursive: true, mode: 0o700 })
+  const launcher = Path.join(outdir, "floor.mjs")
+  Fs.writeFileSync(
+    launcher,
+    `import * as Module from "node:module"\nModule.enableCompileCache(${JSON.stringify(folder)})\n` +
+      `await import("./cli.mjs")\n`
+  )
+  return launcher
+}
+
 /** A line of a gcx start against `node -e 0`, in milliseconds. */
 const againstNode = (measure: string, millis: number, node: number): Line => ({
   measure,
@@ -58,10 +87,12 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       const env = Process.userEnvironment({ XDG_CACHE_HOME: cache })
       // NODE_COMPILE_CACHE would win over the new folder (and turn the cache on for `node -e 0` too)
       delete env.NODE_COMPILE_CACHE
+      const floor = await floorLauncher(cache)
       const sides = {
         gcx: () => timeStart(bin, ["--version"], app, env),
         help: () => timeStart(bin, ["--help"], app, env),
-        node: () => timeStart(process.execPath, ["-e", "0"], app, env)
+        node: () => timeStart(process.execPath, ["-e", "0"], app, env),
+        floor: () => timeStart(process.execPath, [floor, "--version"], app, env)
       }
       // node first, so that the file cache holds node itself when the first start of gcx is timed
       sides.node()
@@ -70,12 +101,14 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       const runs = {
         gcx: [] as Array<ReturnType<typeof timeStart>>,
         help: [] as Array<ReturnType<typeof timeStart>>,
-        node: [] as Array<ReturnType<typeof timeStart>>
+        node: [] as Array<ReturnType<typeof timeStart>>,
+        floor: [] as Array<ReturnType<typeof timeStart>>
       }
       for (let i = 0; i < starts; i++) {
         runs.gcx.push(sides.gcx())
         runs.node.push(sides.node())
         runs.help.push(sides.help())
+        runs.floor.push(sides.floor())
       }
       const wall = (side: keyof typeof runs) => round(median(runs[side].map((run) => run.wall)), 1)
       const cpu = (side: keyof typeof runs) => {
@@ -85,12 +118,14 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       const gcx = wall("gcx")
       const help = wall("help")
       const node = wall("node")
+      const floorMillis = wall("floor")
       const firstMillis = round(first.wall, 1)
       Fs.rmSync(cache, { recursive: true, force: true })
+      Fs.rmSync(Path.dirname(floor), { recursive: true, force: true })
       context.log(
         `startup: gcx --version ${fmt(gcx)} ms (first start ${fmt(firstMillis)} ms), gcx --help ${
           fmt(help)
-        } ms, node -e 0 ${fmt(node)} ms`
+        } ms, node -e 0 ${fmt(node)} ms, the effect/cli floor ${fmt(floorMillis)} ms`
       )
       const cpuLines = cpu("gcx") === undefined ? [] : [
         againstNode("CPU ms (user + system) of the installed gcx --version, median", cpu("gcx")!, cpu("node")!)
@@ -106,6 +141,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           gcxHelpMillis: help,
           gcxFirstStartMillis: firstMillis,
           nodeMillis: node,
+          floorMillis,
           gcxVersionCpuMillis: cpu("gcx") ?? null,
           nodeCpuMillis: cpu("node") ?? null,
           runs: Object.fromEntries(
@@ -131,6 +167,12 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
             node
           ),
           againstNode(`ms to run the installed gcx --help (median of ${starts} starts)`, help, node),
+          againstNode(
+            "ms of the smallest effect/cli program's --version (bench/ladder/cli.ts: one command, bundled and " +
+              "cached as gcx is): the library's floor, for information",
+            floorMillis,
+            node
+          ),
           ...cpuLines
         ],
         goals: [
@@ -144,8 +186,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           )
         ],
         notes: [
-          "the bin runs the bundled CLI (dist/gcx/gcx.cjs, one script whose command handlers are evaluated when " +
-          "their command runs) on plain node, with Node's compile cache in the user's cache folder; " +
+          "the bin runs the bundled CLI (dist/gcx/gcx.mjs, the command definitions, and chunks that a command's " +
+          "handler imports when it runs) on plain node, with Node's compile cache in the user's cache folder; " +
           "wall-clock times grow with the machine's load (see node -e 0 and the load average), CPU less so"
         ],
         seconds: round((performance.now() - started) / 1000, 1)

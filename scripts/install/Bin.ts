@@ -62,6 +62,45 @@ export const checks = async ({ app, postgres, runtime, version }: Options): Prom
     if (!cached) return { fail: "no compile cache was written" }
     return printed === version ? printed : { fail: `printed ${printed}, package is ${version}` }
   })
+  // What a start evaluates (scripts/bundle-cli.ts): a probe preloaded into the bin's process counts the
+  // `Intl.Segmenter`s made and sees whether Node loaded `node:child_process`.
+  const probe = Path.join(app, "start-probe.cjs")
+  Fs.writeFileSync(
+    probe,
+    `const Segmenter = Intl.Segmenter; let made = 0
+Intl.Segmenter = class extends Segmenter { constructor(...args) { super(...args); made++ } }
+process.on("exit", () => process.stderr.write("\\nstart-probe " + JSON.stringify({
+  segmenters: made, childProcess: process.moduleLoadList.includes("NativeModule child_process")
+}) + "\\n"))
+`
+  )
+  const probed = (args: ReadonlyArray<string>) => {
+    const result = gcxRun(args, { NODE_OPTIONS: `--require ${probe}` })
+    const line = /^start-probe (.+)$/m.exec(result.stderr)
+    return { result, probe: line === null ? undefined : JSON.parse(line[1]!) as Record<string, unknown> }
+  }
+  await check(
+    `installed bin ${on}: gcx --version makes no Intl.Segmenter and loads no node:child_process`,
+    true,
+    () => {
+      const version = probed(["--version"])
+      const help = probed(["--help"])
+      if (version.result.code !== 0 || help.result.code !== 0) {
+        return failed(
+          version.result.code !== 0 ? version.result : help.result
+        )
+      }
+      const expected = { segmenters: 0, childProcess: false }
+      if (JSON.stringify(version.probe) !== JSON.stringify(expected)) {
+        return {
+          fail: `--version: ${JSON.stringify(version.probe)}`
+        }
+      }
+      // help measures its text, so it makes the segmenter: the probe sees one when there is one
+      if (help.probe?.segmenters !== 1) return { fail: `--help: ${JSON.stringify(help.probe)}` }
+      return `--version ${JSON.stringify(version.probe)}, --help made ${help.probe.segmenters} segmenter`
+    }
+  )
   await check(
     `installed bin ${on}: gcx quote --embedded --json (last line Completed)`,
     true,

@@ -1,7 +1,7 @@
 /**
- * What a tarball weighs and holds: the CLI's ships its bundle (`dist/gcx/gcx.cjs`) without the
- * bundle's source map, which the build writes beside it (about 18 MB, where the whole tarball
- * is about 1.3 MB without it).
+ * What a tarball weighs and holds: the CLI's ships its bundle (`dist/gcx/gcx.mjs` and its chunks)
+ * without the bundle's source maps, which the build writes beside it (about 18 MB, where the
+ * whole tarball is about 1.3 MB without them).
  *
  *   tsx scripts/install/Tarball.ts <gcx-cli-x.y.z.tgz>   # the check alone, on a packed tarball
  */
@@ -20,13 +20,13 @@ export const entries = (tarball: string): ReadonlyArray<string> => {
   return result.stdout.split("\n").filter((line) => line !== "")
 }
 
-/** The CLI's tarball: its bundle, no source map of a bundle, at most `maxCliBytes`. */
+/** The CLI's tarball: its bundle, no source map of the bundle, at most `maxCliBytes`. */
 export const cliVerdict = (tarball: string): Verdict => {
   const files = entries(tarball)
   const bytes = Fs.statSync(tarball).size
   const size = `${(bytes / 1024 / 1024).toFixed(2)} MB`
-  const maps = files.filter((file) => file.endsWith(".cjs.map"))
-  if (!files.includes("package/dist/gcx/gcx.cjs")) return { fail: "no dist/gcx/gcx.cjs" }
+  const maps = files.filter((file) => file.startsWith("package/dist/gcx/") && file.endsWith(".map"))
+  if (!files.includes("package/dist/gcx/gcx.mjs")) return { fail: "no dist/gcx/gcx.mjs" }
   if (maps.length > 0) return { fail: `${size}, with ${maps.join(", ")}` }
   if (bytes > maxCliBytes) return { fail: `${size}, over ${maxCliBytes / 1024 / 1024} MB` }
   return `${size}, ${files.length} files, no bundle source map`

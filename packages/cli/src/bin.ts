@@ -4,10 +4,10 @@
  * closed stdout does not change it (`Output.survivePipeClose`).
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Effect from "effect/Effect"
 import * as Cli from "./Cli.js"
 import * as ExitCode from "./ExitCode.js"
+import * as Lazy from "./Lazy.js"
 import * as Output from "./Output.js"
 
 // a reader that goes away (`gcx ... | head -1`) ends the output, not the command
@@ -16,6 +16,6 @@ Output.survivePipeClose()
 Output.watchShutdown()
 
 Cli.main(process.argv).pipe(
-  Effect.provide(NodeServices.layer),
+  Effect.provide(Lazy.layerNodeServices),
   NodeRuntime.runMain({ disableErrorReporting: true, teardown: ExitCode.teardown })
 )

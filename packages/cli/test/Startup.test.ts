@@ -79,6 +79,16 @@ describe("start-up", () => {
     expect(heavyOf(loaded)).toEqual([])
   })
 
+  it("the start loads no node:child_process (Node's spawner comes at the first spawn: Lazy.layerNodeServices)", async () => {
+    const graph = await graphOf()
+    const builtins = [...staticClosure(graph, "src/bin.ts")].flatMap((file) =>
+      (graph[file]?.imports ?? []).filter((imported) => imported.kind === "import-statement" && imported.external)
+        .map((imported) => imported.path)
+    )
+    expect(builtins).toContain("node:readline")
+    expect(builtins).not.toContain("node:child_process")
+  })
+
   it("each command's handler is a dynamic import of its own module", async () => {
     const graph = await graphOf()
     const handlers = Object.fromEntries(
