@@ -1,17 +1,20 @@
 /**
- * A CPU profile of row 9's gateway side alone: the embedded deployment of
- * row 9 in this process (`internal/gatewayDeployment.ts`), the callers in
- * their child process (`rows/gateway-client.ts`), this process's profile
- * taken between their START and END only (`node:inspector`), then summarised
- * by `summary.ts`. Also prints this process's CPU ms per quote.
+ * A CPU profile of one side of row 9 alone, on the embedded deployment of row
+ * 9 in this process (`internal/gatewayDeployment.ts`): the gateway side, with
+ * the callers in their child process (`rows/gateway-client.ts`) and this
+ * process's profile taken between their START and END only
+ * (`node:inspector`); or, with `--in-process`, `DurableQuotes.execute` called
+ * in this process at the same concurrency. Prints this process's CPU ms per
+ * quote; `diff.ts` compares the two profiles per quote.
  *
  * ```sh
- * node --import tsx bench/profile/gateway-profile.ts [quotes=1000] [out=bench/tmp/gateway.cpuprofile]
+ * node --import tsx bench/profile/gateway-profile.ts [quotes=1000] [out=bench/tmp/gateway.cpuprofile] [--in-process]
  * node --import tsx bench/profile/summary.ts bench/tmp/gateway.cpuprofile --top 60
  * ```
  */
 import { TestData } from "@gcx/sandbox"
 import * as CardCipher from "@gcx/workflow/CardCipher"
+import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as Inspector from "node:inspector/promises"
@@ -24,8 +27,33 @@ import * as GatewayDeployment from "../internal/gatewayDeployment.js"
 import { inBench } from "../internal/paths.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
 
-const quotes = Number(process.argv[2] ?? 1000)
-const out = process.argv[3] ?? path.join("bench", "tmp", "gateway.cpuprofile")
+const args = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))
+const inProcess = process.argv.includes("--in-process")
+const quotes = Number(args[0] ?? 1000)
+const out = args[1] ?? path.join("bench", "tmp", inProcess ? "in-process.cpuprofile" : "gateway.cpuprofile")
+const warmup = 200
+const concurrency = 32
+
+/** Profiles `run` in this process: its CPU ms per quote, the profile written to `out`. */
+const profiled = async (run: () => Promise<{ readonly wallMillis: number }>) => {
+  const session = new Inspector.Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.start")
+  const before = Cpu.selfMillis()
+  const { wallMillis } = await run()
+  const cpu = Cpu.selfMillis() - before
+  const { profile } = await session.post("Profiler.stop")
+  fs.mkdirSync(path.dirname(out), { recursive: true })
+  fs.writeFileSync(out, JSON.stringify(profile))
+  console.log(JSON.stringify({
+    side: inProcess ? "in-process" : "gateway",
+    quotes,
+    quotesPerSecond: Math.round((quotes * 1000) / wallMillis),
+    cpuMillisPerQuote: Math.round((cpu / quotes) * 1000) / 1000,
+    profile: out
+  }))
+}
 const card = {
   cardNumber: TestData.Cards.instant,
   pinNumber: TestData.pin,
@@ -46,33 +74,37 @@ const program = Effect.gen(function*() {
     dataKey: CardCipher.generateKey()
   })
   yield* Effect.gen(function*() {
+    if (inProcess) {
+      const durable = yield* DurableQuotes.DurableQuotes
+      const run = (count: number) =>
+        Effect.forEach(Array.from({ length: count }), () => Effect.result(durable.execute(card)), {
+          concurrency,
+          discard: true
+        })
+      yield* run(warmup)
+      const services = yield* Effect.context<DurableQuotes.DurableQuotes>()
+      return yield* Effect.promise(() =>
+        profiled(async () => {
+          const started = performance.now()
+          await Effect.runPromise(Effect.provide(run(quotes), services))
+          return { wallMillis: performance.now() - started }
+        })
+      )
+    }
     const caller = yield* GatewayDeployment.createCaller("profile")
     const target = { baseUrl: GatewayDeployment.baseUrl(port), key: caller.key }
-    const settings = { target, card, runId: "profile", warmup: 200, quotes, concurrency: 32 }
+    const settings = { target, card, runId: "profile", warmup, quotes, concurrency }
     yield* Effect.promise(async () => {
       const child = Child.interactive("gateway client", inBench("rows", "gateway-client.ts"), [
         "load",
         JSON.stringify(settings)
       ])
-      const session = new Inspector.Session()
-      session.connect()
-      await session.post("Profiler.enable")
       await child.expect("START")
-      await session.post("Profiler.start")
-      const before = Cpu.selfMillis()
-      await child.expect("END")
-      const cpu = Cpu.selfMillis() - before
-      const { profile } = await session.post("Profiler.stop")
-      const result = JSON.parse(await child.expect("RESULT")) as { wallMillis: number }
+      await profiled(async () => {
+        await child.expect("END")
+        return JSON.parse(await child.expect("RESULT")) as { wallMillis: number }
+      })
       await child.stop()
-      fs.mkdirSync(path.dirname(out), { recursive: true })
-      fs.writeFileSync(out, JSON.stringify(profile))
-      console.log(JSON.stringify({
-        quotes,
-        quotesPerSecond: Math.round((quotes * 1000) / result.wallMillis),
-        cpuMillisPerQuote: Math.round((cpu / quotes) * 1000) / 1000,
-        profile: out
-      }))
     })
   }).pipe(Effect.provide(layer))
 }).pipe(Effect.scoped)

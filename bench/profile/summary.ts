@@ -9,6 +9,7 @@
  * ```
  */
 import * as fs from "node:fs"
+import * as url from "node:url"
 
 interface Node {
   readonly id: number
@@ -39,11 +40,16 @@ export const areaOf = (url: string, name: string): string => {
   return "other"
 }
 
-const main = () => {
-  const file = process.argv[2]!
-  const topIndex = process.argv.indexOf("--top")
-  const top = topIndex >= 0 ? Number(process.argv[topIndex + 1]) : 40
-  const jsonIndex = process.argv.indexOf("--json")
+/** Self time in microseconds by function (`name area:line`) and by area, and the profile's busy and idle time. */
+export interface SelfTimes {
+  readonly busyMicros: number
+  readonly idleMicros: number
+  readonly byFunction: ReadonlyMap<string, number>
+  readonly byArea: ReadonlyMap<string, number>
+}
+
+/** The self times of a V8 CPU profile file. */
+export const selfTimes = (file: string): SelfTimes => {
   const profile = JSON.parse(fs.readFileSync(file, "utf8")) as Profile
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const selfMicros = new Map<number, number>()
@@ -66,8 +72,17 @@ const main = () => {
     byFunction.set(key, (byFunction.get(key) ?? 0) + micros)
     byArea.set(area, (byArea.get(area) ?? 0) + micros)
   }
+  return { busyMicros: total, idleMicros: idle, byFunction, byArea }
+}
+
+const main = () => {
+  const file = process.argv[2]!
+  const topIndex = process.argv.indexOf("--top")
+  const top = topIndex >= 0 ? Number(process.argv[topIndex + 1]) : 40
+  const jsonIndex = process.argv.indexOf("--json")
+  const { busyMicros: total, byArea, byFunction, idleMicros: idle } = selfTimes(file)
   const share = (micros: number) => Math.round((micros / total) * 1000) / 10
-  const sorted = (map: Map<string, number>) => [...map].sort((a, b) => b[1] - a[1])
+  const sorted = (map: ReadonlyMap<string, number>) => [...map].sort((a, b) => b[1] - a[1])
   const summary = {
     file,
     busyMillis: Math.round(total / 1000),
@@ -83,4 +98,4 @@ const main = () => {
   for (const { name, percent } of summary.functions) console.log(`  ${percent.toFixed(1).padStart(5)} %  ${name}`)
 }
 
-main()
+if (process.argv[1] === url.fileURLToPath(import.meta.url)) main()
