@@ -316,6 +316,22 @@ describe("SqliteClient", () => {
         expect(yield* sql.statementCacheStats).toEqual(after)
       }))
 
+    it.effect("unprepared statements are kept in a small cache of their own, which they alone fill", () =>
+      Effect.gen(function*() {
+        const sql = yield* client({ prepareCacheSize: 2 })
+        yield* sql`CREATE TABLE t (v INTEGER)`
+        const prepared = yield* sql.statementCacheStats
+        // as effect/cluster marks an update it runs twice per message
+        for (let i = 0; i < 10; i++) yield* sql`INSERT INTO t VALUES (${i})`.unprepared
+        expect(yield* sql.unpreparedCacheStats).toMatchObject({ capacity: 32, size: 1, misses: 1, hits: 9 })
+        expect(yield* sql`SELECT count(*) AS n FROM t`.unprepared).toEqual([{ n: 10 }])
+        // texts made once (ids written into the SQL) churn through it and leave the prepared ones alone
+        for (let i = 0; i < 40; i++) yield* sql.unsafe(`UPDATE t SET v = v WHERE v IN (${i}, ${i + 1})`).unprepared
+        expect(yield* sql.unpreparedCacheStats).toMatchObject({ size: 32, evictions: 10 })
+        expect(yield* sql.statementCacheStats).toEqual(prepared)
+        expect(yield* sql`SELECT count(*) AS n FROM t WHERE v < ${5}`.unprepared).toEqual([{ n: 5 }])
+      }))
+
     it.effect("the cache is bounded: least recently used statements are dropped", () =>
       Effect.gen(function*() {
         const sql = yield* client({ prepareCacheSize: 3 })

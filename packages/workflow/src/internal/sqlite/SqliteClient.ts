@@ -16,7 +16,11 @@
  *   for 5 s (`busyTimeout`), blocking the event loop (`node:sqlite` is
  *   synchronous), then fails with a `LockTimeoutError`.
  * - Prepared statements are kept by SQL text in a bounded LRU cache
- *   (`prepareCacheSize`, default 200).
+ *   (`prepareCacheSize`, default 200). `unprepared` statements, which
+ *   SQLite must prepare all the same, are kept in a small cache of their own
+ *   (`unpreparedCacheSize`, 32): `effect/cluster` marks a statement it runs
+ *   twice per message so, and other texts of its own are made once (ids
+ *   written into the SQL); neither can push the prepared ones out.
  * - Errors are `SqlError`s whose reason says what happened
  *   (`UniqueViolation`, `ConstraintError`, `SqlSyntaxError`,
  *   `LockTimeoutError`, `ConnectionError`, ...; see `sqliteError.ts`).
@@ -83,6 +87,8 @@ export interface SqliteClient extends SqlClient.SqlClient {
   readonly config: SqliteClientConfig
   /** How the prepared-statement cache is used (size, hits, misses, evictions). */
   readonly statementCacheStats: Effect.Effect<StatementCache.Stats>
+  /** How the cache of `unprepared` statements is used. */
+  readonly unpreparedCacheStats: Effect.Effect<StatementCache.Stats>
   /** Not supported by SQLite. */
   readonly updateValues: never
 }
@@ -92,6 +98,8 @@ export const SqliteClient = Context.Service<SqliteClient>("@gcx/workflow/SqliteC
 
 const defaultBusyTimeout = Duration.seconds(5)
 const defaultPrepareCacheSize = 200
+/** The most `unprepared` statements kept (in a cache of their own). */
+const unpreparedCacheSize = 32
 /** SQLite's largest busy timeout (a C int of milliseconds). */
 const maxBusyTimeoutMillis = 2_147_483_647
 const synchronousSettings: ReadonlySet<string> = new Set<Synchronous>(["OFF", "NORMAL", "FULL", "EXTRA"])
@@ -162,18 +170,18 @@ const bindable = (params: ReadonlyArray<unknown>): Array<SQLInputValue> => {
 
 type Result = "rows" | "raw" | "values"
 
-/** The connection over `db`: statements from the cache (`execute*`) or prepared once (`*Unprepared`). */
+/** The connection over `db`: statements from the cache (`execute*`) or from the unprepared ones' (`*Unprepared`). */
 const makeConnection = (
   db: DatabaseSync,
-  cache: StatementCache.StatementCache<Prepared>
+  cache: StatementCache.StatementCache<Prepared>,
+  unpreparedCache: StatementCache.StatementCache<Prepared>
 ): SqlConnection.Connection => {
-  const prepareOnce = prepare(db)
   const run = (sql: string, params: ReadonlyArray<unknown>, result: Result, cached: boolean) =>
     Effect.withFiber<any, SqlError.SqlError>((fiber) => {
       if (!db.isOpen) return Effect.fail(SqliteError.closed("execute"))
       let prepared: Prepared
       try {
-        prepared = cached ? cache.get(sql) : prepareOnce(sql)
+        prepared = (cached ? cache : unpreparedCache).get(sql)
       } catch (cause) {
         return Effect.fail(SqliteError.fromCause(cause, "Failed to prepare statement", "prepare"))
       }
@@ -223,8 +231,14 @@ export const make = Effect.fnUntraced(function*(
 ): Effect.fn.Return<SqliteClient, SqlError.SqlError, Scope.Scope | Reactivity.Reactivity> {
   const db = yield* open(options)
   const cache = StatementCache.make(options.prepareCacheSize ?? defaultPrepareCacheSize, prepare(db))
-  yield* Effect.addFinalizer(() => Effect.sync(cache.clear))
-  const connection = makeConnection(db, cache)
+  const unpreparedCache = StatementCache.make(unpreparedCacheSize, prepare(db))
+  yield* Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      cache.clear()
+      unpreparedCache.clear()
+    })
+  )
+  const connection = makeConnection(db, cache, unpreparedCache)
   const semaphore = yield* Semaphore.make(1)
   const acquirers = SqlClient.makeSqliteAcquirers({
     connection: Effect.succeed(connection),
@@ -250,7 +264,8 @@ export const make = Effect.fnUntraced(function*(
   return Object.assign(client as SqliteClient, {
     [TypeId]: TypeId,
     config: options,
-    statementCacheStats: Effect.sync(cache.stats)
+    statementCacheStats: Effect.sync(cache.stats),
+    unpreparedCacheStats: Effect.sync(unpreparedCache.stats)
   })
 })
 
