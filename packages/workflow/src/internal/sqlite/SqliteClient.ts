@@ -18,9 +18,9 @@
  * - Prepared statements are kept by SQL text in a bounded LRU cache
  *   (`prepareCacheSize`, default 200). `unprepared` statements, which
  *   SQLite must prepare all the same, are kept in a small cache of their own
- *   (`unpreparedCacheSize`, 32): `effect/cluster` marks a statement it runs
- *   twice per message so, and other texts of its own are made once (ids
- *   written into the SQL); neither can push the prepared ones out.
+ *   (32 statements): `effect/cluster` runs its reply update unprepared, twice
+ *   per durable quote, and writes other texts once (ids in the SQL), which
+ *   churn through that cache without pushing the prepared ones out.
  * - Errors are `SqlError`s whose reason says what happened
  *   (`UniqueViolation`, `ConstraintError`, `SqlSyntaxError`,
  *   `LockTimeoutError`, `ConnectionError`, ...; see `sqliteError.ts`).
