@@ -1,10 +1,10 @@
 /**
  * Bundles the `gcx` bin (`packages/cli/dist/bin.js`, compiled by `tsc -b`) into
- * `packages/cli/dist/gcx/`: an ES module entry, `gcx.mjs`, with the command definitions and what
- * they import, and chunks that only a command's handler (`src/run/`, see `Lazy.handler`) imports,
- * with the client, the poller, the sandbox, the workflow or the gateway (its Swagger page alone is
- * 1.9 MB). A start reads, compiles and evaluates the entry and its chunks only (about 0.45 MB of
- * the 4 MB), and a command's chunks when it runs. Node would otherwise resolve several hundred
+ * `packages/cli/dist/gcx/`: an ES module entry, `gcx.mjs`, whose one chunk holds the command
+ * definitions and what they import, and chunks that only a command's handler (`src/run/`, see
+ * `Lazy.handler`) imports, with the client, the poller, the sandbox, the workflow or the gateway
+ * (its Swagger page alone is 1.9 MB). A start reads, compiles and evaluates the entry and its chunk
+ * only (about 0.42 MB of the 4 MB), and a command's chunks when it runs. Node would otherwise resolve several hundred
  * small modules of effect and its dependencies at each start, and compile them all
  * (`pnpm bench --only startup`, bench/NOTES.md row 7). The package's bin (`bin/gcx.mjs`) runs it
  * with Node's compile cache (`module.enableCompileCache`), so that V8 neither parses nor compiles
@@ -35,23 +35,65 @@ export const bundleDirectory = "dist/gcx"
 /** The bundle's entry, which `bin/gcx.mjs` imports (`#bin`). */
 export const entryName = "gcx"
 
+/** `@effect/platform-node/Undici`: a re-export of the CommonJS `undici` with `export *`. */
+const undiciModule = /[\\/]@effect[\\/]platform-node[\\/]dist[\\/]Undici\.js$/
+
 /**
- * `@effect/platform-node/Undici` re-exports the CommonJS `undici` with `export *`, whose names an ES
- * module chunk cannot list: esbuild splits at `NodeHttpClient`'s `import("./Undici.js")`, and that
- * chunk would export `default` only (`Agent` undefined). This module is bundled instead as the
- * same re-export with its names written out, read from the `undici` it resolves to.
+ * `@effect/platform-node/Undici` as bundled: the same re-export with undici's names written out,
+ * read from the `undici` that `path` resolves to. An ES module chunk cannot list the names of a
+ * CommonJS `export *`: esbuild splits at `NodeHttpClient`'s `import("./Undici.js")`, and that
+ * chunk would export `default` only (`Agent` undefined).
  */
+const undiciReExportSource = (path: string): Esbuild.OnLoadResult => {
+  const undici = Module.createRequire(path)("undici") as Record<string, unknown>
+  const names = Object.keys(undici).filter((name) => /^[A-Za-z_$][\w$]*$/.test(name) && name !== "default")
+  return {
+    contents: `import undici from "undici"\nexport default undici\nexport const { ${names.join(", ")} } = undici\n`,
+    loader: "js",
+    resolveDir: Path.dirname(path)
+  }
+}
+
+/** Bundles `@effect/platform-node/Undici` as `undiciReExportSource` writes it. */
 const undiciReExport: Esbuild.Plugin = {
   name: "undici-re-export",
   setup(build) {
-    build.onLoad({ filter: /[\\/]@effect[\\/]platform-node[\\/]dist[\\/]Undici\.js$/ }, ({ path }) => {
-      const undici = Module.createRequire(path)("undici") as Record<string, unknown>
-      const names = Object.keys(undici).filter((name) => /^[A-Za-z_$][\w$]*$/.test(name) && name !== "default")
-      return {
-        contents: `import undici from "undici"\nexport default undici\nexport const { ${names.join(", ")} } = undici\n`,
-        loader: "js",
-        resolveDir: Path.dirname(path)
-      }
+    build.onLoad({ filter: undiciModule }, ({ path }) => undiciReExportSource(path))
+  }
+}
+
+/**
+ * One chunk for all that the entry reaches: every module imported with `import()` also imports
+ * the entry (unused). esbuild puts a module in the chunk of the set of entries and `import()`ed
+ * modules that reach it, so the modules of a start were spread over 17 chunks by which commands
+ * share them, and each file costs a start about 0.5 ms to resolve and load. Now a start reads the
+ * entry and one chunk; a command's chunks import that chunk, which has run by then (the entry's
+ * code runs once, at the start). Applies to a build of one entry; the first plugin, so that it
+ * sees each `import()` before the others resolve it.
+ */
+const oneStartChunk: Esbuild.Plugin = {
+  name: "one-start-chunk",
+  setup(build) {
+    const { absWorkingDir, entryPoints } = build.initialOptions
+    const entries = entryPoints === undefined ? [] : Object.values(entryPoints)
+    const entry = entries.length === 1 && typeof entries[0] === "string"
+      ? Path.resolve(absWorkingDir ?? process.cwd(), entries[0])
+      : undefined
+    if (entry === undefined) return
+    const imported = new Set<string>()
+    build.onResolve({ filter: /.*/ }, async ({ kind, path, importer, resolveDir, pluginData }) => {
+      if (kind !== "dynamic-import" || pluginData === oneStartChunk) return undefined
+      const resolved = await build.resolve(path, { kind, importer, resolveDir, pluginData: oneStartChunk })
+      if (resolved.errors.length === 0 && !resolved.external) imported.add(resolved.path)
+      return resolved
+    })
+    build.onLoad({ filter: /\.[cm]?js$/ }, ({ path }) => {
+      if (!imported.has(path)) return undefined
+      const source = undiciModule.test(path) ?
+        undiciReExportSource(path) :
+        { contents: Fs.readFileSync(path, "utf8"), loader: "js" as const, resolveDir: Path.dirname(path) }
+      // at the end (imports are hoisted), so that the module's own source map still lines up
+      return { ...source, contents: `${source.contents}\nimport * as __gcxEntry from ${JSON.stringify(entry)};\n` }
     })
   }
 }
@@ -115,7 +157,7 @@ export const options = (entry: Record<string, string>, outdir: string): Esbuild.
   },
   // Packages with native code, and the optional peers, are loaded from node_modules as they are.
   external: ["pg-native", "@opentelemetry/*", "@effect/opentelemetry"],
-  plugins: [undiciReExport, lazySegmenter],
+  plugins: [oneStartChunk, undiciReExport, lazySegmenter],
   logLevel: "warning"
 })
 

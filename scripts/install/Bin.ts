@@ -25,6 +25,18 @@ export interface Options {
 
 const card = ["--card", "6006000000000019", "--pin", "1234", "--product", "1000"]
 
+/** The files of a bundle that `file` imports statically, itself included: what a start reads. */
+const startFiles = (file: string, reached = new Set<string>()): Set<string> => {
+  if (reached.has(file)) return reached
+  reached.add(file)
+  for (
+    const [, imported] of Fs.readFileSync(file, "utf8").matchAll(/\bimport\s*(?:[^;"()]*?\bfrom\s*)?"(\.\.?\/[^"]+)"/g)
+  ) {
+    startFiles(Path.resolve(Path.dirname(file), imported!), reached)
+  }
+  return reached
+}
+
 export const checks = async ({ app, postgres, runtime, version }: Options): Promise<void> => {
   const on = `on Node ${runtime.major}`
   const gcx = Path.join(app, "node_modules", ".bin", "gcx")
@@ -62,15 +74,17 @@ export const checks = async ({ app, postgres, runtime, version }: Options): Prom
     if (!cached) return { fail: "no compile cache was written" }
     return printed === version ? printed : { fail: `printed ${printed}, package is ${version}` }
   })
-  // What a start evaluates (scripts/bundle-cli.ts): a probe preloaded into the bin's process counts the
-  // `Intl.Segmenter`s made and sees whether Node loaded `node:child_process`.
+  // What a start evaluates (scripts/bundle-cli.ts, Lazy.layerNodeServices): a probe preloaded into the
+  // bin's process counts the `Intl.Segmenter`s made and lists which of Node's modules that only some
+  // commands use (`node:child_process`, `node:crypto`, `node:readline`) were loaded.
   const probe = Path.join(app, "start-probe.cjs")
   Fs.writeFileSync(
     probe,
     `const Segmenter = Intl.Segmenter; let made = 0
 Intl.Segmenter = class extends Segmenter { constructor(...args) { super(...args); made++ } }
 process.on("exit", () => process.stderr.write("\\nstart-probe " + JSON.stringify({
-  segmenters: made, childProcess: process.moduleLoadList.includes("NativeModule child_process")
+  segmenters: made,
+  builtins: ["child_process", "crypto", "readline"].filter((name) => process.moduleLoadList.includes("NativeModule " + name))
 }) + "\\n"))
 `
   )
@@ -80,9 +94,12 @@ process.on("exit", () => process.stderr.write("\\nstart-probe " + JSON.stringify
     return { result, probe: line === null ? undefined : JSON.parse(line[1]!) as Record<string, unknown> }
   }
   await check(
-    `installed bin ${on}: gcx --version makes no Intl.Segmenter and loads no node:child_process`,
+    `installed bin ${on}: gcx --version reads the entry and one chunk, makes no Intl.Segmenter, and loads no node:child_process, node:crypto nor node:readline`,
     true,
     () => {
+      const bundle = Path.join(app, "node_modules", "@gcx", "cli", "dist", "gcx")
+      const files = [...startFiles(Path.join(bundle, "gcx.mjs"))].map((file) => Path.relative(bundle, file))
+      if (files.length !== 2) return { fail: `a start reads ${files.length} files: ${files.join(", ")}` }
       const version = probed(["--version"])
       const help = probed(["--help"])
       if (version.result.code !== 0 || help.result.code !== 0) {
@@ -90,7 +107,7 @@ process.on("exit", () => process.stderr.write("\\nstart-probe " + JSON.stringify
           version.result.code !== 0 ? version.result : help.result
         )
       }
-      const expected = { segmenters: 0, childProcess: false }
+      const expected = { segmenters: 0, builtins: [] }
       if (JSON.stringify(version.probe) !== JSON.stringify(expected)) {
         return {
           fail: `--version: ${JSON.stringify(version.probe)}`
@@ -98,7 +115,9 @@ process.on("exit", () => process.stderr.write("\\nstart-probe " + JSON.stringify
       }
       // help measures its text, so it makes the segmenter: the probe sees one when there is one
       if (help.probe?.segmenters !== 1) return { fail: `--help: ${JSON.stringify(help.probe)}` }
-      return `--version ${JSON.stringify(version.probe)}, --help made ${help.probe.segmenters} segmenter`
+      return `--version reads ${files.join(" and ")}, ${
+        JSON.stringify(version.probe)
+      }; --help made ${help.probe.segmenters} segmenter`
     }
   )
   await check(

@@ -79,14 +79,14 @@ describe("start-up", () => {
     expect(heavyOf(loaded)).toEqual([])
   })
 
-  it("the start loads no node:child_process (Node's spawner comes at the first spawn: Lazy.layerNodeServices)", async () => {
+  it("the start loads no node:child_process, node:crypto nor node:readline (Node's spawner, file system and terminal come at first use: Lazy.layerNodeServices)", async () => {
     const graph = await graphOf()
     const builtins = [...staticClosure(graph, "src/bin.ts")].flatMap((file) =>
       (graph[file]?.imports ?? []).filter((imported) => imported.kind === "import-statement" && imported.external)
         .map((imported) => imported.path)
     )
-    expect(builtins).toContain("node:readline")
-    expect(builtins).not.toContain("node:child_process")
+    expect(builtins).toContain("node:path")
+    expect(builtins.filter((name) => ["node:child_process", "node:crypto", "node:readline"].includes(name))).toEqual([])
   })
 
   it("each command's handler is a dynamic import of its own module", async () => {
