@@ -30,10 +30,10 @@ import * as Path from "node:path"
 import * as Url from "node:url"
 
 /** The folder of the bundle, in the CLI's package. */
-export const bundleDirectory = "dist/gcx"
+const bundleDirectory = "dist/gcx"
 
 /** The bundle's entry, which `bin/gcx.mjs` imports (`#bin`). */
-export const entryName = "gcx"
+const entryName = "gcx"
 
 /** `@effect/platform-node/Undici`: a re-export of the CommonJS `undici` with `export *`. */
 const undiciModule = /[\\/]@effect[\\/]platform-node[\\/]dist[\\/]Undici\.js$/

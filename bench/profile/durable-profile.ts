@@ -19,13 +19,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import * as fs from "node:fs"
-import * as inspector from "node:inspector/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as EngineFloor from "../../packages/workflow/test/utils/engine-floor.js"
 import { runnerDependencies } from "../internal/durableSides.js"
 import { inBench } from "../internal/paths.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
+import { profiled } from "./profiled.js"
 
 const card = {
   cardNumber: TestData.Cards.instant,
@@ -42,8 +42,6 @@ const main = async () => {
   const count = Number(process.argv.slice(2).find((arg) => !arg.startsWith("--")) ?? "300")
   const sandbox = await SandboxProcess.start([{ timeScale: 1 }])
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gcx-durable-profile-"))
-  const session = new inspector.Session()
-  session.connect()
   let floorIds = 0
   const each = (n: number, call: () => Effect.Effect<unknown, unknown>) =>
     Effect.forEach(Array.from({ length: n }), () => Effect.ignore(call()), { concurrency: 32, discard: true })
@@ -69,22 +67,18 @@ const main = async () => {
     await Effect.runPromise(
       Effect.gen(function*() {
         yield* quotes(200)
-        yield* Effect.promise(() => session.post("Profiler.enable"))
-        yield* Effect.promise(() => session.post("Profiler.start"))
-        const cpu = process.cpuUsage()
-        yield* quotes(count)
-        const used = process.cpuUsage(cpu)
-        const { profile } = yield* Effect.promise(() => session.post("Profiler.stop"))
-        fs.mkdirSync(inBench("tmp"), { recursive: true })
-        fs.writeFileSync(inBench("tmp", floor ? "floor.cpuprofile" : "durable.cpuprofile"), JSON.stringify(profile))
-        console.log(`${((used.user + used.system) / 1000 / count).toFixed(2)} ms CPU per quote (profiler on)`)
+        const context = yield* Effect.context<Quotes>()
+        const out = inBench("tmp", floor ? "floor.cpuprofile" : "durable.cpuprofile")
+        const { cpuMillis } = yield* Effect.promise(() =>
+          profiled(out, () => Effect.runPromise(Effect.provideContext(quotes(count), context)))
+        )
+        console.log(`${(cpuMillis / count).toFixed(2)} ms CPU per quote (profiler on)`)
       }).pipe(
         Effect.provide(deployment(path.join(dir, "gcx.db"))),
         Effect.scoped
       )
     )
   } finally {
-    session.disconnect()
     await sandbox.stop()
     fs.rmSync(dir, { recursive: true, force: true })
   }

@@ -17,15 +17,14 @@ import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
-import * as Inspector from "node:inspector/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as PgTest from "../../packages/workflow/test/utils/postgres.js"
 import * as Child from "../internal/child.js"
-import * as Cpu from "../internal/cpu.js"
 import * as GatewayDeployment from "../internal/gatewayDeployment.js"
 import { inBench } from "../internal/paths.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
+import { profiled } from "./profiled.js"
 
 const args = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))
 const inProcess = process.argv.includes("--in-process")
@@ -34,26 +33,18 @@ const out = args[1] ?? path.join("bench", "tmp", inProcess ? "in-process.cpuprof
 const warmup = 200
 const concurrency = 32
 
-/** Profiles `run` in this process: its CPU ms per quote, the profile written to `out`. */
-const profiled = async (run: () => Promise<{ readonly wallMillis: number }>) => {
-  const session = new Inspector.Session()
-  session.connect()
-  await session.post("Profiler.enable")
-  await session.post("Profiler.start")
-  const before = Cpu.selfMillis()
-  const { wallMillis } = await run()
-  const cpu = Cpu.selfMillis() - before
-  const { profile } = await session.post("Profiler.stop")
-  fs.mkdirSync(path.dirname(out), { recursive: true })
-  fs.writeFileSync(out, JSON.stringify(profile))
+/** Profiles `run` (`profiled.ts`) and prints this process's CPU ms per quote. */
+const profileSide = async (run: () => Promise<{ readonly wallMillis: number }>) => {
+  const { cpuMillis, result } = await profiled(out, run)
   console.log(JSON.stringify({
     side: inProcess ? "in-process" : "gateway",
     quotes,
-    quotesPerSecond: Math.round((quotes * 1000) / wallMillis),
-    cpuMillisPerQuote: Math.round((cpu / quotes) * 1000) / 1000,
+    quotesPerSecond: Math.round((quotes * 1000) / result.wallMillis),
+    cpuMillisPerQuote: Math.round((cpuMillis / quotes) * 1000) / 1000,
     profile: out
   }))
 }
+
 const card = {
   cardNumber: TestData.Cards.instant,
   pinNumber: TestData.pin,
@@ -84,7 +75,7 @@ const program = Effect.gen(function*() {
       yield* run(warmup)
       const services = yield* Effect.context<DurableQuotes.DurableQuotes>()
       return yield* Effect.promise(() =>
-        profiled(async () => {
+        profileSide(async () => {
           const started = performance.now()
           await Effect.runPromise(Effect.provide(run(quotes), services))
           return { wallMillis: performance.now() - started }
@@ -100,7 +91,7 @@ const program = Effect.gen(function*() {
         JSON.stringify(settings)
       ])
       await child.expect("START")
-      await profiled(async () => {
+      await profileSide(async () => {
         await child.expect("END")
         return JSON.parse(await child.expect("RESULT")) as { wallMillis: number }
       })
