@@ -4,7 +4,7 @@
  * definitions and what they import, and chunks that only a command's handler (`src/run/`, see
  * `Lazy.handler`) imports, with the client, the poller, the sandbox, the workflow or the gateway
  * (its Swagger page alone is 1.9 MB). A start reads, compiles and evaluates the entry and its chunk
- * only (about 0.42 MB of the 4 MB), and a command's chunks when it runs. Node would otherwise resolve several hundred
+ * only (about 0.41 MB of the 4 MB), and a command's chunks when it runs. Node would otherwise resolve several hundred
  * small modules of effect and its dependencies at each start, and compile them all
  * (`pnpm bench --only startup`, bench/NOTES.md row 7). The package's bin (`bin/gcx.mjs`) runs it
  * with Node's compile cache (`module.enableCompileCache`), so that V8 neither parses nor compiles
@@ -35,66 +35,28 @@ const bundleDirectory = "dist/gcx"
 /** The bundle's entry, which `bin/gcx.mjs` imports (`#bin`). */
 const entryName = "gcx"
 
-/** `@effect/platform-node/Undici`: a re-export of the CommonJS `undici` with `export *`. */
-const undiciModule = /[\\/]@effect[\\/]platform-node[\\/]dist[\\/]Undici\.js$/
-
-/**
- * `@effect/platform-node/Undici` as bundled: the same re-export with undici's names written out,
- * read from the `undici` that `path` resolves to. An ES module chunk cannot list the names of a
- * CommonJS `export *`: esbuild splits at `NodeHttpClient`'s `import("./Undici.js")`, and that
- * chunk would export `default` only (`Agent` undefined).
- */
-const undiciReExportSource = (path: string): Esbuild.OnLoadResult => {
-  const undici = Module.createRequire(path)("undici") as Record<string, unknown>
-  const names = Object.keys(undici).filter((name) => /^[A-Za-z_$][\w$]*$/.test(name) && name !== "default")
-  return {
-    contents: `import undici from "undici"\nexport default undici\nexport const { ${names.join(", ")} } = undici\n`,
-    loader: "js",
-    resolveDir: Path.dirname(path)
-  }
-}
-
-/** Bundles `@effect/platform-node/Undici` as `undiciReExportSource` writes it. */
-const undiciReExport: Esbuild.Plugin = {
-  name: "undici-re-export",
-  setup(build) {
-    build.onLoad({ filter: undiciModule }, ({ path }) => undiciReExportSource(path))
-  }
+/** A module bundled with other contents than its file's: the files it applies to, and their contents. */
+interface Rewrite {
+  readonly filter: RegExp
+  readonly load: (path: string) => Esbuild.OnLoadResult
 }
 
 /**
- * One chunk for all that the entry reaches: every module imported with `import()` also imports
- * the entry (unused). esbuild puts a module in the chunk of the set of entries and `import()`ed
- * modules that reach it, so the modules of a start were spread over 17 chunks by which commands
- * share them, and each file costs a start about 0.5 ms to resolve and load. Now a start reads the
- * entry and one chunk; a command's chunks import that chunk, which has run by then (the entry's
- * code runs once, at the start). Applies to a build of one entry; the first plugin, so that it
- * sees each `import()` before the others resolve it.
+ * `@effect/platform-node/Undici` re-exports the CommonJS `undici` with `export *`, whose names an ES
+ * module chunk cannot list: esbuild splits at `NodeHttpClient`'s `import("./Undici.js")`, and that
+ * chunk would export `default` only (`Agent` undefined). It is bundled as the same re-export with
+ * its names written out, read from the `undici` it resolves to.
  */
-const oneStartChunk: Esbuild.Plugin = {
-  name: "one-start-chunk",
-  setup(build) {
-    const { absWorkingDir, entryPoints } = build.initialOptions
-    const entries = entryPoints === undefined ? [] : Object.values(entryPoints)
-    const entry = entries.length === 1 && typeof entries[0] === "string"
-      ? Path.resolve(absWorkingDir ?? process.cwd(), entries[0])
-      : undefined
-    if (entry === undefined) return
-    const imported = new Set<string>()
-    build.onResolve({ filter: /.*/ }, async ({ kind, path, importer, resolveDir, pluginData }) => {
-      if (kind !== "dynamic-import" || pluginData === oneStartChunk) return undefined
-      const resolved = await build.resolve(path, { kind, importer, resolveDir, pluginData: oneStartChunk })
-      if (resolved.errors.length === 0 && !resolved.external) imported.add(resolved.path)
-      return resolved
-    })
-    build.onLoad({ filter: /\.[cm]?js$/ }, ({ path }) => {
-      if (!imported.has(path)) return undefined
-      const source = undiciModule.test(path) ?
-        undiciReExportSource(path) :
-        { contents: Fs.readFileSync(path, "utf8"), loader: "js" as const, resolveDir: Path.dirname(path) }
-      // at the end (imports are hoisted), so that the module's own source map still lines up
-      return { ...source, contents: `${source.contents}\nimport * as __gcxEntry from ${JSON.stringify(entry)};\n` }
-    })
+const undiciReExport: Rewrite = {
+  filter: /[\\/]@effect[\\/]platform-node[\\/]dist[\\/]Undici\.js$/,
+  load: (path) => {
+    const undici = Module.createRequire(path)("undici") as Record<string, unknown>
+    const names = Object.keys(undici).filter((name) => /^[A-Za-z_$][\w$]*$/.test(name) && name !== "default")
+    return {
+      contents: `import undici from "undici"\nexport default undici\nexport const { ${names.join(", ")} } = undici\n`,
+      loader: "js",
+      resolveDir: Path.dirname(path)
+    }
   }
 }
 
@@ -108,28 +70,96 @@ const eagerSegmenter =
  * is created when text is first measured (its one use is `graphemeSegmenter.segment`). When an
  * effect release changes that line, the build warns and bundles the module as it is.
  */
-const lazySegmenter: Esbuild.Plugin = {
-  name: "lazy-cli-segmenter",
-  setup(build) {
-    build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]cli[\\/]CliOutput\.js$/ }, ({ path }) => {
-      const source = Fs.readFileSync(path, "utf8")
-      if (!eagerSegmenter.test(source)) {
-        return {
-          contents: source,
-          loader: "js",
-          warnings: [{
-            text: "effect/cli's CliOutput changed: its segmenter is bundled as it is (scripts/bundle-cli.ts)"
-          }]
-        }
-      }
+const lazySegmenter: Rewrite = {
+  filter: /[\\/]effect[\\/]dist[\\/]cli[\\/]CliOutput\.js$/,
+  load: (path) => {
+    const source = Fs.readFileSync(path, "utf8")
+    if (!eagerSegmenter.test(source)) {
       return {
-        contents: source.replace(
-          eagerSegmenter,
-          "let graphemeSegmenterValue;const graphemeSegmenter = { segment: (text) => " +
-            "(graphemeSegmenterValue ??= new Intl.Segmenter(undefined, { granularity: \"grapheme\" })).segment(text) };"
-        ),
-        loader: "js"
+        contents: source,
+        loader: "js",
+        warnings: [{
+          text: "effect/cli's CliOutput changed: its segmenter is bundled as it is (scripts/bundle-cli.ts)"
+        }]
       }
+    }
+    return {
+      contents: source.replace(
+        eagerSegmenter,
+        "let graphemeSegmenterValue;const graphemeSegmenter = { segment: (text) => " +
+          "(graphemeSegmenterValue ??= new Intl.Segmenter(undefined, { granularity: \"grapheme\" })).segment(text) };"
+      ),
+      loader: "js"
+    }
+  }
+}
+
+const rewrites: ReadonlyArray<Rewrite> = [undiciReExport, lazySegmenter]
+
+/** A module as bundled: its rewrite's contents, else its file's. */
+const sourceOf = (path: string): Esbuild.OnLoadResult =>
+  rewrites.find((rewrite) => rewrite.filter.test(path))?.load(path) ??
+    { contents: Fs.readFileSync(path, "utf8"), loader: "js", resolveDir: Path.dirname(path) }
+
+/** Bundles the `rewrites`. */
+const rewritten: Esbuild.Plugin = {
+  name: "gcx-rewrites",
+  setup(build) {
+    for (const rewrite of rewrites) build.onLoad({ filter: rewrite.filter }, ({ path }) => rewrite.load(path))
+  }
+}
+
+/** `text` as a literal part of a regular expression (esbuild's, Go's syntax). */
+const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")
+
+/**
+ * One chunk for all that the entry reaches: every module imported with `import()` also imports
+ * the entry (unused, at its end). esbuild puts a module in the chunk of the set of entries and
+ * `import()`ed modules that reach it, so the modules of a start were spread over 17 chunks by
+ * which commands share them, and each file costs a start about 0.5 ms to resolve and load. Now a
+ * start reads the entry and one chunk.
+ *
+ * - The `import()`ed modules are found by a first build (no output, the other plugins), so that
+ *   the second does not depend on the order in which esbuild loads files; one in CommonJS fails
+ *   the build (an `import` would make it an ES module).
+ * - A command's chunks import the start's chunk, which has run by then: the entry's code runs
+ *   once, at the start. So no chunk may be imported but by the start (a worker, say, would run
+ *   the CLI), and the start must not wait at its top level for an `import()`.
+ * - Applies to a build of one entry (gcx's); others are left as they are.
+ */
+const oneStartChunk: Esbuild.Plugin = {
+  name: "one-start-chunk",
+  async setup(build) {
+    const { absWorkingDir, entryPoints, plugins = [] } = build.initialOptions
+    const entries = entryPoints === undefined ? [] : Object.values(entryPoints)
+    if (entries.length !== 1 || typeof entries[0] !== "string") return
+    const directory = absWorkingDir ?? process.cwd()
+    const entry = Path.resolve(directory, entries[0])
+    const { metafile } = await Esbuild.build({
+      ...build.initialOptions,
+      plugins: plugins.filter((plugin) => plugin !== oneStartChunk),
+      write: false,
+      metafile: true,
+      minify: false,
+      sourcemap: false,
+      logLevel: "silent"
+    })
+    const lazy = new Set(
+      Object.values(metafile.inputs).flatMap((input) =>
+        input.imports.filter((imported) => imported.kind === "dynamic-import" && imported.external !== true)
+          .map((imported) => imported.path)
+      )
+    )
+    const commonJs = [...lazy].filter((path) => metafile.inputs[path]?.format === "cjs")
+    if (commonJs.length > 0) {
+      throw new Error(`one-start-chunk: CommonJS modules imported with import(): ${commonJs.join(", ")}`)
+    }
+    if (lazy.size === 0) return
+    const paths = [...lazy].map((path) => literally(Path.resolve(directory, path)))
+    build.onLoad({ filter: new RegExp(`^(?:${paths.join("|")})$`) }, ({ path }) => {
+      const source = sourceOf(path)
+      // at the end (imports are hoisted), so that the module's own source map still lines up
+      return { ...source, contents: `${source.contents}\nimport * as __gcxEntry from ${JSON.stringify(entry)};\n` }
     })
   }
 }
@@ -152,12 +182,12 @@ export const options = (entry: Record<string, string>, outdir: string): Esbuild.
   minify: true,
   sourcemap: "linked",
   banner: {
-    js: "import { createRequire as __gcxCreateRequire } from \"node:module\";" +
-      "const require = __gcxCreateRequire(import.meta.url);"
+    // `process.getBuiltinModule`: an ES module import of a builtin reads each of its exports
+    js: "const require = process.getBuiltinModule(\"node:module\").createRequire(import.meta.url);"
   },
   // Packages with native code, and the optional peers, are loaded from node_modules as they are.
   external: ["pg-native", "@opentelemetry/*", "@effect/opentelemetry"],
-  plugins: [oneStartChunk, undiciReExport, lazySegmenter],
+  plugins: [oneStartChunk, rewritten],
   logLevel: "warning"
 })
 

@@ -25,12 +25,14 @@ export interface Options {
 
 const card = ["--card", "6006000000000019", "--pin", "1234", "--product", "1000"]
 
-/** The files of a bundle that `file` imports statically, itself included: what a start reads. */
+/** The files of a bundle that `file` imports (or re-exports from) statically, itself included: what a start reads. */
 const startFiles = (file: string, reached = new Set<string>()): Set<string> => {
   if (reached.has(file)) return reached
   reached.add(file)
   for (
-    const [, imported] of Fs.readFileSync(file, "utf8").matchAll(/\bimport\s*(?:[^;"()]*?\bfrom\s*)?"(\.\.?\/[^"]+)"/g)
+    const [, imported] of Fs.readFileSync(file, "utf8").matchAll(
+      /\b(?:import|export)\s*(?:[^;"()]*?\bfrom\s*)?"(\.\.?\/[^"]+)"/g
+    )
   ) {
     startFiles(Path.resolve(Path.dirname(file), imported!), reached)
   }

@@ -33,10 +33,11 @@ export const handler = <Config, E, R>(
 (config: Config): Effect.Effect<void, E, R> => Effect.flatMap(Effect.promise(load), (module) => module.handler(config))
 
 /**
- * The service `load`'s layer provides, built the first time it is used: in
- * the scope and the context of the layer that asks for it, so that a scoped
- * service (Node's terminal) lives as long as that layer, and a service that
- * reads an optional one (Node's file system, a watch backend) sees it. A
+ * The service `load`'s layer provides, built the first time it is used, once
+ * however many ask at once: in the scope and the context of the layer that
+ * asks for it (not of its first caller), so that a scoped service (Node's
+ * terminal) lives as long as that layer, and an optional service it reads
+ * (Node's file system reads a watch backend) is the one the layer saw. A
  * failed import is a defect.
  */
 const atFirstUse = <I, S, RIn>(
@@ -50,7 +51,7 @@ const atFirstUse = <I, S, RIn>(
       Effect.promise(load).pipe(
         Effect.flatMap((layer) => Layer.buildWithScope(layer, scope)),
         Effect.map(Context.get(service)),
-        Effect.provideContext(context)
+        Effect.updateContext((_: Context.Context<never>) => context)
       )
     )
   })

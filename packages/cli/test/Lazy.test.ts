@@ -6,10 +6,14 @@
  */
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
 import * as ChildProcess from "effect/process/ChildProcess"
 import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Terminal from "effect/Terminal"
 import * as Os from "node:os"
@@ -65,4 +69,21 @@ describe("Lazy.layerNodeServices", () => {
       const node = yield* size.pipe(Effect.provide(NodeTerminal.layer))
       expect(yield* size).toEqual(node)
     }).pipe(Effect.provide(Lazy.layerNodeServices)))
+
+  it.effect("the terminal is built once, at its first use however many ask at once, and lives as long as the layer", () =>
+    Effect.gen(function*() {
+      // Node's terminal listens for the end of stdin from when it is made until its scope closes
+      const listeners = () => process.stdin.listenerCount("end")
+      const before = listeners()
+      const scope = yield* Scope.make()
+      const services = yield* Layer.buildWithScope(Lazy.layerNodeServices, scope)
+      expect(listeners()).toBe(before)
+      const terminal = Context.get(services, Terminal.Terminal)
+      yield* Effect.all([terminal.columns, terminal.rows, terminal.columns], { concurrency: "unbounded" })
+      expect(listeners()).toBe(before + 1)
+      yield* terminal.columns
+      expect(listeners()).toBe(before + 1)
+      yield* Scope.close(scope, Exit.void)
+      expect(listeners()).toBe(before)
+    }))
 })
