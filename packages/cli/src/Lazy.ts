@@ -17,7 +17,6 @@ import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
-import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Terminal from "effect/Terminal"
 
@@ -33,35 +32,33 @@ export const handler = <Config, E, R>(
 (config: Config): Effect.Effect<void, E, R> => Effect.flatMap(Effect.promise(load), (module) => module.handler(config))
 
 /**
- * The service `load`'s layer provides, built the first time it is used, once
- * however many ask at once: in the scope and the context of the layer that
- * asks for it (not of its first caller), so that a scoped service (Node's
- * terminal) lives as long as that layer, and an optional service it reads
- * (Node's file system reads a watch backend) is the one the layer saw. A
- * failed import is a defect.
+ * A layer of `service` that forwards (`wrap`) to the one `load`'s layer
+ * provides, built the first time it is used, once however many ask at once:
+ * in the scope and the context of this layer (not of its first caller), so
+ * that a scoped service (Node's terminal) lives as long as this layer, and an
+ * optional service it reads (Node's file system reads a watch backend) is the
+ * one this layer saw. A failed import is a defect.
  */
-const atFirstUse = <I, S, RIn>(
-  service: Context.Key<I, S>,
-  load: () => Promise<Layer.Layer<I, never, RIn>>
-): Effect.Effect<Effect.Effect<S>, never, RIn | Scope.Scope> =>
-  Effect.gen(function*() {
-    const scope = yield* Effect.scope
-    const context = yield* Effect.context<RIn>()
-    return yield* Effect.cached(
-      Effect.promise(load).pipe(
-        Effect.flatMap((layer) => Layer.buildWithScope(layer, scope)),
-        Effect.map(Context.get(service)),
-        Effect.updateContext((_: Context.Context<never>) => context)
-      )
-    )
-  })
-
-/** A layer of `service` that forwards (`wrap`) to the one `load`'s layer provides, built at its first use. */
 const layerAtFirstUse = <I, S, RIn>(
   service: Context.Key<I, S>,
   load: () => Promise<Layer.Layer<I, never, RIn>>,
   wrap: (node: Effect.Effect<S>) => S
-): Layer.Layer<I, never, RIn> => Layer.effect(service, Effect.map(atFirstUse(service, load), wrap))
+): Layer.Layer<I, never, RIn> =>
+  Layer.effect(
+    service,
+    Effect.gen(function*() {
+      const scope = yield* Effect.scope
+      const context = yield* Effect.context<RIn>()
+      const node = yield* Effect.cached(
+        Effect.promise(load).pipe(
+          Effect.flatMap((layer) => Layer.buildWithScope(layer, scope)),
+          Effect.map(Context.get(service)),
+          Effect.updateContext((_: Context.Context<never>) => context)
+        )
+      )
+      return wrap(node)
+    })
+  )
 
 /** A method of Node's file system that returns an effect, called on it once it is loaded. */
 const forward = <K extends keyof FileSystem.FileSystem>(node: Effect.Effect<FileSystem.FileSystem>, method: K) =>
