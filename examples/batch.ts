@@ -6,16 +6,17 @@
  * `quoteAll` tags every event with the index of its card. One card's failure is data in the
  * stream (a Failed event, or Rejected when no transaction was created), never the end of the batch.
  */
-import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { Errors, Money } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
 import { Console, Effect, Layer, Result, Stream } from "effect"
 
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
   Layer.provide(ExchangeClient.layerConfig()),
-  Layer.provide(NodeHttpClient.layerUndici)
+  Layer.provide(UndiciClient.layer)
 )
 
 const cards = [

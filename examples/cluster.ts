@@ -8,8 +8,9 @@
  * `result`, and follows every terminal outcome announced by the runners (`Outcomes`, over
  * PostgreSQL LISTEN/NOTIFY). Without GCX_DATABASE_URL it says so and exits.
  */
-import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import { CardCipher, ClusterSecurity, DurableQuotes, Outcomes, Runner } from "@gcx/workflow"
 import { Console, Context, Effect, Layer, Result, Stream } from "effect"
 import { createServer } from "node:net"
@@ -44,7 +45,7 @@ const program = Effect.gen(function*() {
     ).pipe(
       Layer.provide(CardCipher.layerConfig()),
       Layer.provide(ExchangeClient.layerConfig()),
-      Layer.provide(NodeHttpClient.layerUndici)
+      Layer.provide(UndiciClient.layer)
     )
   )
   // the client-only node: submits, awaits, and follows the outcomes of every runner

@@ -7,15 +7,16 @@
  * `Observation` (polls so far, percentComplete, the service's expectedCompletionTime hint).
  * The default waits for the hint once, then backs off exponentially with jitter.
  */
-import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
 import { Console, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
   Layer.provide(ExchangeClient.layerConfig()),
-  Layer.provide(NodeHttpClient.layerUndici)
+  Layer.provide(UndiciClient.layer)
 )
 
 const schedules: ReadonlyArray<readonly [string, PollSchedule.PollSchedule]> = [

@@ -8,9 +8,10 @@
  * one, built from scratch over the same file, resumes them and awaits their outcomes. The card
  * number and PIN are stored sealed with AES-256-GCM under `GCX_DATA_KEY` (32 bytes in base64).
  */
-import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { Money } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import { CardCipher, DurableQuotes, Embedded } from "@gcx/workflow"
 import { Console, Effect, Layer, Result } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -22,7 +23,7 @@ const durableLive = (filename: string) =>
   Embedded.layerQuotes({ filename }).pipe(
     Layer.provide(CardCipher.layerConfig()),
     Layer.provide(ExchangeClient.layerConfig()),
-    Layer.provide(NodeHttpClient.layerUndici)
+    Layer.provide(UndiciClient.layer)
   )
 
 const cards = [

@@ -4,10 +4,11 @@
  *   pnpm example heartbeat
  *
  * The client reads its configuration from the GCX_* variables (`pnpm example` points them at an
- * embedded sandbox when none is set) and leaves HTTP to the caller: here, Node's undici client (`NodeHttpClient.layerUndici`).
+ * embedded sandbox when none is set) and leaves HTTP to the caller: here, gcx's undici client (`UndiciClient.layer`).
  */
-import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import { Console, Duration, Effect, Option } from "effect"
 
 const program = Effect.gen(function*() {
@@ -22,6 +23,6 @@ const program = Effect.gen(function*() {
 
 program.pipe(
   Effect.provide(ExchangeClient.layerConfig()),
-  Effect.provide(NodeHttpClient.layerUndici),
+  Effect.provide(UndiciClient.layer),
   NodeRuntime.runMain
 )

@@ -9,9 +9,10 @@
  * a stand-in started on loopback (`@gcx/sandbox/OtlpReceiver`), so that the example shows what
  * arrives: the spans of each quote and the metric series. It then prints the Prometheus scrape.
  */
-import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
 import * as Telemetry from "@gcx/http/Telemetry"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
 import * as OtlpReceiver from "@gcx/sandbox/OtlpReceiver"
 import { Console, Effect, Layer, Option } from "effect"
@@ -19,7 +20,7 @@ import { Console, Effect, Layer, Option } from "effect"
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
   Layer.provide(ExchangeClient.layerConfig()),
-  Layer.provide(NodeHttpClient.layerUndici)
+  Layer.provide(UndiciClient.layer)
 )
 
 const cards = [

@@ -7,16 +7,17 @@
  * (exchange.vault.credit.card, exchange.svc.fraud.check) advance, Retrying when a transient failure
  * is retried, and exactly one terminal event, Completed or Failed. Every event encodes to JSON.
  */
-import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { Money, QuoteEvent } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import { PollSchedule, QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
 import { Console, Effect, Layer, Stream } from "effect"
 
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
   Layer.provide(ExchangeClient.layerConfig()),
-  Layer.provide(NodeHttpClient.layerUndici)
+  Layer.provide(UndiciClient.layer)
 )
 
 /** What a customer-facing screen could show for each event. */

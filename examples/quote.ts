@@ -6,9 +6,10 @@
  * `getQuote` validates the card before any I/O, POSTs it, polls the transaction on a schedule
  * (the service's hint, then backoff) and returns the completed quote, or fails with a typed error.
  */
-import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { Money } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
 import { Console, Effect, Layer } from "effect"
 
@@ -16,7 +17,7 @@ import { Console, Effect, Layer } from "effect"
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
   Layer.provide(ExchangeClient.layerConfig()),
-  Layer.provide(NodeHttpClient.layerUndici)
+  Layer.provide(UndiciClient.layer)
 )
 
 const program = Effect.gen(function*() {

@@ -7,8 +7,9 @@
  * stops right after the POST (as a crash would); a second one, built from scratch over the same
  * journal directory, resumes every unfinished transaction with `resumeAll` and sees it complete.
  */
-import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { ExchangeClient } from "@gcx/http"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
 import { Console, Effect, Layer, Stream } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -20,7 +21,7 @@ const gcxLive = (directory: string) =>
   QuotePoller.layer().pipe(
     Layer.provideMerge(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerFileSystem(directory))),
     Layer.provide(ExchangeClient.layerConfig()),
-    Layer.provide(NodeHttpClient.layerUndici)
+    Layer.provide(UndiciClient.layer)
   )
 
 const card = { cardNumber: "6006000000000001", pinNumber: "1234", productLineId: "1000" }

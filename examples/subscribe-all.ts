@@ -7,9 +7,10 @@
  * long as its scope lasts. A slow subscriber never slows quoting (the oldest unread events are
  * dropped for it past the bus's capacity).
  */
-import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { QuoteEvent } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
 import { Console, Effect, Fiber, Layer, Stream } from "effect"
 
@@ -17,7 +18,7 @@ import { Console, Effect, Fiber, Layer, Stream } from "effect"
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provideMerge(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
   Layer.provide(ExchangeClient.layerConfig()),
-  Layer.provide(NodeHttpClient.layerUndici)
+  Layer.provide(UndiciClient.layer)
 )
 
 const program = Effect.gen(function*() {

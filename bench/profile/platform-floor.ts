@@ -5,7 +5,8 @@
  * - `undici`: `undici.request` and `body.text()` (what the platform wraps);
  * - `effect`: `HttpClient.execute` over `NodeHttpClient.layerUndici`, then
  *   `response.text` (what gcx's transport does under its own code);
- * - `effect-fetch`: the same over `FetchHttpClient` (global fetch).
+ * - `effect-fetch`: the same over `FetchHttpClient` (global fetch);
+ * - `gcx`: the same over gcx's `UndiciClient` (`@gcx/http/UndiciClient`).
  * Prints client CPU µs, Effect operations and fibers per request. The minimal
  * reproduction of the upstream issue text in bench/NOTES.md.
  *
@@ -14,6 +15,7 @@
  * ```
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpClient from "effect/http/HttpClient"
@@ -79,6 +81,7 @@ const main = async () => {
     }))
   await measure("effect", count, effectSide(url, count, NodeHttpClient.layerUndici))
   await measure("effect-fetch", count, effectSide(url, count, FetchHttpClient.layer))
+  await measure("gcx", count, effectSide(url, count, UndiciClient.layer))
   server.close()
   server.closeAllConnections()
 }

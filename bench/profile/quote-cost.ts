@@ -7,8 +7,11 @@
  *
  * ```sh
  * pnpm build   # the sides run the built packages (dist), as the bench does
- * node --import tsx bench/profile/quote-cost.ts [--quotes 5000] [--rounds 4] [--sides raw,undici] [--cpu-prof undici]
+ * node --import tsx bench/profile/quote-cost.ts [--quotes 5000] [--rounds 4] [--sides raw,undici,platform] [--cpu-prof undici]
  * ```
+ *
+ * Sides: `raw` (the raw `fetch` client), `undici` (`getQuote` over gcx's `UndiciClient`), `platform`
+ * (`getQuote` over Effect's `NodeHttpClient.layerUndici`).
  *
  * - CPU: `process.cpuUsage()` of the side's process over the round.
  * - Allocations: `v8.GCProfiler` over the round: the heap used at its end
@@ -20,6 +23,7 @@
  *   `bench/profile/summary.ts`).
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import { QuotePoller } from "@gcx/poller"
 import { TestData } from "@gcx/sandbox"
 import * as Effect from "effect/Effect"
@@ -83,7 +87,11 @@ const child = (endpoint: Endpoint, side: string, quotes: number) => {
           concurrency: 64
         }),
         (results) => results.filter((result) => result._tag === "Failure").length
-      )).pipe(Effect.provide(pollerLayer(endpoint, { http: NodeHttpClient.layerUndici })))
+      )).pipe(
+        Effect.provide(
+          pollerLayer(endpoint, { http: side === "platform" ? NodeHttpClient.layerUndici : UndiciClient.layer })
+        )
+      )
     run = () => Effect.runPromise(program)
   }
   let counts: { operations: number; fibers: number } | undefined

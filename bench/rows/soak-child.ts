@@ -5,7 +5,7 @@
  * both points for the parent to diff (when asked: writing one grows the RSS,
  * so the parent runs a second child for them).
  *
- * - `in-process`: `QuotePoller.getQuote` over `NodeHttpClient.layerUndici`,
+ * - `in-process`: `QuotePoller.getQuote` over gcx's `UndiciClient`,
  *   the event bus drained by one subscriber, the no-op journal;
  * - `durable`: `DurableQuotes.execute` embedded on SQLite (a file in `dir`);
  * - `raw`: the baseline, the raw `fetch` client (`bench/baseline/RawClient.ts`)
@@ -17,8 +17,8 @@
  *
  * Usage: node --expose-gc --import tsx bench/rows/soak-child.ts <endpoint json> <in-process|durable|raw>  <warmup> <quotes> <dir> [snapshots]
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { ExchangeClient } from "@gcx/http"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import type { QuoteEvents } from "@gcx/poller"
 import { QuotePoller } from "@gcx/poller"
 import { TestData } from "@gcx/sandbox"
@@ -200,7 +200,7 @@ const main = async () => {
   // Writing a heap snapshot grows the RSS for good: a run that measures the RSS writes none.
   const snapshotting = process.argv[7] === "snapshots"
   const client = ExchangeClient.layerWith(clientOptions(endpoint, clientSettings)).pipe(
-    Layer.provide(NodeHttpClient.layerUndici),
+    Layer.provide(UndiciClient.layer),
     Layer.orDie
   )
   const runner = mode === "raw"
@@ -215,7 +215,7 @@ const main = async () => {
       concurrency: 32
     })
     : await effectRunner({
-      layer: pollerLayer(endpoint, { client: clientSettings, http: NodeHttpClient.layerUndici }),
+      layer: pollerLayer(endpoint, { client: clientSettings, http: UndiciClient.layer }),
       quote: (index) => Effect.flatMap(QuotePoller.QuotePoller, (poller) => poller.getQuote(cardFor(index))),
       concurrency: 64
     })

@@ -194,7 +194,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         faults,
         sandboxTimeScale: 0.01,
         cards: "1 in 20 invalid, 1 in 20 merchant unavailable, 1 in 4 the 2 s card (polled), the rest instant",
-        http: "NodeHttpClient.layerUndici",
+        http: "UndiciClient.layer (@gcx/http)",
         memory: "process.memoryUsage() after four memory-reducing full collections " +
           "(--expose-gc; gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }))",
         heapDiff: "v8.writeHeapSnapshot after the warm-up and after the run (of a second child, on at most " +

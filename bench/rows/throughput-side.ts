@@ -10,12 +10,15 @@
  * this process's CPU time. Exits when stdin closes.
  *
  * Usage: node --import tsx bench/rows/throughput-side.ts <endpoint json> <side> <quotes> <concurrency>
- * with side one of raw, gcx, undici, client, telemetry (undici with metrics and tracing exported over
- * OTLP to a no-op receiver in this process, as `@gcx/http/Telemetry` sets them up).
+ * with side one of raw, gcx (over `FetchHttpClient`), undici (over gcx's `UndiciClient`, what its Node entry
+ * points provide), platform (over Effect's `NodeHttpClient.layerUndici`), client, telemetry (undici with
+ * metrics and tracing exported over OTLP to a no-op receiver in this process, as `@gcx/http/Telemetry`
+ * sets them up).
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { ExchangeClient } from "@gcx/http"
 import * as Telemetry from "@gcx/http/Telemetry"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import { QuotePoller } from "@gcx/poller"
 import { TestData } from "@gcx/sandbox"
 import * as OtlpReceiver from "@gcx/sandbox/OtlpReceiver"
@@ -32,7 +35,7 @@ import { pool } from "../internal/pool.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
 
 /** The sides of row 1. */
-export const sides = ["gcx", "raw", "client", "undici", "telemetry"] as const
+export const sides = ["gcx", "raw", "client", "undici", "platform", "telemetry"] as const
 
 /** One side of row 1. */
 export type Side = typeof sides[number]
@@ -104,7 +107,13 @@ const runner = (side: Side, endpoint: Endpoint, quotes: number, concurrency: num
     case "gcx":
       return { run: () => Effect.runPromise(gcxSide(endpoint, quotes, concurrency)), close: nothingToClose }
     case "undici":
-      // The same getQuote over Node's undici dispatcher instead of Effect's fetch client.
+      // The same getQuote over gcx's undici client (what every Node entry point of gcx provides).
+      return {
+        run: () => Effect.runPromise(gcxSide(endpoint, quotes, concurrency, UndiciClient.layer)),
+        close: nothingToClose
+      }
+    case "platform":
+      // The same getQuote over Effect's own undici client, on the same dispatcher: the platform's cost.
       return {
         run: () => Effect.runPromise(gcxSide(endpoint, quotes, concurrency, NodeHttpClient.layerUndici)),
         close: nothingToClose
@@ -121,7 +130,7 @@ const runner = (side: Side, endpoint: Endpoint, quotes: number, concurrency: num
       // closing the runtime stops the periodic export and the receiver, which would keep the process alive
       // Over undici, as the headline: the goal compares it with the undici side.
       return {
-        run: () => runtime.runPromise(gcxSide(endpoint, quotes, concurrency, NodeHttpClient.layerUndici)),
+        run: () => runtime.runPromise(gcxSide(endpoint, quotes, concurrency, UndiciClient.layer)),
         close: () => runtime.dispose()
       }
     }

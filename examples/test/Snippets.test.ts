@@ -114,17 +114,26 @@ describe("the runnable blocks of README.md and docs/", () => {
     expect(readme.some((snippet) => snippet.code.includes("bus.subscribe"))).toBe(true)
   })
 
-  it("the README's Telemetry install line names every optional peer of @gcx/http, at gcx's range", () => {
+  it("the README's Telemetry install line names every optional peer of @gcx/http but platform-node, at gcx's range", () => {
     const readme = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
     const block = /`@gcx\/http\/Telemetry`[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? ""
     const named = block.replace(/\\\n/g, " ").split(/\s+/).filter((word) => word.includes("@", 1)).sort()
     const manifest = JSON.parse(Fs.readFileSync(Path.join(root, "packages", "http", "package.json"), "utf8"))
+    // @effect/platform-node (for `@gcx/http/UndiciClient`) is in the main install line, which the next test checks.
     const optional = Object.entries<string>(manifest.peerDependencies)
-      .filter(([name]) => manifest.peerDependenciesMeta?.[name]?.optional === true)
+      .filter(([name]) => manifest.peerDependenciesMeta?.[name]?.optional === true && name !== "@effect/platform-node")
       .map(([name, range]) => `${name}@${range}`)
       .sort()
     expect(optional.length).toBeGreaterThan(0)
     expect(named).toEqual(optional)
+  })
+
+  it("the README's main install line names @effect/platform-node, which @gcx/http/UndiciClient needs", () => {
+    const readme = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
+    const line = /```sh\n(npm i @gcx\/core [^\n]*)\n/.exec(readme)?.[1] ?? ""
+    expect(line.split(/\s+/)).toEqual(expect.arrayContaining(["@gcx/http", "@effect/platform-node"]))
+    const manifest = JSON.parse(Fs.readFileSync(Path.join(root, "packages", "http", "package.json"), "utf8"))
+    expect(manifest.peerDependenciesMeta["@effect/platform-node"]).toEqual({ optional: true })
   })
 
   it("are all TypeScript", () => {

@@ -37,13 +37,11 @@ import * as ConnectionFlags from "./ConnectionFlags.js"
 import type * as Embedded from "./Embedded.js"
 
 /**
- * Node's fast HTTP client (`NodeHttpClient.layerUndici`), loaded when a command first builds a
- * client: `gcx --help` and `gcx --version` never load undici.
+ * gcx's undici client (`@gcx/http/UndiciClient`), loaded when a command first builds a client:
+ * `gcx --help` and `gcx --version` never load undici.
  */
 export const httpClient: Layer.Layer<HttpClient.HttpClient> = Layer.unwrap(
-  Effect.promise(() => import("@effect/platform-node/NodeHttpClient")).pipe(
-    Effect.map((NodeHttpClient) => NodeHttpClient.layerUndici)
-  )
+  Effect.promise(() => import("@gcx/http/UndiciClient")).pipe(Effect.map((UndiciClient) => UndiciClient.layer))
 )
 
 /** The variables that configure a connection; setting any of them turns the embedded default off. */

@@ -20,7 +20,7 @@
  * quote workflow's layer on every node that runs quotes (the embedded
  * `gcx serve`, and each `gcx runner`).
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import type * as CardCipher from "@gcx/workflow/CardCipher"
 import * as QuoteWorkflow from "@gcx/workflow/QuoteWorkflow"
 import * as Cause from "effect/Cause"
@@ -229,7 +229,7 @@ export const layer = (options: Options = {}): Layer.Layer<
 
 /**
  * `layer` as `gcx serve` and `gcx runner` run it, deliveries sent with
- * undici, with the API keys of `keys`: by default `ApiKeys.layer` over the
+ * gcx's undici client (`UndiciClient`), with the API keys of `keys`: by default `ApiKeys.layer` over the
  * deployment's database (the runners of a PostgreSQL); the embedded
  * `gcx serve` gives its keys' own file (`ApiKeys.layerFile`).
  */
@@ -240,4 +240,4 @@ export const layerNode = (
   never,
   SqlError.SqlError,
   WorkflowEngine | SqlClient.SqlClient | CardCipher.CardCipher
-> => layer(options).pipe(Layer.provide(keys), Layer.provide(NodeHttpClient.layerUndici))
+> => layer(options).pipe(Layer.provide(keys), Layer.provide(UndiciClient.layer))

@@ -303,16 +303,16 @@ export const layerDefault = (
  * The poller; needs the exchange client, the event bus and a journal.
  *
  * @example
- * import { NodeHttpClient } from "@effect/platform-node"
  * import { Money } from "@gcx/core"
  * import { ExchangeClient } from "@gcx/http"
+ * import * as UndiciClient from "@gcx/http/UndiciClient"
  * import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
  * import { Console, Effect, Layer } from "effect"
  *
  * const GcxLive = QuotePoller.layer().pipe(
  *   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
  *   Layer.provide(ExchangeClient.layerConfig()), // the GCX_* variables
- *   Layer.provide(NodeHttpClient.layerUndici)
+ *   Layer.provide(UndiciClient.layer)
  * )
  *
  * const program = Effect.gen(function*() {

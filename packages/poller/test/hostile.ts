@@ -8,6 +8,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { Routes } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import type { ExchangeConfig } from "@gcx/http"
+import * as UndiciClient from "@gcx/http/UndiciClient"
 import { Effect, Layer } from "effect"
 import { FetchHttpClient } from "effect/http"
 import type { HttpClient } from "effect/http"
@@ -147,8 +148,9 @@ export const service = (
 export const requestsOf = (hostile: Hostile, route: ReturnType<typeof routeOf>) =>
   hostile.requests.filter((request) => routeOf(request) === route)
 
-/** The two transports gcx supports. */
+/** The transports gcx supports: its own undici client (the Node default), and Effect's two. */
 export const transports: ReadonlyArray<readonly [string, Layer.Layer<HttpClient.HttpClient>]> = [
+  ["UndiciClient", UndiciClient.layer],
   ["FetchHttpClient", FetchHttpClient.layer],
   ["NodeHttpClient.layerUndici", NodeHttpClient.layerUndici]
 ]

@@ -1,0 +1,153 @@
+/**
+ * An `HttpClient` over undici's dispatcher (`NodeHttpClient.Dispatcher` of
+ * `@effect/platform-node`), for Node: the one gcx's Node entry points provide.
+ *
+ * It sends what `NodeHttpClient.layerUndici` sends, through the same
+ * dispatcher and `NodeHttpClient.UndiciOptions`, with the same errors, spans
+ * and interruption (it is made with `HttpClient.make`). What differs is the
+ * answer: its body is kept as undici hands over the chunks, with no Node
+ * stream, async resource or promise per request, and a whole read of a body
+ * that has arrived runs synchronously. A small JSON answer (every answer of
+ * the exchange) costs about half of what it costs through `layerUndici`
+ * (bench row 1 and `bench/profile/platform-floor.ts`).
+ *
+ * Not re-exported by `@gcx/http`: import it as `@gcx/http/UndiciClient`, with
+ * `@effect/platform-node` installed (an optional peer of `@gcx/http`).
+ *
+ * - Past 64 KiB kept and not yet read, the dispatch is paused until the body
+ *   is read: an unread body holds no more than that beyond the socket's
+ *   buffers. A response dropped unread is aborted when it is collected, as
+ *   with `layerUndici`.
+ * - `stream` hands the chunks over as they arrive; ending it early cancels
+ *   the rest of the body.
+ * - Requests with a streamed or `FormData` body, and upgrades, go through
+ *   `layerUndici`'s client on the same dispatcher.
+ *
+ * @example
+ * ```ts
+ * import { ExchangeClient } from "@gcx/http"
+ * import * as UndiciClient from "@gcx/http/UndiciClient"
+ * import { Layer } from "effect"
+ *
+ * // The exchange client configured by the GCX_* variables, its HTTP over undici.
+ * const ClientLive = ExchangeClient.layerConfig().pipe(Layer.provide(UndiciClient.layer))
+ * ```
+ */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Layer from "effect/Layer"
+import * as Body from "./internal/undiciBody.js"
+import * as Response from "./internal/undiciResponse.js"
+
+type Dispatcher = NodeHttpClient.Dispatcher["Service"]
+type DispatchOptions = Parameters<Dispatcher["dispatch"]>[0]
+
+const transportError = (request: HttpClientRequest.HttpClientRequest, cause: unknown) =>
+  new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, cause }) })
+
+/** The body undici sends, for the bodies this client sends itself. */
+const bodyOf = (request: HttpClientRequest.HttpClientRequest): Exclude<DispatchOptions["body"], undefined> =>
+  request.body._tag === "Uint8Array" || request.body._tag === "Raw"
+    ? request.body.body as Exclude<DispatchOptions["body"], undefined>
+    : null
+
+/** A request this client sends itself: no streamed or `FormData` body, no upgrade. */
+const sentHere = (request: HttpClientRequest.HttpClientRequest): boolean =>
+  (request.body._tag === "Empty" || request.body._tag === "Uint8Array" || request.body._tag === "Raw") &&
+  request.headers.upgrade === undefined
+
+/** One dispatch: the response once its head has arrived, its body arriving into `Body.State`. */
+const send = (
+  dispatcher: Dispatcher,
+  request: HttpClientRequest.HttpClientRequest,
+  url: URL,
+  signal: AbortSignal,
+  fiber: Fiber.Fiber<unknown, unknown>
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
+  Effect.callback((resume) => {
+    if (signal.aborted) {
+      resume(Effect.fail(transportError(request, signal.reason)))
+      return
+    }
+    const body = Body.make()
+    let answered = false
+    const onAbort = () => body.flow?.abort(signal.reason as Error)
+    const settle = () => signal.removeEventListener("abort", onAbort)
+    signal.addEventListener("abort", onAbort, { once: true })
+    try {
+      dispatcher.dispatch({
+        ...fiber.getRef(NodeHttpClient.UndiciOptions),
+        method: request.method as DispatchOptions["method"],
+        headers: request.headers,
+        origin: url.origin,
+        path: url.pathname + url.search,
+        body: bodyOf(request),
+        // Timeouts are the caller's (Effect.timeout), as with layerUndici.
+        headersTimeout: 60 * 60 * 1000,
+        bodyTimeout: 0
+      }, {
+        onRequestStart(controller) {
+          body.flow = controller
+          // Aborted while it waited for a connection: nothing is sent.
+          if (signal.aborted) controller.abort(signal.reason as Error)
+        },
+        onResponseStart(controller, status, headers) {
+          if (status < 200) return
+          body.flow = controller
+          answered = true
+          resume(Effect.succeed(Response.make(request, url.href.split("#")[0]!, status, headers, body)))
+        },
+        onResponseData(_controller, chunk) {
+          Body.received(body, chunk)
+        },
+        onResponseEnd() {
+          settle()
+          Body.ended(body)
+        },
+        onResponseError(_controller, error) {
+          settle()
+          if (answered) Body.failed(body, error)
+          else resume(Effect.fail(transportError(request, error)))
+        }
+      })
+    } catch (cause) {
+      settle()
+      resume(Effect.fail(transportError(request, cause)))
+    }
+  })
+
+/**
+ * The client, over the `NodeHttpClient.Dispatcher` in context. Requests it does not send itself
+ * (streamed or `FormData` bodies, upgrades) go to `NodeHttpClient.makeUndici`'s client.
+ */
+export const make: Effect.Effect<HttpClient.HttpClient, never, NodeHttpClient.Dispatcher> = Effect.gen(function*() {
+  const dispatcher = yield* NodeHttpClient.Dispatcher
+  const platform = yield* NodeHttpClient.makeUndici
+  const client = HttpClient.make((request, url, signal, fiber) => send(dispatcher, request, url, signal, fiber))
+  return HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
+    (effect) =>
+      Effect.flatMap(effect, (request) => sentHere(request) ? client.execute(request) : platform.execute(request)),
+    Effect.succeed
+  )
+})
+
+/** The client over the `NodeHttpClient.Dispatcher` in context. */
+export const layerNoDispatcher: Layer.Layer<HttpClient.HttpClient, never, NodeHttpClient.Dispatcher> = HttpClient
+  .layerMergedContext(make)
+
+/** The client over a dispatcher of its own (`NodeHttpClient.layerDispatcher`), closed with the layer. */
+export const layer: Layer.Layer<HttpClient.HttpClient> = Layer.provide(
+  layerNoDispatcher,
+  NodeHttpClient.layerDispatcher
+)
+
+/** The client over a dispatcher of its own made with undici `Agent` options (`NodeHttpClient.layerDispatcherOptions`). */
+export const layerOptions = (
+  options?: Parameters<typeof NodeHttpClient.layerDispatcherOptions>[0]
+): Layer.Layer<HttpClient.HttpClient> =>
+  Layer.provide(layerNoDispatcher, NodeHttpClient.layerDispatcherOptions(options))
