@@ -7,11 +7,14 @@
  *   `response.text` (what gcx's transport does under its own code);
  * - `effect-fetch`: the same over `FetchHttpClient` (global fetch);
  * - `gcx`: the same over gcx's `UndiciClient` (`@gcx/http/UndiciClient`).
- * Prints client CPU µs, Effect operations and fibers per request. The minimal
- * reproduction of the upstream issue text in bench/NOTES.md.
+ * Prints client CPU µs, Effect operations and fibers per request (the server's
+ * CPU is in the figures: it runs in this process). The minimal reproduction of
+ * the upstream issue text in bench/NOTES.md. With `--untraced`, the Effect
+ * sides run without the platform's client span, as gcx's exchange calls do
+ * (`HttpClient.TracerDisabledWhen`).
  *
  * ```sh
- * node --import tsx bench/profile/platform-floor.ts [count]
+ * node --import tsx bench/profile/platform-floor.ts [count] [--untraced]
  * ```
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -55,18 +58,23 @@ const measure = async (name: string, count: number, run: () => Promise<void>) =>
   )
 }
 
+const untraced = process.argv.includes("--untraced")
+
 const effectSide = (url: string, count: number, layer: Layer.Layer<HttpClient.HttpClient>) => {
   const program = Effect.flatMap(HttpClient.HttpClient, (client) =>
     Effect.forEach(
       Array.from({ length: count }),
       () => Effect.flatMap(client.get(url), (response) => response.text),
       { concurrency: 64, discard: true }
-    )).pipe(Effect.provide(layer))
+    )).pipe(
+      Effect.provide(layer),
+      Effect.provideService(HttpClient.TracerDisabledWhen, () => untraced)
+    )
   return () => Effect.runPromise(program)
 }
 
 const main = async () => {
-  const count = Number(process.argv[2] ?? "5000")
+  const count = Number(process.argv.find((arg) => /^\d+$/.test(arg)) ?? "5000")
   const server = http.createServer((_, response) => {
     response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
     response.end(body)

@@ -7,9 +7,10 @@
  * and interruption (it is made with `HttpClient.make`). What differs is the
  * answer: its body is kept as undici hands over the chunks, with no Node
  * stream, async resource or promise per request, and a whole read of a body
- * that has arrived runs synchronously. A small JSON answer (every answer of
- * the exchange) costs about half of what it costs through `layerUndici`
- * (bench row 1 and `bench/profile/platform-floor.ts`).
+ * that has arrived runs synchronously. One exchange of a small JSON answer
+ * (every answer of the exchange), without the platform's span as gcx sends
+ * them, costs 0.6–0.7× the CPU it costs through `layerUndici`, near a bare
+ * `undici.request` (`bench/profile/platform-floor.ts --untraced`; bench row 1).
  *
  * Not re-exported by `@gcx/http`: import it as `@gcx/http/UndiciClient`, with
  * `@effect/platform-node` installed (an optional peer of `@gcx/http`).
