@@ -62,6 +62,70 @@ const sentHere = (request: HttpClientRequest.HttpClientRequest): boolean =>
   (request.body._tag === "Empty" || request.body._tag === "Uint8Array" || request.body._tag === "Raw") &&
   request.headers.upgrade === undefined
 
+/** What a dispatch hands back once: cleared at its first answer, so that nothing outlives the head. */
+interface Pending {
+  request: HttpClientRequest.HttpClientRequest | undefined
+  url: string
+  resume:
+    | ((effect: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>) => void)
+    | undefined
+}
+
+/** Hands `effect` to the waiting fiber once, after undici's callback has returned (see `handler`). */
+const answer = (
+  pending: Pending,
+  effect: (request: HttpClientRequest.HttpClientRequest) => Effect.Effect<
+    HttpClientResponse.HttpClientResponse,
+    HttpClientError.HttpClientError
+  >
+): void => {
+  const { request, resume } = pending
+  pending.request = undefined
+  pending.resume = undefined
+  if (request === undefined || resume === undefined) return
+  queueMicrotask(() => resume(effect(request)))
+}
+
+/**
+ * The dispatch handler, and the listener that aborts the dispatch with `signal`. Made apart from the
+ * fiber's scope: what undici and the signal keep until the body ends holds the body's state and
+ * `pending`, never the fiber or the response (an unread response must stay collectable, so that
+ * `HttpClient.make` aborts it). The fiber is resumed in a microtask: it never runs inside undici's
+ * parser, where reading another paused body would resume a parser from within a parser.
+ */
+const handler = (body: Body.State, signal: AbortSignal, pending: Pending) => {
+  const onAbort = () => body.flow?.abort(signal.reason as Error)
+  const settle = () => signal.removeEventListener("abort", onAbort)
+  signal.addEventListener("abort", onAbort, { once: true })
+  const handler: Parameters<Dispatcher["dispatch"]>[1] = {
+    onRequestStart(controller) {
+      // Aborted while it waited for a connection: throwing fails the request alone (nothing was sent);
+      // `controller.abort` would also destroy the socket.
+      if (signal.aborted) throw signal.reason
+      body.flow = controller
+    },
+    onResponseStart(controller, status, headers) {
+      if (status < 200) return
+      body.flow = controller
+      const url = pending.url
+      answer(pending, (request) => Effect.succeed(Response.make(request, url, status, headers, body)))
+    },
+    onResponseData(_controller, chunk) {
+      Body.received(body, chunk)
+    },
+    onResponseEnd() {
+      settle()
+      Body.ended(body)
+    },
+    onResponseError(_controller, error) {
+      settle()
+      if (pending.resume === undefined) Body.failed(body, error)
+      else answer(pending, (request) => Effect.fail(transportError(request, error)))
+    }
+  }
+  return { handler, settle }
+}
+
 /** One dispatch: the response once its head has arrived, its body arriving into `Body.State`. */
 const send = (
   dispatcher: Dispatcher,
@@ -69,58 +133,30 @@ const send = (
   url: URL,
   signal: AbortSignal,
   fiber: Fiber.Fiber<unknown, unknown>
-): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
-  Effect.callback((resume) => {
-    if (signal.aborted) {
-      resume(Effect.fail(transportError(request, signal.reason)))
-      return
-    }
-    const body = Body.make()
-    let answered = false
-    const onAbort = () => body.flow?.abort(signal.reason as Error)
-    const settle = () => signal.removeEventListener("abort", onAbort)
-    signal.addEventListener("abort", onAbort, { once: true })
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> => {
+  if (signal.aborted) return Effect.fail(transportError(request, signal.reason))
+  const options: DispatchOptions = {
+    ...fiber.getRef(NodeHttpClient.UndiciOptions),
+    method: request.method as DispatchOptions["method"],
+    headers: request.headers,
+    origin: url.origin,
+    path: url.pathname + url.search,
+    body: bodyOf(request),
+    // Timeouts are the caller's (Effect.timeout), as with layerUndici.
+    headersTimeout: 60 * 60 * 1000,
+    bodyTimeout: 0
+  }
+  return Effect.callback((resume) => {
+    const pending: Pending = { request, url: url.href.split("#")[0]!, resume }
+    const dispatch = handler(Body.make(), signal, pending)
     try {
-      dispatcher.dispatch({
-        ...fiber.getRef(NodeHttpClient.UndiciOptions),
-        method: request.method as DispatchOptions["method"],
-        headers: request.headers,
-        origin: url.origin,
-        path: url.pathname + url.search,
-        body: bodyOf(request),
-        // Timeouts are the caller's (Effect.timeout), as with layerUndici.
-        headersTimeout: 60 * 60 * 1000,
-        bodyTimeout: 0
-      }, {
-        onRequestStart(controller) {
-          body.flow = controller
-          // Aborted while it waited for a connection: nothing is sent.
-          if (signal.aborted) controller.abort(signal.reason as Error)
-        },
-        onResponseStart(controller, status, headers) {
-          if (status < 200) return
-          body.flow = controller
-          answered = true
-          resume(Effect.succeed(Response.make(request, url.href.split("#")[0]!, status, headers, body)))
-        },
-        onResponseData(_controller, chunk) {
-          Body.received(body, chunk)
-        },
-        onResponseEnd() {
-          settle()
-          Body.ended(body)
-        },
-        onResponseError(_controller, error) {
-          settle()
-          if (answered) Body.failed(body, error)
-          else resume(Effect.fail(transportError(request, error)))
-        }
-      })
+      dispatcher.dispatch(options, dispatch.handler)
     } catch (cause) {
-      settle()
-      resume(Effect.fail(transportError(request, cause)))
+      dispatch.settle()
+      answer(pending, (request) => Effect.fail(transportError(request, cause)))
     }
   })
+}
 
 /**
  * The client, over the `NodeHttpClient.Dispatcher` in context. Requests it does not send itself

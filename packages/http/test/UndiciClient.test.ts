@@ -148,20 +148,75 @@ describe("UndiciClient", () => {
       expect(Buffer.from(text).equals(body)).toBe(true)
     }).pipe(withClient))
 
-  it.live("ending a body's stream early closes the connection", () =>
+  it.live("ending a body's stream early closes the connection, while the request's scope is still open", () =>
     Effect.gen(function*() {
       const closed = yield* Deferred.make<boolean>()
       const server = yield* serve((_, response) => {
         response.once("close", () => Deferred.doneUnsafe(closed, Exit.succeed(response.writableFinished)))
         writeChunked(response, pattern(16 * 1024 * 1024))
       })
-      const http = yield* client
+      // A scoped request is aborted by its scope, not by `HttpClient.make`'s wrapper: the test's scope
+      // stays open, so only the stream's own ending can close the connection.
+      const http = HttpClient.withScope(yield* client)
       const first = yield* Effect.flatMap(http.get(server.url), (response) => Stream.runHead(response.stream))
       expect(first._tag).toBe("Some")
       // Closed before the server could finish writing the body.
-      expect(yield* Deferred.await(closed)).toBe(false)
+      expect(yield* Deferred.await(closed).pipe(Effect.timeout("5 seconds"))).toBe(false)
       expect(server.received).toHaveLength(1)
     }).pipe(withClient))
+
+  it.live("two paused bodies read at the same time, whole or as merged streams, arrive whole", () =>
+    Effect.gen(function*() {
+      const body = pattern(8 * 1024 * 1024)
+      const server = yield* serve((_, response) => writeChunked(response, body))
+      const http = yield* client
+      // Both left unread long enough to be paused, then read together.
+      const [a, b] = yield* Effect.all([http.get(server.url), http.get(server.url)])
+      yield* Effect.sleep("200 millis")
+      const [textA, textB] = yield* Effect.all([a.text, b.text], { concurrency: 2 })
+      expect(textA.length + textB.length).toBe(2 * body.length)
+      expect(Buffer.from(textA).equals(body) && Buffer.from(textB).equals(body)).toBe(true)
+      const [c, d] = yield* Effect.all([http.get(server.url), http.get(server.url)])
+      yield* Effect.sleep("200 millis")
+      const bytes = yield* Stream.runFold(Stream.merge(c.stream, d.stream), () => 0, (sum, chunk) => sum + chunk.length)
+      expect(bytes).toBe(2 * body.length)
+    }).pipe(withClient))
+
+  it.live("a body is read whole any number of times, or once as a stream: any other mix is a DecodeError", () =>
+    Effect.gen(function*() {
+      const server = yield* serve((_, response) => response.end("body"))
+      const http = yield* client
+      const whole = yield* http.get(server.url)
+      expect(yield* whole.text).toBe("body")
+      expect(reasonOf(yield* Effect.exit(Stream.runDrain(whole.stream)))?._tag).toBe("DecodeError")
+      expect(yield* whole.text).toBe("body")
+      const streamed = yield* http.get(server.url)
+      expect(Buffer.concat(yield* Stream.runCollect(streamed.stream)).toString()).toBe("body")
+      expect(reasonOf(yield* Effect.exit(streamed.text))?._tag).toBe("DecodeError")
+      expect(reasonOf(yield* Effect.exit(Stream.runDrain(streamed.stream)))?._tag).toBe("DecodeError")
+    }).pipe(withClient))
+
+  it.live("a request given up while it waits for a connection leaves the connection in use alone", () =>
+    Effect.gen(function*() {
+      let connections = 0
+      const server = yield* serve((request, response) => {
+        if (request.url === "/slow") setTimeout(() => response.end("slow"), 300)
+        else response.end("fast")
+      })
+      server.server.on("connection", () => connections++)
+      const text = (path: string) => Effect.flatMap(HttpClient.get(`${server.url}${path}`), (response) => response.text)
+      const [slow, queued] = yield* Effect.all([
+        text("/slow"),
+        // Queued behind /slow on the one connection, and given up before it gets it.
+        Effect.sleep("20 millis").pipe(Effect.andThen(text("/queued")), Effect.timeout("50 millis"), Effect.exit)
+      ], { concurrency: 2 })
+      expect(slow).toBe("slow")
+      expect(Exit.isFailure(queued)).toBe(true)
+      expect(yield* text("/after")).toBe("fast")
+      // The given-up request was never sent, and the connection went on serving.
+      expect(server.received.map((request) => request.url)).toEqual(["/slow", "/after"])
+      expect(connections).toBe(1)
+    }).pipe(Effect.scoped, Effect.provide(UndiciClient.layerOptions({ connections: 1 }))))
 
   it.live("an interrupted request is aborted: the server sees its connection close", () =>
     Effect.gen(function*() {
@@ -239,7 +294,9 @@ describe("UndiciClient", () => {
 
   it.live("many requests at once share the dispatcher's connections", () =>
     Effect.gen(function*() {
+      let connections = 0
       const server = yield* serve((request, response) => response.end(request.url))
+      server.server.on("connection", () => connections++)
       const http = yield* client
       const bodies = yield* Effect.forEach(
         Array.from({ length: 200 }, (_, index) => index),
@@ -247,6 +304,9 @@ describe("UndiciClient", () => {
         { concurrency: 32 }
       )
       expect(bodies).toEqual(Array.from({ length: 200 }, (_, index) => `/${index}`))
+      // Kept alive and used again: far fewer connections than requests.
+      expect(connections).toBeGreaterThan(0)
+      expect(connections).toBeLessThan(100)
     }).pipe(withClient))
 
   it.live("the layer's dispatcher is closed with the layer: no connection is left open", () =>

@@ -7,6 +7,11 @@
  * paused (undici stops reading the socket) until the reader takes them, so an
  * unread body holds at most that much beyond the socket's buffers. A whole
  * read (`text`, `json`, ...) lets the body flow to its end.
+ *
+ * A body is read either whole (any number of times) or once as a stream.
+ * Readers are woken, and a paused dispatch resumed, in a microtask: never from
+ * within undici's parser, which is one for all connections (resuming another
+ * connection's parser from inside it fails an assertion).
  */
 
 /** What undici's dispatch controller offers the body. */
@@ -23,10 +28,10 @@ export interface State {
   bytes: number
   done: boolean
   failure: Error | undefined
-  /** Read as a stream: the chunks taken are gone, so a whole read is refused. */
-  streamed: boolean
-  /** A whole read is waiting: the body is never paused. */
-  flowing: boolean
+  /** How the body is being read: whole (any number of times), or once as a stream. */
+  reading: "whole" | "stream" | undefined
+  /** Whole reads are waiting: the body is not paused. */
+  flowing: number
   paused: boolean
   flow: Flow | undefined
   readonly waiters: Array<() => void>
@@ -41,8 +46,8 @@ export const make = (): State => ({
   bytes: 0,
   done: false,
   failure: undefined,
-  streamed: false,
-  flowing: false,
+  reading: undefined,
+  flowing: 0,
   paused: false,
   flow: undefined,
   waiters: []
@@ -51,14 +56,16 @@ export const make = (): State => ({
 const notify = (state: State): void => {
   if (state.waiters.length === 0) return
   const waiters = state.waiters.splice(0)
-  for (const waiter of waiters) waiter()
+  queueMicrotask(() => {
+    for (const waiter of waiters) waiter()
+  })
 }
 
 /** A chunk arrived. */
 export const received = (state: State, chunk: Uint8Array): void => {
   state.chunks.push(chunk)
   state.bytes += chunk.length
-  if (!state.flowing && !state.paused && state.bytes >= highWaterMark && state.flow !== undefined) {
+  if (state.flowing === 0 && !state.paused && state.bytes >= highWaterMark && state.flow !== undefined) {
     state.paused = true
     state.flow.pause()
   }
@@ -81,7 +88,11 @@ export const failed = (state: State, error: Error): void => {
 export const resume = (state: State): void => {
   if (!state.paused) return
   state.paused = false
-  state.flow?.resume()
+  const flow = state.flow
+  queueMicrotask(() => {
+    // Paused again meanwhile (a stream took the chunks, then more came): the next take resumes it.
+    if (!state.paused) flow?.resume()
+  })
 }
 
 /** Waits for the next change of the body (a chunk, its end or its failure). */
@@ -95,7 +106,7 @@ export const waitFor = (state: State, waiter: () => void): () => void => {
 
 const empty = new Uint8Array(0)
 
-/** The whole body, once `done`: joined into one chunk, kept for the next read. */
+/** The whole body, once `done`: joined into one chunk, kept for the next read (not to be written to). */
 export const joined = (state: State): Uint8Array => {
   if (state.chunks.length === 0) return empty
   if (state.chunks.length > 1) {

@@ -28,6 +28,9 @@ export type RawHeaders = Readonly<Record<string, string | ReadonlyArray<string> 
 const decoder = new TextDecoder()
 const formDecoder = new TextDecoder("utf-8", { ignoreBOM: true })
 
+const alreadyStreamed = "the body was already read as a stream"
+const alreadyWhole = "the body was already read whole"
+
 const decodeError = (response: HttpClientResponse.HttpClientResponse, cause: unknown, description?: string) =>
   new HttpClientError.HttpClientError({
     reason: new HttpClientError.DecodeError({
@@ -76,37 +79,54 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
     return Option.none()
   }
 
-  /** The whole body: at once when it has arrived, else when it has. */
-  get bytes(): Effect.Effect<Uint8Array, HttpClientError.HttpClientError> {
+  /** The whole body: at once when it has arrived, else when it has. Not to be written to (it is kept). */
+  private get whole(): Effect.Effect<Uint8Array, HttpClientError.HttpClientError> {
     return Effect.suspend(() => {
       const state = this.body
-      if (state.streamed) return Effect.fail(decodeError(this, undefined, "the body was already read as a stream"))
+      if (state.reading === "stream") return Effect.fail(decodeError(this, undefined, alreadyStreamed))
+      state.reading = "whole"
       if (state.failure !== undefined) return Effect.fail(decodeError(this, state.failure))
       if (state.done) return Effect.succeed(Body.joined(state))
       return Effect.callback<Uint8Array, HttpClientError.HttpClientError>((resume) => {
-        state.flowing = true
+        // While a whole read waits, the body flows to its end (never paused).
+        state.flowing++
+        let waiting = true
+        const leave = () => {
+          if (!waiting) return
+          waiting = false
+          state.flowing--
+        }
         let stop = () => {}
         const check = () => {
-          if (state.failure !== undefined) resume(Effect.fail(decodeError(this, state.failure)))
-          else if (state.done) resume(Effect.succeed(Body.joined(state)))
-          else stop = Body.waitFor(state, check)
+          if (state.failure !== undefined) {
+            leave()
+            resume(Effect.fail(decodeError(this, state.failure)))
+          } else if (state.done) {
+            leave()
+            resume(Effect.succeed(Body.joined(state)))
+          } else {
+            stop = Body.waitFor(state, check)
+          }
         }
         stop = Body.waitFor(state, check)
         Body.resume(state)
-        return Effect.sync(() => stop())
+        return Effect.sync(() => {
+          stop()
+          leave()
+        })
       })
     })
   }
 
   get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.HttpClientError> {
     return Effect.map(
-      this.bytes,
+      this.whole,
       (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
     )
   }
 
   get text(): Effect.Effect<string, HttpClientError.HttpClientError> {
-    return Effect.map(this.bytes, (bytes) => decoder.decode(bytes))
+    return Effect.map(this.whole, (bytes) => decoder.decode(bytes))
   }
 
   get json(): Effect.Effect<Schema.Json, HttpClientError.HttpClientError> {
@@ -118,7 +138,7 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
   }
 
   get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpClientError.HttpClientError> {
-    return Effect.flatMap(this.bytes, (bytes) =>
+    return Effect.flatMap(this.whole, (bytes) =>
       Effect.try({
         // A leading "?" is form data; URLSearchParams would drop it as a query prefix.
         try: () => UrlParams.fromInput(new URLSearchParams(formDecoder.decode(bytes).replace(/^\?/, "%3F"))),
@@ -127,14 +147,14 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
   }
 
   get formData(): Effect.Effect<FormData, HttpClientError.HttpClientError> {
-    return Effect.flatMap(this.bytes, (bytes) =>
+    return Effect.flatMap(this.whole, (bytes) =>
       Effect.tryPromise({
         try: () => new globalThis.Response(bytes as Uint8Array<ArrayBuffer>, { headers: this.headers }).formData(),
         catch: (cause) => decodeError(this, cause)
       }))
   }
 
-  /** The chunks as they arrive. Ending the stream early cancels the rest of the body. */
+  /** The chunks as they arrive, once. Ending the stream early cancels the rest of the body. */
   get stream(): Stream.Stream<Uint8Array, HttpClientError.HttpClientError> {
     const state = this.body
     const pull: Effect.Effect<[Uint8Array, ...Array<Uint8Array>], HttpClientError.HttpClientError | Cause.Done> = Effect
@@ -148,14 +168,23 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
           return Effect.sync(stop)
         })
       })
-    return Stream.fromPull(Effect.sync(() => {
-      state.streamed = true
-      return pull
-    })).pipe(
-      Stream.ensuring(Effect.sync(() => {
-        if (!state.done && state.failure === undefined) state.flow?.abort(new Error("the body's stream was closed"))
-      }))
-    )
+    return Stream.suspend(() => {
+      let started = false
+      return Stream.fromPull(Effect.suspend(() => {
+        if (state.reading !== undefined) {
+          return Effect.fail(decodeError(this, undefined, state.reading === "stream" ? alreadyStreamed : alreadyWhole))
+        }
+        state.reading = "stream"
+        started = true
+        return Effect.succeed(pull)
+      })).pipe(
+        Stream.ensuring(Effect.sync(() => {
+          if (started && !state.done && state.failure === undefined) {
+            state.flow?.abort(new Error("the body's stream was closed"))
+          }
+        }))
+      )
+    })
   }
 
   /** An upgrade goes through Effect's own undici client: an answer here is never a `101`. */
