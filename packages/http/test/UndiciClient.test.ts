@@ -10,6 +10,7 @@ import * as Http from "node:http"
 import type * as Net from "node:net"
 import * as Transport from "../src/internal/transport.js"
 import * as UndiciClient from "../src/UndiciClient.js"
+import * as Fixtures from "./fixtures.js"
 
 interface Received {
   readonly method: string
@@ -232,12 +233,7 @@ describe("UndiciClient", () => {
 
   it.live("a refused connection fails with a TransportError that keeps the code of its cause", () =>
     Effect.gen(function*() {
-      const server = yield* serve(() => {})
-      const url = server.url
-      yield* Effect.callback<void>((resume) => {
-        server.server.closeAllConnections()
-        server.server.close(() => resume(Effect.void))
-      })
+      const url = `http://127.0.0.1:${yield* Fixtures.closedPort}`
       const http = yield* client
       const exit = yield* Effect.exit(http.get(url))
       const reason = reasonOf(exit)

@@ -104,18 +104,10 @@ export const waitFor = (state: State, waiter: () => void): () => void => {
   }
 }
 
-const empty = new Uint8Array(0)
-
 /** The whole body, once `done`: joined into one chunk, kept for the next read (not to be written to). */
 export const joined = (state: State): Uint8Array => {
-  if (state.chunks.length === 0) return empty
-  if (state.chunks.length > 1) {
-    const out = new Uint8Array(state.bytes)
-    let offset = 0
-    for (const chunk of state.chunks) {
-      out.set(chunk, offset)
-      offset += chunk.length
-    }
+  if (state.chunks.length !== 1) {
+    const out = Buffer.concat(state.chunks, state.bytes)
     state.chunks.length = 0
     state.chunks.push(out)
   }
