@@ -19,11 +19,13 @@ import {
 } from "effect/cluster"
 import { Digest } from "effect/crypto"
 import { Reactivity } from "effect/reactivity"
-import { SqlClient, SqlError } from "effect/sql"
+import { SqlClient, SqlError, Statement } from "effect/sql"
+import { TestClock } from "effect/testing"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { DatabaseSync } from "node:sqlite"
+import * as Compiler from "../src/internal/sqlite/compiler.js"
 import * as SqliteClient from "../src/internal/sqlite/SqliteClient.js"
 import * as StatementCache from "../src/internal/sqlite/StatementCache.js"
 
@@ -332,6 +334,54 @@ describe("SqliteClient", () => {
         expect(yield* sql`SELECT count(*) AS n FROM t WHERE v < ${5}`.unprepared).toEqual([{ n: 5 }])
       }))
 
+    it.effect("integer literals are bound: a text with ids and a time written in is prepared once per shape", () =>
+      Effect.gen(function*() {
+        const sql = yield* client()
+        yield* sql`CREATE TABLE m (id INTEGER PRIMARY KEY, deliver_at INTEGER, note TEXT)`
+        const big = 252432006969544704n // past 2^53, as the cluster's ids
+        yield* sql`INSERT INTO m VALUES (${big}, ${100n}, 'a'), (${big + 1n}, ${200n}, 'b'), (${
+          big + 2n
+        }, ${300n}, 'c')`
+        const before = yield* sql.unpreparedCacheStats
+        // as effect/cluster's storage polls: a time and an id list written into the text as literals
+        const poll = (now: number, ids: ReadonlyArray<bigint>) =>
+          sql<{ id: bigint }>`SELECT id FROM m WHERE deliver_at <= ${sql.literal(String(now))} AND id IN (${
+            sql.literal(ids.join(","))
+          }) ORDER BY id`.unprepared.pipe(Effect.provideService(SqlClient.SafeIntegers, true))
+        for (let now = 150; now < 160; now++) {
+          expect(yield* poll(now, [big, big + 1n])).toEqual([{ id: big }])
+        }
+        expect(yield* poll(1_000, [big, big + 1n, big + 2n])).toEqual([{ id: big }, { id: big + 1n }, { id: big + 2n }])
+        // eleven polls, two shapes (two ids, three ids): two statements prepared
+        expect(yield* sql.unpreparedCacheStats).toMatchObject({ misses: before.misses + 2, hits: before.hits + 9 })
+        // the values are bound as the text read: a compile shows the placeholders and the bigints
+        const [text, params] = sql`UPDATE m SET deliver_at = ${sql.literal("7")} WHERE id IN (${sql.literal("1, 2")})`
+          .compile()
+        expect(text).toBe("UPDATE m SET deliver_at = ? WHERE id IN (?,?)")
+        expect(params).toEqual([7n, 1n, 2n])
+      }))
+
+    it.effect("other literals are written as they are: inside a string, signed, too large, or not only digits", () =>
+      Effect.gen(function*() {
+        const sql = yield* client()
+        const compiled = (statement: { compile: () => readonly [string, ReadonlyArray<unknown>] }) =>
+          statement.compile()
+        expect(compiled(sql`SELECT '${sql.literal("42")}' AS v`)).toEqual(["SELECT '42' AS v", []])
+        expect(compiled(sql`SELECT 'it''s', ${sql.literal("5")} AS v`)).toEqual(["SELECT 'it''s', ? AS v", [5n]])
+        expect(compiled(sql`SELECT ${sql.literal("-1")} AS v`)).toEqual(["SELECT -1 AS v", []])
+        expect(compiled(sql`SELECT ${sql.literal("9223372036854775808")} AS v`)).toEqual([
+          "SELECT 9223372036854775808 AS v",
+          []
+        ])
+        expect(compiled(sql`SELECT 1 AS v ${sql.literal("LIMIT 10")}`)).toEqual(["SELECT 1 AS v LIMIT 10", []])
+        expect(compiled(sql`SELECT ${sql.literal("1.5")} AS v`)).toEqual(["SELECT 1.5 AS v", []])
+        // a literal that brings its own parameters keeps them
+        const withParams = Statement.fragment([Statement.literal("SELECT "), Statement.literal("?", [3])])
+        expect(Compiler.make().compile(withParams, false)).toEqual(["SELECT ?", [3]])
+        // the statements run, and read what the text says
+        expect(yield* sql`SELECT '${sql.literal("42")}' AS s, ${sql.literal("5")} AS n`).toEqual([{ s: "42", n: 5 }])
+      }))
+
     it.effect("the cache is bounded: least recently used statements are dropped", () =>
       Effect.gen(function*() {
         const sql = yield* client({ prepareCacheSize: 3 })
@@ -457,8 +507,8 @@ describe("SqliteClient", () => {
         Layer.provide(Digest.layerWebCrypto)
       )
       const result = yield* Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* MessageStorage.MessageStorage
+        const sql = yield* SqliteClient.SqliteClient
+        const messages = yield* MessageStorage.MessageStorage
         const runners = yield* RunnerStorage.RunnerStorage
         const address = RunnerAddress.make("localhost", 34431)
         yield* runners.register(Runner.make({ address, groups: ["default"], weight: 1 }), true)
@@ -470,11 +520,25 @@ describe("SqliteClient", () => {
         yield* runners.releaseAll(address)
         const tables = (yield* sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table'`)
           .map((row) => row.name)
-        return { registered, acquired: acquired.length, refreshed: refreshed.length, tables }
+        // the storage's poll writes the time into its text: bound, ten polls at ten times prepare it once
+        const before = yield* sql.unpreparedCacheStats
+        for (let i = 0; i < 10; i++) {
+          yield* TestClock.adjust("1 second")
+          yield* messages.unprocessedMessages([shard])
+        }
+        const polls = yield* sql.unpreparedCacheStats
+        return {
+          registered,
+          acquired: acquired.length,
+          refreshed: refreshed.length,
+          tables,
+          pollsPrepared: polls.misses - before.misses
+        }
       }).pipe(Effect.provide(storage, { local: true }))
       expect(result.registered).toEqual([[34431, false]])
       expect(result.acquired).toBe(1)
       expect(result.refreshed).toBe(1)
       expect(result.tables).toEqual(expect.arrayContaining(["cluster_messages", "cluster_replies", "cluster_runners"]))
+      expect(result.pollsPrepared).toBe(1)
     }))
 })

@@ -18,9 +18,14 @@
  * - Prepared statements are kept by SQL text in a bounded LRU cache
  *   (`prepareCacheSize`, default 200). `unprepared` statements, which
  *   SQLite must prepare all the same, are kept in a small cache of their own
- *   (32 statements): `effect/cluster` runs its reply update unprepared, twice
- *   per durable quote, and writes other texts once (ids in the SQL), which
- *   churn through that cache without pushing the prepared ones out.
+ *   (32 statements): `effect/cluster` runs its reply update and its storage
+ *   polls unprepared, and texts made once (`sql.unsafe`) churn through that
+ *   cache without pushing the prepared ones out.
+ * - Integer literals are bound as parameters (`compiler.ts`): the storage's
+ *   polls, which write a time and ids into their text, reuse a few
+ *   statements instead of preparing one per poll. (`node:sqlite` frees a
+ *   statement only when it is collected, so each one prepared per poll
+ *   stayed in native memory until a major collection: hundreds at a time.)
  * - Errors are `SqlError`s whose reason says what happened
  *   (`UniqueViolation`, `ConstraintError`, `SqlSyntaxError`,
  *   `LockTimeoutError`, `ConnectionError`, ...; see `sqliteError.ts`).
@@ -42,6 +47,7 @@ import type * as SqlError from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import * as Stream from "effect/Stream"
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite"
+import * as Compiler from "./compiler.js"
 import * as SqliteError from "./sqliteError.js"
 import * as StatementCache from "./StatementCache.js"
 
@@ -247,7 +253,7 @@ export const make = Effect.fnUntraced(function*(
   })
   const client = yield* SqlClient.make({
     ...acquirers,
-    compiler: Statement.makeCompilerSqlite(options.transformQueryNames),
+    compiler: Compiler.make(options.transformQueryNames),
     driver: "sqlite-node",
     spanAttributes: [
       ...(options.spanAttributes === undefined ? [] : Object.entries(options.spanAttributes)),
