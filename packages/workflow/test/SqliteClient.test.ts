@@ -361,25 +361,65 @@ describe("SqliteClient", () => {
         expect(params).toEqual([7n, 1n, 2n])
       }))
 
-    it.effect("other literals are written as they are: inside a string, signed, too large, or not only digits", () =>
+    it.effect("a literal is bound only where a value stands: elsewhere it is written as it is", () =>
       Effect.gen(function*() {
         const sql = yield* client()
-        const compiled = (statement: { compile: () => readonly [string, ReadonlyArray<unknown>] }) =>
-          statement.compile()
-        expect(compiled(sql`SELECT '${sql.literal("42")}' AS v`)).toEqual(["SELECT '42' AS v", []])
-        expect(compiled(sql`SELECT 'it''s', ${sql.literal("5")} AS v`)).toEqual(["SELECT 'it''s', ? AS v", [5n]])
-        expect(compiled(sql`SELECT ${sql.literal("-1")} AS v`)).toEqual(["SELECT -1 AS v", []])
-        expect(compiled(sql`SELECT ${sql.literal("9223372036854775808")} AS v`)).toEqual([
-          "SELECT 9223372036854775808 AS v",
-          []
+        const lit = (value: string) => sql.literal(value)
+        const written = (statement: { compile: () => readonly [string, ReadonlyArray<unknown>] }) => {
+          const [text, params] = statement.compile()
+          expect(params).toEqual([])
+          return text
+        }
+        yield* sql`CREATE TABLE t (a INTEGER, b TEXT)`
+        yield* sql`INSERT INTO t VALUES (2, 'x'), (1, 'y'), (3, 'x')`
+        // positions where a parameter would mean something else, or is not allowed
+        expect(written(sql`SELECT a FROM t ORDER BY ${lit("1")}`)).toBe("SELECT a FROM t ORDER BY 1")
+        expect(yield* sql<{ a: number }>`SELECT a FROM t ORDER BY ${lit("1")}`).toEqual([{ a: 1 }, { a: 2 }, { a: 3 }])
+        expect(yield* sql`SELECT b, count(*) AS n FROM t GROUP BY ${lit("1")} ORDER BY b`).toEqual([
+          { b: "x", n: 2 },
+          { b: "y", n: 1 }
         ])
-        expect(compiled(sql`SELECT 1 AS v ${sql.literal("LIMIT 10")}`)).toEqual(["SELECT 1 AS v LIMIT 10", []])
-        expect(compiled(sql`SELECT ${sql.literal("1.5")} AS v`)).toEqual(["SELECT 1.5 AS v", []])
+        expect(yield* sql`SELECT ${lit("1")} FROM t LIMIT 1`).toEqual([{ "1": 1 }])
+        expect(written(sql`CREATE TABLE u (c VARCHAR(${lit("64")}) DEFAULT ${lit("0")})`)).toContain("VARCHAR(64)")
+        yield* sql`CREATE TABLE u (c VARCHAR(${lit("64")}) DEFAULT ${lit("0")})`
+        yield* sql`CREATE VIEW v AS SELECT a FROM t WHERE a > ${lit("1")}`
+        yield* sql`CREATE INDEX t_partial ON t (a) WHERE a = ${lit("2")}`
+        yield* sql`PRAGMA busy_timeout = ${lit("5000")}`
+        expect(yield* sql`SELECT count(*) AS n FROM v`).toEqual([{ n: 2 }])
+        // inside a string, a quoted name or a comment; glued to a number or a name
+        expect(written(sql`SELECT 'a = ${lit("42")}' AS v`)).toBe("SELECT 'a = 42' AS v")
+        expect(written(sql`SELECT "it's" AS q WHERE 'a = ${lit("5")}' <> ''`)).toContain("'a = 5'")
+        expect(written(sql`SELECT 1 -- it's\n WHERE 'a = ${lit("5")}' <> ''`)).toContain("'a = 5'")
+        expect(written(sql`SELECT 1 /* a = ${lit("5")} */`)).toBe("SELECT 1 /* a = 5 */")
+        expect(written(sql`SELECT a FROM t WHERE a = ${lit("1")}${lit("0")}`)).toBe("SELECT a FROM t WHERE a = 10")
+        expect(written(sql`SELECT a FROM t WHERE a = ${lit("1")}.5`)).toBe("SELECT a FROM t WHERE a = 1.5")
+        // signed, too large, not only digits, a list after a comparison, a list too long
+        expect(written(sql`SELECT a FROM t WHERE a = ${lit("-1")}`)).toBe("SELECT a FROM t WHERE a = -1")
+        expect(written(sql`SELECT a FROM t WHERE a = ${lit("9223372036854775808")}`)).toContain("9223372036854775808")
+        expect(written(sql`SELECT a FROM t ${lit("LIMIT 10")}`)).toBe("SELECT a FROM t LIMIT 10")
+        expect(written(sql`SELECT a FROM t WHERE a = ${lit("1.5")}`)).toBe("SELECT a FROM t WHERE a = 1.5")
+        expect(written(sql`SELECT a FROM t WHERE a = ${lit("1,2")}`)).toBe("SELECT a FROM t WHERE a = 1,2")
+        const long = Array.from({ length: 1_001 }, (_, i) => i).join(",")
+        expect(written(sql`SELECT a FROM t WHERE a IN (${lit(long)})`)).toContain("(0,1,2,")
+        // a quoted string closed before the value, with a doubled quote in it, leaves the value bound
+        expect(sql`SELECT 'it''s' AS s WHERE 1 = ${lit("1")}`.compile()).toEqual([
+          "SELECT 'it''s' AS s WHERE 1 = ?",
+          [1n]
+        ])
+        expect(yield* sql`SELECT 'it''s' AS s WHERE 1 = ${lit("1")}`).toEqual([{ s: "it's" }])
         // a literal that brings its own parameters keeps them
         const withParams = Statement.fragment([Statement.literal("SELECT "), Statement.literal("?", [3])])
         expect(Compiler.make().compile(withParams, false)).toEqual(["SELECT ?", [3]])
-        // the statements run, and read what the text says
-        expect(yield* sql`SELECT '${sql.literal("42")}' AS s, ${sql.literal("5")} AS n`).toEqual([{ s: "42", n: 5 }])
+        // the compiler without name transforms binds the same way
+        const [text, params] = Compiler.make((name) => name.toUpperCase()).withoutTransform.compile(
+          Statement.fragment([
+            Statement.literal("SELECT a FROM t WHERE a IN ("),
+            Statement.literal("1,2"),
+            Statement.literal(")")
+          ]),
+          true
+        )
+        expect([text, params]).toEqual(["SELECT a FROM t WHERE a IN (?,?)", [1n, 2n]])
       }))
 
     it.effect("the cache is bounded: least recently used statements are dropped", () =>
