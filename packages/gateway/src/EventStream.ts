@@ -5,7 +5,9 @@
  * encoder), the JSON without card data, a `: keep-alive` comment every 15 s,
  * and the end of the response after the terminal event. A client that lost
  * the stream sends the last id it received (`Last-Event-ID`) and gets what
- * follows it: no gap, no repeat.
+ * follows it: no gap, no repeat. When the gateway shuts down, its open streams
+ * send what is recorded and end: their clients resume the same way, on a
+ * gateway that is running.
  */
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as EventLog from "@gcx/workflow/EventLog"
@@ -21,6 +23,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Drain from "./internal/drain.js"
 import * as QuoteView from "./QuoteView.js"
 
 /** How often an open stream that has nothing to say sends a comment, so that proxies keep it open. */
@@ -129,6 +132,16 @@ const keepAliveOf = (log: EventLog.Service, wake: () => void): Effect.Effect<voi
       })
   )
 
+/**
+ * Wakes every open stream of `log`: when the gateway drains, each sends what
+ * is recorded and ends (see `response`).
+ */
+export const wakeAll = (log: EventLog.Service): void => {
+  const alives = keepAlives.get(log)
+  if (alives === undefined) return
+  for (const wake of alives.open) wake()
+}
+
 const encoder = new TextEncoder()
 const keepAliveBytes: Arr.NonEmptyReadonlyArray<Uint8Array> = [encoder.encode(keepAlive)]
 
@@ -136,7 +149,8 @@ const keepAliveBytes: Arr.NonEmptyReadonlyArray<Uint8Array> = [encoder.encode(ke
  * The SSE response of quote `requestId`'s events after `lastEventId` (all of
  * them when none): those recorded, then each as it is recorded; it ends after
  * the terminal event. A database failure ends the response early, with a
- * log: the client resumes with `Last-Event-ID`. The body is one pull on the
+ * log: the client resumes with `Last-Event-ID`; so does it when the gateway
+ * shuts down (`internal/drain.ts`). The body is one pull on the
  * log's cursor (`EventLog.cursor`), which the shared keep-alive ticker wakes:
  * no fiber of its own, and no stream combinator, per open stream.
  */
@@ -148,20 +162,27 @@ export const response = (
     const body = Stream.unwrap(Effect.gen(function*() {
       const cursor = yield* log.cursor(requestId, Option.getOrElse(lastEventId, () => 0))
       yield* keepAliveOf(log, cursor.wake)
-      return Stream.fromPull(Effect.succeed(cursor.next.pipe(
-        Effect.catchCause((cause) =>
-          Effect.as(
-            Effect.logWarning("a quote's event stream ended early", cause).pipe(Effect.annotateLogs({ requestId })),
-            undefined
-          )
-        ),
-        Effect.flatMap((entries) => {
-          if (entries === undefined) return Cause.done()
-          return Effect.succeed(
-            Arr.isReadonlyArrayNonEmpty(entries) ? [encoder.encode(entries.map(message).join(""))] : keepAliveBytes
-          )
-        })
-      )))
+      // the gateway shuts down (`wakeAll` wakes the open streams): one more read, then the end
+      const drain = yield* Drain.Draining
+      if (drain.draining()) cursor.wake()
+      let drained = false
+      return Stream.fromPull(Effect.succeed(
+        Effect.suspend(() => drained ? Effect.undefined : cursor.next).pipe(
+          Effect.catchCause((cause) =>
+            Effect.as(
+              Effect.logWarning("a quote's event stream ended early", cause).pipe(Effect.annotateLogs({ requestId })),
+              undefined
+            )
+          ),
+          Effect.flatMap((entries) => {
+            drained = drain.draining()
+            if (entries === undefined || (drained && entries.length === 0)) return Cause.done()
+            return Effect.succeed(
+              Arr.isReadonlyArrayNonEmpty(entries) ? [encoder.encode(entries.map(message).join(""))] : keepAliveBytes
+            )
+          })
+        )
+      ))
     }))
     return HttpServerResponse.stream(body, { contentType: "text/event-stream", headers })
   })

@@ -16,7 +16,7 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import type * as DurableQuotes from "@gcx/workflow/DurableQuotes"
-import type * as EventLog from "@gcx/workflow/EventLog"
+import * as EventLog from "@gcx/workflow/EventLog"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
@@ -31,8 +31,10 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Http from "node:http"
 import type { ApiKeys } from "./ApiKeys.js"
+import * as EventStream from "./EventStream.js"
 import { GatewayApi, paths } from "./GatewayApi.js"
 import * as GatewayQuotes from "./GatewayQuotes.js"
+import * as Drain from "./internal/drain.js"
 import * as Handlers from "./internal/handlers.js"
 import * as Middleware from "./internal/middleware.js"
 import * as Readiness from "./internal/readiness.js"
@@ -81,25 +83,39 @@ const secretHeaders = ["authorization", "cookie"]
 
 /**
  * The server, listening on `options.host:options.port`, until the layer is
- * closed. Its output is the `HttpServer` (its bound address).
+ * closed. Its output is the `HttpServer` (its bound address). Closing it
+ * drains the server first: open event streams end (their clients resume
+ * with `Last-Event-ID`), answers carry `Connection: close`, idle connections
+ * are closed, and requests in flight are answered.
  */
 export const layer = (
   options: Options = {}
 ): Layer.Layer<HttpServer.HttpServer, ServeError, Requirements> =>
-  HttpRouter.serve(
-    Layer.mergeAll(ApiLive, HttpApiSwagger.layer(GatewayApi, { path: paths.docs }), Middleware.layer),
-    // The middleware logs each request itself, without its URL's query or any header.
-    { disableLogger: true, disableListenLog: true }
-  ).pipe(
-    Layer.provide(Readiness.layer(options)),
-    Layer.provideMerge(
-      NodeHttpServer.layer(Http.createServer, {
-        port: options.port ?? defaults.port,
-        host: options.host ?? defaults.host
-      })
-    ),
-    Layer.updateService(Headers.CurrentRedactedNames, (names) => [...names, ...secretHeaders])
-  )
+  Layer.unwrap(Effect.sync(() => {
+    const server = Http.createServer()
+    const { drain, start } = Drain.make(server)
+    const serving = HttpRouter.serve(
+      Layer.mergeAll(ApiLive, HttpApiSwagger.layer(GatewayApi, { path: paths.docs }), Middleware.layer),
+      // The middleware logs each request itself, without its URL's query or any header.
+      { disableLogger: true, disableListenLog: true }
+    ).pipe(
+      Layer.provide(Readiness.layer(options)),
+      Layer.provideMerge(
+        NodeHttpServer.layer(() => server, {
+          port: options.port ?? defaults.port,
+          host: options.host ?? defaults.host
+        })
+      ),
+      Layer.provide(Layer.succeed(Drain.Draining, drain)),
+      Layer.updateService(Headers.CurrentRedactedNames, (names) => [...names, ...secretHeaders])
+    )
+    // built last, so closed first: the drain starts before the server waits for its connections
+    const drainFirst = Layer.effectDiscard(Effect.flatMap(EventLog.EventLog, (log) =>
+      Effect.addFinalizer(() =>
+        Effect.andThen(start, Effect.sync(() => EventStream.wakeAll(log)))
+      )))
+    return drainFirst.pipe(Layer.provideMerge(serving))
+  }))
 
 /** The port of `GCX_GATEWAY_PORT`, default 8790. */
 export const portConfig: Config.Config<number> = Config.schema(

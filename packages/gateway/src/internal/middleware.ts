@@ -4,7 +4,8 @@
  * error body (never a stack trace); a 401 carries `WWW-Authenticate:
  * Bearer`; each request is counted and timed (`gcx.gateway.*` metrics) and
  * logged as its method, route, status and duration, nothing else (no header,
- * no body, no query: no card data and no key reaches a log).
+ * no body, no query: no card data and no key reaches a log). Once the gateway
+ * drains (`drain.ts`), every answer carries `Connection: close`.
  */
 import * as Metrics from "@gcx/http/Metrics"
 import * as Cause from "effect/Cause"
@@ -21,6 +22,7 @@ import * as Option from "effect/Option"
 import * as References from "effect/References"
 import type * as Types from "effect/Types"
 import * as GatewayErrors from "../GatewayErrors.js"
+import * as Drain from "./drain.js"
 
 /** The routes of the gateway, as metrics and logs name them (a closed set: never an id). */
 export type Route = "submit" | "get" | "events" | "healthz" | "readyz" | "openapi" | "docs" | "other"
@@ -77,6 +79,7 @@ const isRouteNotFound = (cause: Cause.Cause<unknown>): boolean =>
 export const layer = HttpRouter.middleware(
   Effect.gen(function*() {
     const clock = yield* Clock.Clock
+    const drain = yield* Drain.Draining
     return (
       app: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
     ): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
@@ -88,9 +91,11 @@ export const layer = HttpRouter.middleware(
           const millis = clock.currentTimeMillisUnsafe() - startedAt
           requestsByKey(`${route} ${response.status}`).updateUnsafe(1, fiber.context)
           durationByRoute(route).updateUnsafe(millis / 1000, fiber.context)
-          const final = response.status === 401
+          const challenged = response.status === 401
             ? HttpServerResponse.setHeader(response, "www-authenticate", "Bearer")
             : response
+          // closing: the client sends its next request elsewhere (Node closes the connection after this answer)
+          const final = drain.draining() ? HttpServerResponse.setHeader(challenged, "connection", "close") : challenged
           // the line's effects only when it is logged: nothing to build per request below `Info`
           if (LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")) return Effect.succeed(final)
           return Effect.as(

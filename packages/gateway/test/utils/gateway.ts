@@ -76,6 +76,8 @@ export interface StartOptions {
    * `"real"`: `ApiKeys.layer`, `RateLimit.layer` and `EventLog.layer()` on the gateway's database (no caller yet).
    */
   readonly stores?: "standIns" | "real"
+  /** The gateway's database file, for a restart on the same one. Default: a new file in a temporary directory. */
+  readonly filename?: string
 }
 
 /** The in-memory stand-ins of the callers' stores, for the callers of `keys`. */
@@ -99,7 +101,7 @@ const storesOf = (options: StartOptions): Layer.Layer<
 export const start = (options: StartOptions = {}) =>
   Effect.gen(function*() {
     const server = yield* Sandbox.SandboxServer
-    const filename = Path.join(yield* tempDirectory, "gcx.db")
+    const filename = options.filename ?? Path.join(yield* tempDirectory, "gcx.db")
     const logs: Array<string> = []
     const capture = Logger.make(({ fiber, message }) => {
       logs.push(JSON.stringify({ message, annotations: fiber.getRef(References.CurrentLogAnnotations) }))
