@@ -5,8 +5,8 @@
  */
 import type { Sandbox } from "@gcx/sandbox"
 import * as Effect from "effect/Effect"
-import * as ChildProcess from "node:child_process"
-import { inBench, rootDir } from "./paths.js"
+import * as Host from "./host.js"
+import { inBench } from "./paths.js"
 
 /** The address of one running sandbox. */
 export interface Endpoint {
@@ -26,63 +26,21 @@ export interface SandboxProcess {
   readonly stop: () => Promise<void>
 }
 
-const live = new Set<ChildProcess.ChildProcess>()
-process.once("exit", () => {
-  for (const child of live) child.kill("SIGKILL")
-})
-
 const host = inBench("internal", "sandbox-host.ts")
 
 /** Starts one host process serving a sandbox per entry of `options`. */
-export const start = (options: ReadonlyArray<Sandbox.SandboxOptions> = [{}]): Promise<SandboxProcess> =>
-  new Promise((resolve, reject) => {
-    const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", host, JSON.stringify(options)], {
-      cwd: rootDir,
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    live.add(child)
-    let buffer = ""
-    let stderr = ""
-    let ready = false
-    const exited = new Promise<void>((done) => child.once("exit", () => done()))
-    const stop = async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGTERM")
-        const timer = setTimeout(() => child.kill("SIGKILL"), 5_000)
-        await exited
-        clearTimeout(timer)
-      }
-      live.delete(child)
-    }
-    const timeout = setTimeout(() => {
-      void stop()
-      reject(new Error(`the sandbox host did not start within 60 s: ${stderr}`))
-    }, 60_000)
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4_000)
-    })
-    child.stdout.on("data", (chunk: Buffer) => {
-      if (ready) return
-      buffer += chunk.toString()
-      const line = buffer.split("\n").find((candidate) => candidate.startsWith("READY "))
-      if (line === undefined) return
-      ready = true
-      clearTimeout(timeout)
-      const endpoints = JSON.parse(line.slice("READY ".length)) as ReadonlyArray<Endpoint>
-      resolve({ pid: child.pid!, endpoints, endpoint: endpoints[0]!, stop })
-    })
-    child.once("exit", (code, signal) => {
-      live.delete(child)
-      if (!ready) {
-        clearTimeout(timeout)
-        reject(new Error(`the sandbox host exited (${code ?? signal}) before it was ready: ${stderr}`))
-      }
-    })
-  })
+export const start = async (
+  options: ReadonlyArray<Sandbox.SandboxOptions> = [{}],
+  hostOptions: Host.Options = {}
+): Promise<SandboxProcess> => {
+  const started = await Host.start("the sandbox host", host, [JSON.stringify(options)], hostOptions)
+  const endpoints = JSON.parse(started.ready) as ReadonlyArray<Endpoint>
+  return { pid: started.pid, endpoints, endpoint: endpoints[0]!, stop: started.stop }
+}
 
 /** A host process for the life of the current scope. */
-export const scoped = (options: ReadonlyArray<Sandbox.SandboxOptions> = [{}]) =>
+export const scoped = (options: ReadonlyArray<Sandbox.SandboxOptions> = [{}], hostOptions: Host.Options = {}) =>
   Effect.acquireRelease(
-    Effect.tryPromise({ try: () => start(options), catch: (error) => error as Error }),
+    Effect.tryPromise({ try: () => start(options, hostOptions), catch: (error) => error as Error }),
     (process) => Effect.promise(() => process.stop())
   )

@@ -9,11 +9,11 @@
  * `RESULT {"wallMillis","cpuMillis","failures"}`: the run's wall time and
  * this process's CPU time. Exits when stdin closes.
  *
- * Usage: node --import tsx bench/rows/throughput-side.ts <endpoint json> <side> <quotes> <concurrency>
+ * Usage: node --import tsx bench/rows/throughput-side.ts <endpoint json> <side> <quotes> <concurrency> [otlp url]
  * with side one of raw, gcx (over `FetchHttpClient`), undici (over gcx's `UndiciClient`, what its Node entry
  * points provide), platform (over Effect's `NodeHttpClient.layerUndici`), client, telemetry (undici with
- * metrics and tracing exported over OTLP to a no-op receiver in this process, as `@gcx/http/Telemetry`
- * sets them up).
+ * metrics and tracing exported over OTLP, as `@gcx/http/Telemetry` sets them up, to the no-op receiver at
+ * `otlp url`, or without one to a no-op receiver in this process).
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { ExchangeClient } from "@gcx/http"
@@ -100,7 +100,13 @@ interface Runner {
 const nothingToClose = (): Promise<void> => Promise.resolve()
 
 /** The runner of `side`. */
-const runner = (side: Side, endpoint: Endpoint, quotes: number, concurrency: number): Runner => {
+const runner = (
+  side: Side,
+  endpoint: Endpoint,
+  quotes: number,
+  concurrency: number,
+  otlpUrl: string | undefined
+): Runner => {
   switch (side) {
     case "raw":
       return { run: () => rawSide(endpoint, quotes, concurrency), close: nothingToClose }
@@ -122,10 +128,13 @@ const runner = (side: Side, endpoint: Endpoint, quotes: number, concurrency: num
       return { run: () => Effect.runPromise(clientSide(endpoint, quotes, concurrency)), close: nothingToClose }
     case "telemetry": {
       // Set up once for the process, as an application does: spans and metrics exported over OTLP/HTTP JSON
-      // (metrics every second) to a receiver in this process that reads each export and keeps nothing.
+      // (metrics every second) to a receiver that reads each export and keeps nothing: at `otlpUrl` (a process
+      // of its own, as a collector), or when none is given in this process.
       const runtime = ManagedRuntime.make(Layer.unwrap(Effect.map(
-        OtlpReceiver.make({ discard: true }),
-        (receiver) => Telemetry.layer({ endpoint: receiver.url, metricExportInterval: "1 second" })
+        otlpUrl === undefined
+          ? Effect.map(OtlpReceiver.make({ discard: true }), (receiver) => receiver.url)
+          : Effect.succeed(otlpUrl),
+        (endpoint) => Telemetry.layer({ endpoint, metricExportInterval: "1 second" })
       )))
       // closing the runtime stops the periodic export and the receiver, which would keep the process alive
       // Over undici, as the headline: the goal compares it with the undici side.
@@ -138,9 +147,15 @@ const runner = (side: Side, endpoint: Endpoint, quotes: number, concurrency: num
 }
 
 const main = () => {
-  const [endpoint, side, quotes, concurrency] = process.argv.slice(2)
+  const [endpoint, side, quotes, concurrency, otlpUrl] = process.argv.slice(2)
   if (!sides.includes(side as Side)) throw new Error(`unknown side: ${side}`)
-  const { close, run } = runner(side as Side, JSON.parse(endpoint!) as Endpoint, Number(quotes), Number(concurrency))
+  const { close, run } = runner(
+    side as Side,
+    JSON.parse(endpoint!) as Endpoint,
+    Number(quotes),
+    Number(concurrency),
+    otlpUrl
+  )
   let queue = Promise.resolve()
   const lines = Readline.createInterface({ input: process.stdin })
   lines.on("close", () => {

@@ -3,8 +3,11 @@
  * no latency) through `QuotePoller.getQuote`, against the raw-fetch client
  * doing the same protocol, side by side on one sandbox process. Each side runs
  * in a process of its own (`throughput-side.ts`), warmed up first (the JIT
- * needs thousands of requests), then measured in alternating rounds with the
- * sandbox reset between; the medians of the rounds are reported. The headline
+ * needs about 15,000 requests), then measured in alternating rounds with the
+ * sandbox reset between; the medians of the rounds are reported. Where
+ * `taskset` is available the sandbox runs on one core and the sides on the
+ * other, as a client and its service on two hosts (unpinned, the kernel's
+ * placement of the two processes moved a run's throughput by ±20 %). The headline
  * and the goal: `getQuote` over gcx's `UndiciClient`, what gcx's Node entry
  * points provide. For information: the same over Effect's
  * `NodeHttpClient.layerUndici` (the platform's undici client) and over
@@ -12,15 +15,17 @@
  * (`ExchangeClient.createQuote`, no poller), which tells how the cost splits
  * between the client and the poller.
  * And `getQuote` over undici with metrics and tracing exported
- * (`@gcx/http/Telemetry`, OTLP to a no-op receiver in the side's process),
- * compared with the undici side. Goals (the issue's): quotes/s ≥ 0.95 of raw,
+ * (`@gcx/http/Telemetry`, OTLP to a no-op receiver in a process of its own,
+ * beside the sandbox, as a collector), compared with the undici side. Goals (the issue's): quotes/s ≥ 0.95 of raw,
  * client CPU per quote ≤ 1.1× raw's, telemetry's CPU ≤ 1.1× without.
  */
 import * as Effect from "effect/Effect"
 import * as ChildProcess from "node:child_process"
 import * as Readline from "node:readline"
 import * as Admin from "../internal/Admin.js"
+import * as Affinity from "../internal/affinity.js"
 import * as Cpu from "../internal/cpu.js"
+import * as Host from "../internal/host.js"
 import { inBench, rootDir } from "../internal/paths.js"
 import type { RowContext, RowResult } from "../internal/report.js"
 import { fmt, goal } from "../internal/report.js"
@@ -44,26 +49,29 @@ interface SideProcess {
   readonly run: () => Promise<SideRun>
 }
 
-/** Starts the process of one side; it is killed when the scope closes. */
-const sideProcess = (endpoint: Endpoint, side: Side, quotes: number, concurrency: number) =>
+/** Starts the process of one side (on CPU `cpu` when given); it is killed when the scope closes. */
+const sideProcess = (
+  endpoint: Endpoint,
+  side: Side,
+  quotes: number,
+  concurrency: number,
+  cpu: number | undefined,
+  otlpUrl: string
+) =>
   Effect.acquireRelease(
-    Effect.sync(() =>
-      ChildProcess.spawn(
-        process.execPath,
-        [
-          "--import",
-          "tsx",
-          inBench("rows", "throughput-side.ts"),
-          JSON.stringify(endpoint),
-          side,
-          String(quotes),
-          String(
-            concurrency
-          )
-        ],
-        { cwd: rootDir, stdio: ["pipe", "pipe", "pipe"] }
-      )
-    ),
+    Effect.sync(() => {
+      const [command, args] = Affinity.onCpu(cpu, process.execPath, [
+        "--import",
+        "tsx",
+        inBench("rows", "throughput-side.ts"),
+        JSON.stringify(endpoint),
+        side,
+        String(quotes),
+        String(concurrency),
+        otlpUrl
+      ])
+      return ChildProcess.spawn(command, args, { cwd: rootDir, stdio: ["pipe", "pipe", "pipe"] })
+    }),
     (child) => Effect.sync(() => child.kill("SIGKILL"))
   ).pipe(Effect.map((child): SideProcess => {
     const waiting: Array<{ resolve: (run: SideRun) => void; reject: (error: Error) => void }> = []
@@ -131,12 +139,25 @@ const sideFigures = (runs: ReadonlyArray<Run>) => ({
 export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
   Effect.gen(function*() {
     const started = performance.now()
-    const quotes = context.quick ? 200 : 2_000
+    const quotes = context.quick ? 200 : 3_000
     const concurrency = 64
-    const warmupRounds = context.quick ? 1 : 2
-    const rounds = context.quick ? 1 : 5
-    const sandbox = yield* SandboxProcess.scoped([{ timeScale: 1 }])
-    const start = (side: Side) => sideProcess(sandbox.endpoint, side, quotes, concurrency)
+    // each side's JIT settles after about 15,000 quotes (its throughput rises until then)
+    const warmupRounds = context.quick ? 1 : 4
+    const rounds = context.quick ? 1 : 7
+    // the sandbox on CPU 1, the sides on CPU 0, where they can be pinned
+    const pinned = Affinity.available()
+    const sandbox = yield* SandboxProcess.scoped([{ timeScale: 1 }], { cpu: pinned ? 1 : undefined })
+    // the telemetry side's collector: a no-op receiver beside the sandbox, not in the client's process
+    const collector = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () =>
+          Host.start("the OTLP receiver", inBench("internal", "otlp-host.ts"), [], { cpu: pinned ? 1 : undefined }),
+        catch: (error) => error as Error
+      }),
+      (host) => Effect.promise(() => host.stop())
+    )
+    const start = (side: Side) =>
+      sideProcess(sandbox.endpoint, side, quotes, concurrency, pinned ? 0 : undefined, collector.ready)
     const sides = {
       gcx: yield* start("gcx"),
       raw: yield* start("raw"),
@@ -159,10 +180,11 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         telemetry: [] as Array<Run>
       }
       for (let round = 0; round < rounds; round++) {
-        // Alternate the order, so that no side always follows the same one.
+        // The sides that goals compare run next to each other (raw, undici, telemetry), in alternating
+        // order, so that no side always follows the same one; the sides for information after them.
         const order = round % 2 === 0
-          ? ["gcx", "telemetry", "raw", "platform", "client", "undici"] as const
-          : ["undici", "client", "platform", "raw", "telemetry", "gcx"] as const
+          ? ["raw", "undici", "telemetry", "gcx", "platform", "client"] as const
+          : ["telemetry", "undici", "raw", "client", "platform", "gcx"] as const
         for (const side of order) {
           const result = await runOnce(sandbox, quotes, sides[side])
           runs[side].push(result)
@@ -211,7 +233,9 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         warmupRounds,
         rounds,
         statistic: "medians of the rounds; ratios: median of the per-round ratios",
-        processes: "each side in a process of its own (throughput-side.ts), the sandbox in another"
+        processes: "each side in a process of its own (throughput-side.ts), the sandbox in another",
+        cpus: pinned ? "the sandbox pinned to CPU 1, the sides to CPU 0 (taskset)" : "not pinned (no taskset)",
+        order: "raw, undici and telemetry next to each other, in alternating order; then gcx, platform, client"
       },
       figures: {
         gcx: measured.gcx,
@@ -286,7 +310,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         },
         {
           measure: "client CPU ms per quote, getQuote over undici with metrics and tracing exported (OTLP to a " +
-            "no-op receiver); baseline: the same getQuote without (ratio: median of the rounds')",
+            "no-op receiver in a process of its own); baseline: the same getQuote without (ratio: median of the rounds')",
           gcx: fmt(measured.telemetry.clientCpuMillisPerQuote, 2),
           baseline: fmt(measured.undici.clientCpuMillisPerQuote, 2),
           ratio: fmt(measured.telemetryCpuRatio, 2),

@@ -9,7 +9,7 @@ import { Metrics } from "@gcx/http"
 import * as Telemetry from "@gcx/http/Telemetry"
 import * as OtelApi from "@opentelemetry/api"
 import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base"
-import { Effect, Exit, Layer, Option } from "effect"
+import { Effect, Exit, Layer, Option, Tracer } from "effect"
 import * as Net from "node:net"
 import * as ExportFailures from "../src/internal/telemetry/exportFailures.js"
 import * as Flushes from "../src/internal/telemetry/flushes.js"
@@ -70,6 +70,15 @@ describe("Telemetry.skipUselessContext", () => {
       expect(Telemetry.hasContextManager()).toBe(true)
       const { active, effect } = yield* activeInsideSpan
       expect(active).toBe(effect)
+    }).pipe(Effect.provide(tracerLayer)))
+
+  it.effect("without a context manager the tracer has no per-operation hook; with one, from the next span on", () =>
+    Effect.gen(function*() {
+      const tracer = yield* Tracer.Tracer
+      expect(tracer.context).toBeUndefined()
+      expect(OtelApi.context.setGlobalContextManager(stackContextManager())).toBe(true)
+      yield* Effect.void.pipe(Effect.withSpan("next"))
+      expect(tracer.context).toBeTypeOf("function")
     }).pipe(Effect.provide(tracerLayer)))
 
   it.effect("a context manager registered after the tracer is honoured from the next span on", () =>

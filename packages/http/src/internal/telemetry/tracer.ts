@@ -25,6 +25,10 @@ export const hasContextManager = (): boolean => OtelApi.context.with(probe, () =
  * OpenTelemetry context manager is registered, as it changes nothing then.
  * Whether one is registered is checked again at each new span, so that a
  * manager registered later is honoured from the next span on.
+ *
+ * The hook (`context`) is absent while it would be skipped: the runtime reads
+ * it into a fiber's cache whenever the fiber's context changes (a new span
+ * does), and with a hook every operation of the fiber goes through it.
  */
 export const skipUselessContext = (tracer: Tracer.Tracer): Tracer.Tracer => {
   let managed = hasContextManager()
@@ -34,9 +38,9 @@ export const skipUselessContext = (tracer: Tracer.Tracer): Tracer.Tracer => {
       managed = hasContextManager()
       return tracer.span(options)
     },
-    context: context === undefined
-      ? undefined
-      : (primitive, fiber) => managed ? context(primitive, fiber) : primitive["~effect/Effect/evaluate"](fiber)
+    get context() {
+      return managed ? context : undefined
+    }
   })
 }
 
