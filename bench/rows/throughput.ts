@@ -2,9 +2,10 @@
  * Row 1, throughput: quotes on the instant card (the POST answers completed,
  * no latency) through `QuotePoller.getQuote`, against the raw-fetch client
  * doing the same protocol, side by side on one sandbox process. Each side runs
- * in a process of its own (`throughput-side.ts`), warmed up first (the JIT
- * needs about 15,000 requests), then measured in alternating rounds with the
- * sandbox reset between; the medians of the rounds are reported. Where
+ * in a process of its own (`throughput-side.ts`), warmed up first, then
+ * measured in alternating rounds with the sandbox reset between, in runs of
+ * 20,000 quotes for the sides that goals compare (5,000 for the others); the
+ * medians of the rounds are reported. Where
  * `taskset` is available the sandbox runs on one core and the sides on the
  * other, as a client and its service on two hosts (unpinned, the kernel's
  * placement of the two processes moved a run's throughput by ±20 %). The headline
@@ -139,11 +140,16 @@ const sideFigures = (runs: ReadonlyArray<Run>) => ({
 export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
   Effect.gen(function*() {
     const started = performance.now()
-    const quotes = context.quick ? 200 : 3_000
+    // The sides that goals compare make long runs: over runs of 2,000 or 3,000 quotes (about a second),
+    // garbage collections and the two processes' batching moved a side's CPU per quote by ±20 % from one run
+    // to the next; over 20,000, adjacent runs agree within a few per cent. The sides for information, shorter.
+    const quotes = context.quick ? 200 : 20_000
+    const informationQuotes = context.quick ? 200 : 5_000
+    const quotesOf = (side: Side) =>
+      side === "raw" || side === "undici" || side === "telemetry" ? quotes : informationQuotes
     const concurrency = 64
-    // each side's JIT settles after about 15,000 quotes (its throughput rises until then)
-    const warmupRounds = context.quick ? 1 : 4
-    const rounds = context.quick ? 1 : 7
+    const warmupRounds = context.quick ? 1 : 2
+    const rounds = context.quick ? 1 : 5
     // the sandbox on CPU 1, the sides on CPU 0, where they can be pinned
     const pinned = Affinity.available()
     const sandbox = yield* SandboxProcess.scoped([{ timeScale: 1 }], { cpu: pinned ? 1 : undefined })
@@ -157,7 +163,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       (host) => Effect.promise(() => host.stop())
     )
     const start = (side: Side) =>
-      sideProcess(sandbox.endpoint, side, quotes, concurrency, pinned ? 0 : undefined, collector.ready)
+      sideProcess(sandbox.endpoint, side, quotesOf(side), concurrency, pinned ? 0 : undefined, collector.ready)
     const sides = {
       gcx: yield* start("gcx"),
       raw: yield* start("raw"),
@@ -166,10 +172,11 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       platform: yield* start("platform"),
       telemetry: yield* start("telemetry")
     }
+    const sideNames = Object.keys(sides) as ReadonlyArray<Side>
     const measured = yield* Effect.promise(async () => {
       for (let round = 0; round < warmupRounds; round++) {
         context.log(`throughput: warm-up ${round + 1}/${warmupRounds}`)
-        for (const side of Object.values(sides)) await runOnce(sandbox, quotes, side)
+        for (const side of sideNames) await runOnce(sandbox, quotesOf(side), sides[side])
       }
       const runs = {
         gcx: [] as Array<Run>,
@@ -186,7 +193,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           ? ["raw", "undici", "telemetry", "gcx", "platform", "client"] as const
           : ["telemetry", "undici", "raw", "client", "platform", "gcx"] as const
         for (const side of order) {
-          const result = await runOnce(sandbox, quotes, sides[side])
+          const result = await runOnce(sandbox, quotesOf(side), sides[side])
           runs[side].push(result)
           context.log(
             `throughput: round ${round + 1}/${rounds} ${side}: ${fmt(result.quotesPerSecond)} quotes/s, ` +
@@ -228,6 +235,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       baseline: "raw fetch client (bench/baseline/RawClient.ts)",
       params: {
         quotes,
+        informationQuotes,
         concurrency,
         card: "instant",
         warmupRounds,
