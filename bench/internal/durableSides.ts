@@ -89,11 +89,15 @@ export const latency = <E, R>(
     return { p50: round(percentile(samples, 50), 1), p95: round(percentile(samples, 95), 1) }
   })
 
-/** The exchange client and the card cipher under a durable node. */
-export const runnerDependencies = (endpoint: Endpoint) =>
+/**
+ * The exchange client and the card cipher (of `key`, default a new one) under
+ * a durable node. The nodes of one deployment need the same key: a runner
+ * cannot open the cards a client-only node sealed with another.
+ */
+export const runnerDependencies = (endpoint: Endpoint, key: string = CardCipher.generateKey()) =>
   Layer.merge(
     ExchangeClient.layerWith(clientOptions(endpoint)).pipe(Layer.provide(FetchHttpClient.layer), Layer.orDie),
-    CardCipher.layer(CardCipher.generateKey())
+    CardCipher.layer(key)
   )
 
 /** `transactions committed` of the gcx database so far, as PostgreSQL's statistics tell (read fresh). */
