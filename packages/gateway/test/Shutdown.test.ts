@@ -246,13 +246,22 @@ describe("the gateway's shutdown", () => {
     Effect.gen(function*() {
       // a plain server whose answer (keep-alive) comes after close(), as an event stream ended late does
       let answer: () => void = () => {}
-      const server = Http.createServer((_, res) => {
-        answer = () => res.end("late")
-      })
+      // released even when an expectation fails: no server left listening, no socket left open
+      const server = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          Http.createServer((_, res) => {
+            answer = () => res.end("late")
+          })
+        ),
+        (server) => Effect.sync(() => server.close().closeAllConnections())
+      )
       yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
       const { port } = server.address() as Net.AddressInfo
       const { drain, start } = Drain.make(server)
-      const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
+      const agent = yield* Effect.acquireRelease(
+        Effect.sync(() => new Http.Agent({ keepAlive: true, maxSockets: 1 })),
+        (agent) => Effect.sync(() => agent.destroy())
+      )
       const pending = request(agent, `http://127.0.0.1:${port}/`)
       yield* Effect.sleep("100 millis")
       expect(drain.draining()).toBe(false)
@@ -267,6 +276,5 @@ describe("the gateway's shutdown", () => {
       yield* closed(answered.socket)
       yield* Effect.promise(() => serverClosed)
       expect(Date.now() - idleAt).toBeLessThan(1_000)
-      agent.destroy()
-    }))
+    }).pipe(Effect.scoped))
 })

@@ -28,7 +28,9 @@ export const hasContextManager = (): boolean => OtelApi.context.with(probe, () =
  *
  * The hook (`context`) is absent while it would be skipped: the runtime reads
  * it into a fiber's cache whenever the fiber's context changes (a new span
- * does), and with a hook every operation of the fiber goes through it.
+ * does), and with a hook every operation of the fiber goes through it. So a
+ * span already open when a manager is registered stays without the hook;
+ * register the manager before the first span.
  */
 export const skipUselessContext = (tracer: Tracer.Tracer): Tracer.Tracer => {
   let managed = hasContextManager()
