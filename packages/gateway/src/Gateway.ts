@@ -91,9 +91,10 @@ const secretHeaders = ["authorization", "cookie"]
 export const layer = (
   options: Options = {}
 ): Layer.Layer<HttpServer.HttpServer, ServeError, Requirements> =>
-  Layer.unwrap(Effect.sync(() => {
+  Layer.unwrap(Effect.gen(function*() {
     const server = Http.createServer()
-    const { drain, start } = Drain.make(server)
+    // its finalizer, added first, runs after the server has closed
+    const { drain, start } = yield* Drain.make(server)
     const serving = HttpRouter.serve(
       Layer.mergeAll(ApiLive, HttpApiSwagger.layer(GatewayApi, { path: paths.docs }), Middleware.layer),
       // The middleware logs each request itself, without its URL's query or any header.

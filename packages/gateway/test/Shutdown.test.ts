@@ -10,6 +10,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { Effect, Exit, Fiber, Redacted, Scope } from "effect"
+import * as DiagnosticsChannel from "node:diagnostics_channel"
 import * as Http from "node:http"
 import * as Net from "node:net"
 import * as Path from "node:path"
@@ -126,6 +127,29 @@ const timedClose = (scope: Scope.Closeable) =>
 /** How many callers follow the quote's events when the gateway closes. */
 const streams = 50
 
+/**
+ * How soon the open streams end once the gateway starts to close (about 15 ms
+ * here): well under the slow card's next event, seconds away at this time
+ * scale, so that only the drain's wake-up ends them in time (without it: 5.9 s).
+ */
+const wokenWithinMillis = 1_000
+
+/**
+ * Resolves when an HTTP server of this process has parsed the head of a
+ * `method` request to `path` (Node's `http.server.request.start` channel).
+ */
+const requestStarted = (method: string, path: string) =>
+  new Promise<void>((resolve) => {
+    const channel = DiagnosticsChannel.channel("http.server.request.start")
+    const onStart = (message: unknown) => {
+      const { request } = message as { readonly request: Http.IncomingMessage }
+      if (request.method !== method || request.url !== path) return
+      channel.unsubscribe(onStart)
+      resolve()
+    }
+    channel.subscribe(onStart)
+  })
+
 describe("the gateway's shutdown", () => {
   it.live(
     "open event streams end cleanly and their connections close at once; a client resumes on the restarted gateway",
@@ -155,9 +179,12 @@ describe("the gateway's shutdown", () => {
         yield* Effect.promise(() => Promise.all(following.map(({ seen }) => seen)))
 
         // the slow card is pending for seconds yet: the shutdown ends these streams
+        const closeStarted = Date.now()
         const closing = yield* Effect.forkChild(timedClose(first.scope))
         const dropped = yield* Effect.promise(() => Promise.all(following.map(({ stream }) => stream)))
         const ended = Date.now()
+        // woken by the drain, not by the quote's next event (seconds away)
+        expect(ended - closeStarted).toBeLessThan(wokenWithinMillis)
         for (const answer of dropped) {
           expect(answer.status).toBe(200)
           expect(answer.headers["connection"]).toBe("keep-alive")
@@ -201,6 +228,7 @@ describe("the gateway's shutdown", () => {
         expect(health.status).toBe(200)
         expect(health.headers["connection"]).toBe("keep-alive")
 
+        const headParsed = requestStarted("POST", "/v1/quotes")
         let send: () => void = () => {}
         const sent = new Promise<void>((resolve) => (send = resolve))
         const body = JSON.stringify(cardBody(TestData.Cards.success))
@@ -214,8 +242,8 @@ describe("the gateway's shutdown", () => {
           },
           body: { text: body, send: sent }
         })
-        // the request's head has reached the gateway when its connection is counted
-        yield* Effect.sleep("100 millis")
+        // the gateway has parsed the request's head: the request is in flight
+        yield* Effect.promise(() => headParsed)
 
         const closing = yield* Effect.forkChild(timedClose(first.scope))
         yield* untilRefused(url)
@@ -257,7 +285,7 @@ describe("the gateway's shutdown", () => {
       )
       yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
       const { port } = server.address() as Net.AddressInfo
-      const { drain, start } = Drain.make(server)
+      const { drain, start } = yield* Drain.make(server)
       const agent = yield* Effect.acquireRelease(
         Effect.sync(() => new Http.Agent({ keepAlive: true, maxSockets: 1 })),
         (agent) => Effect.sync(() => agent.destroy())
@@ -276,5 +304,41 @@ describe("the gateway's shutdown", () => {
       yield* closed(answered.socket)
       yield* Effect.promise(() => serverClosed)
       expect(Date.now() - idleAt).toBeLessThan(1_000)
+    }).pipe(Effect.scoped))
+
+  it.live("the sweep of idle connections stops with the drain's scope, even while a connection holds the server open", () =>
+    Effect.gen(function*() {
+      // a server that never answers: its one connection stays busy, so close() never completes
+      const server = yield* Effect.acquireRelease(
+        Effect.sync(() => Http.createServer(() => {})),
+        (server) => Effect.sync(() => server.close().closeAllConnections())
+      )
+      yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
+      const { port } = server.address() as Net.AddressInfo
+      let sweeps = 0
+      const closeIdle = server.closeIdleConnections.bind(server)
+      server.closeIdleConnections = () => {
+        sweeps++
+        closeIdle()
+      }
+      const agent = yield* Effect.acquireRelease(
+        Effect.sync(() => new Http.Agent({ keepAlive: true, maxSockets: 1 })),
+        (agent) => Effect.sync(() => agent.destroy())
+      )
+      const headParsed = requestStarted("GET", "/held")
+      request(agent, `http://127.0.0.1:${port}/held`).catch(() => {})
+      yield* Effect.promise(() => headParsed)
+
+      const scope = yield* Scope.make()
+      const { start } = yield* Drain.make(server).pipe(Scope.provide(scope))
+      yield* start
+      server.close()
+      yield* Effect.sleep("200 millis")
+      expect(sweeps).toBeGreaterThan(2)
+      yield* Scope.close(scope, Exit.void)
+      const stopped = sweeps
+      yield* Effect.sleep("200 millis")
+      expect(sweeps).toBe(stopped)
+      expect(server.listening).toBe(false)
     }).pipe(Effect.scoped))
 })

@@ -15,6 +15,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type * as Http from "node:http"
 
 /** The gateway's shutdown, as its streams and middleware see it. */
@@ -35,16 +36,25 @@ const idleSweepMillis = 25
 /**
  * A drain of `server`, and `start`, which begins it (once) and returns at
  * once; whoever starts it wakes the open streams (`EventStream.wakeAll`).
+ * The sweep of idle connections stops when the server has closed, or when
+ * the scope closes (a connection still open after the platform's grace
+ * period would otherwise keep it going).
  */
-export const make = (server: Http.Server): { readonly drain: Drain; readonly start: Effect.Effect<void> } => {
-  let draining = false
-  const start = Effect.sync(() => {
-    if (draining || !server.listening) return
-    draining = true
-    // a connection that goes idle after `close()` (a stream ended, an answer) is closed at the next sweep
-    const sweep = setInterval(() => server.closeIdleConnections(), idleSweepMillis)
-    sweep.unref()
-    server.once("close", () => clearInterval(sweep))
+export const make = (
+  server: Http.Server
+): Effect.Effect<{ readonly drain: Drain; readonly start: Effect.Effect<void> }, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    let draining = false
+    let sweep: ReturnType<typeof setInterval> | undefined
+    const stopSweep = () => clearInterval(sweep)
+    yield* Effect.addFinalizer(() => Effect.sync(stopSweep))
+    const start = Effect.sync(() => {
+      if (draining || !server.listening) return
+      draining = true
+      // a connection that goes idle after `close()` (a stream ended, an answer) is closed at the next sweep
+      sweep = setInterval(() => server.closeIdleConnections(), idleSweepMillis)
+      sweep.unref()
+      server.once("close", stopSweep)
+    })
+    return { drain: { draining: () => draining }, start }
   })
-  return { drain: { draining: () => draining }, start }
-}
