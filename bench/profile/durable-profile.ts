@@ -1,6 +1,7 @@
 /**
  * A CPU profile of durable quotes embedded on SQLite (row 6's side), for
- * `bench/profile/summary.ts`: warm-up, then `count` quotes at concurrency 32,
+ * `bench/profile/summary.ts`: a warm-up of 6,000 quotes (each side's CPU per
+ * quote falls over its first several thousand), then `count` quotes at concurrency 32,
  * with the profiler on for the measured quotes only. With `--floor`, the
  * engine's floor instead (row 6's baseline: a no-op workflow of one no-op
  * activity, `packages/workflow/test/utils/engine-floor.ts`), for
@@ -66,7 +67,7 @@ const main = async () => {
   try {
     await Effect.runPromise(
       Effect.gen(function*() {
-        yield* quotes(200)
+        yield* quotes(6_000)
         const context = yield* Effect.context<Quotes>()
         const out = inBench("tmp", floor ? "floor.cpuprofile" : "durable.cpuprofile")
         const { cpuMillis } = yield* Effect.promise(() =>

@@ -2,10 +2,14 @@
  * Row 6, the cost of durability: `DurableQuotes.execute` on the instant card,
  * embedded (the cluster's `SingleRunner` over SQLite in a temporary file) and
  * on PostgreSQL with one runner (a throwaway server, `initdb` + `pg_ctl`,
- * started by the row), against in-process `QuotePoller.getQuote`, all in this
- * process, one after the other, on the same sandbox process. Each side is
- * warmed up first, then measured with a fixed concurrency; the sandbox is
- * reset between runs.
+ * started by the row), against in-process `QuotePoller.getQuote`, on the same
+ * sandbox process. Each side runs in a process of its own (`durable-side.ts`),
+ * stopped while the others run; all are warmed up (two rounds), then
+ * measured in five rounds, the sides next to each other in alternating order,
+ * in runs of 3,000 quotes (10,000 in-process, 1,000 on PostgreSQL, 600 for
+ * the authentication lines) at
+ * concurrency 32, with the sandbox reset between runs. Figures are the
+ * medians of the rounds; ratios the medians of the rounds' ratios.
  *
  * The goal is the issue's: a durable quote's CPU against the engine's floor
  * on the same deployment (a workflow whose one activity does nothing,
@@ -18,200 +22,229 @@
  * database of its own on the same server, with the same sharding settings,
  * without gcx's outcome notifications.
  *
- * The cost of authentication: a runner and a client-only node in this process, each built on its
- * own, the client's quotes reaching the runner over the cluster's socket: plain TCP on loopback, then
- * mutual TLS (`ClusterSecurity`), same database, same run; CPU is both nodes'.
+ * The cost of authentication: a runner and a client-only node in one process, each built on its
+ * own, the client's quotes reaching the runner over the cluster's socket: plain TCP on loopback, and
+ * mutual TLS (`ClusterSecurity`), each on a database of its own, same rounds; CPU is both nodes'.
  *
  * Time to outcome: quotes one at a time (no queueing), p50 and p95 of each
  * side; the goal is the p50 a durable quote adds to the in-process one, ≤ 30 ms.
  * Database transactions per quote: the delta of `pg_stat_database.xact_commit`
- * for the gcx database over the measured run (the runner's background
+ * for the gcx database over the measured runs (the runner's background
  * heartbeats and storage polls included).
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { QuotePoller } from "@gcx/poller"
-import { TestData } from "@gcx/sandbox"
-import * as CardCipher from "@gcx/workflow/CardCipher"
-import * as ClusterSecurity from "@gcx/workflow/ClusterSecurity"
-import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
-import * as Embedded from "@gcx/workflow/Embedded"
-import * as Runner from "@gcx/workflow/Runner"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
-import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as BenchCertificates from "../../packages/workflow/test/utils/certificates.js"
-import * as EngineFloor from "../../packages/workflow/test/utils/engine-floor.js"
 import * as PgTest from "../../packages/workflow/test/utils/postgres.js"
+import * as Admin from "../internal/Admin.js"
+import * as Affinity from "../internal/affinity.js"
 import type { Latency, Run } from "../internal/durableSides.js"
-import {
-  committed,
-  cpuOf,
-  figures,
-  floorOnPostgres,
-  latency,
-  measure,
-  runnerDependencies
-} from "../internal/durableSides.js"
-import { pollerLayer } from "../internal/gcx.js"
+import { committed, cpuOf, figures } from "../internal/durableSides.js"
+import { inBench } from "../internal/paths.js"
 import * as PostgresCpu from "../internal/postgresCpu.js"
 import type { RowContext, RowResult } from "../internal/report.js"
 import { fmt, goal } from "../internal/report.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
-import { round } from "../internal/stats.js"
+import * as SideProcess from "../internal/sideProcess.js"
+import { median, round } from "../internal/stats.js"
+import type { Side, SideOptions, SideRun } from "./durable-side.js"
 
-const card = {
-  cardNumber: TestData.Cards.instant,
-  pinNumber: TestData.pin,
-  productLineId: TestData.defaultProductLineId
+/** The median of each figure of `runs` (the rounds of one side). */
+const medianRun = (runs: ReadonlyArray<Run>): Run => {
+  const of = (pick: (run: Run) => number | undefined) => {
+    const values = runs.map(pick).filter((value): value is number => value !== undefined)
+    return values.length === 0 ? undefined : median(values)
+  }
+  return {
+    quotesPerSecond: of((run) => run.quotesPerSecond)!,
+    clientCpuMillisPerQuote: of((run) => run.clientCpuMillisPerQuote)!,
+    serverCpuMillisPerQuote: of((run) => run.serverCpuMillisPerQuote),
+    failures: runs.reduce((sum, run) => sum + run.failures, 0),
+    createQuoteRequests: runs.reduce((sum, run) => sum + run.createQuoteRequests, 0)
+  }
 }
 
 /** Runs row 6. */
 export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
   Effect.gen(function*() {
     const started = performance.now()
-    const quotes = context.quick ? 100 : 600
-    const warmup = context.quick ? 50 : 200
+    // Runs of 2,000 quotes (1,000 on PostgreSQL, about 10 s each): single runs of 600 moved the ratios between
+    // 1.12 and 1.58 from one full run to the next, as short runs moved row 1's.
+    // Long runs, after a long warm-up: each side's CPU per quote falls over its first several thousand quotes
+    // (the in-process side's from 1.2 to 0.4 ms over 12,000, alone), and single runs of 600 moved the ratios
+    // between 1.12 and 1.58 from one full run to the next.
+    const quotes = context.quick ? 100 : 3_000
+    const inProcessQuotes = context.quick ? 100 : 10_000
+    const postgresQuotes = context.quick ? 100 : 1_000
+    // the authentication lines, for information: shorter runs
+    const socketQuotes = context.quick ? 100 : 600
+    const onPostgres = (side: Side) => side !== "inProcess" && side !== "embedded" && side !== "floor"
+    const quotesOf = (side: Side) =>
+      side === "inProcess"
+        ? inProcessQuotes
+        : side === "socketPlain" || side === "socketTls"
+        ? socketQuotes
+        : onPostgres(side)
+        ? postgresQuotes
+        : quotes
+    const warmupRounds = context.quick ? 1 : 2
+    const rounds = context.quick ? 1 : 5
     const sequential = context.quick ? 10 : 50
     const concurrency = 32
-    const sandbox = yield* SandboxProcess.scoped([{ timeScale: 1 }])
+    // the sandbox on CPU 1, the sides on CPU 0, where they can be pinned (PostgreSQL's server where the kernel puts it)
+    const pinned = Affinity.available()
+    const sandbox = yield* SandboxProcess.scoped([{ timeScale: 1 }], { cpu: pinned ? 1 : undefined })
     const endpoint = sandbox.endpoint
-    /** Warm-up, the measured run, then the quotes one at a time. */
-    const side = <E, R>(call: () => Effect.Effect<unknown, E, R>, serverCpu?: () => number | undefined) =>
-      Effect.gen(function*() {
-        yield* measure(endpoint, warmup, concurrency, call)
-        const measured = yield* measure(endpoint, quotes, concurrency, call, serverCpu)
-        return { ...measured, latency: yield* latency(sequential, call) }
-      })
-
-    context.log("durable: in-process getQuote")
-    const inProcess = yield* Effect.flatMap(QuotePoller.QuotePoller, (poller) => side(() => poller.getQuote(card)))
-      .pipe(
-        Effect.provide(pollerLayer(endpoint))
-      )
-
-    context.log("durable: embedded (SQLite)")
     const dir = yield* Effect.acquireRelease(
       Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "gcx-bench-durable-"))),
       (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
     )
-    const embedded = yield* Effect.flatMap(DurableQuotes.DurableQuotes, (durable) => side(() => durable.execute(card)))
-      .pipe(
-        Effect.provide(
-          Embedded.layerQuotes({ filename: path.join(dir, "gcx.db") }).pipe(
-            Layer.provide(runnerDependencies(endpoint)),
-            Layer.orDie
-          )
-        ),
-        Effect.scoped
-      )
 
-    context.log("durable: the engine's floor, embedded (a no-op workflow of one no-op activity)")
-    let floorIds = 0
-    const executeFloor = () => EngineFloor.execute(`floor-${floorIds++}`)
-    const floor = yield* side(executeFloor).pipe(
-      Effect.provide(
-        EngineFloor.layer.pipe(
-          Layer.provideMerge(Embedded.layer({ filename: path.join(dir, "floor.db") })),
-          Layer.orDie
-        )
-      ),
-      Effect.scoped
-    )
-
-    context.log("durable: PostgreSQL, one runner (starting a throwaway server)")
+    context.log("durable: starting a throwaway PostgreSQL server")
     const database = yield* PgTest.make()
     const databaseName = new URL(database.urlString).pathname.slice(1)
     const postmaster = PostgresCpu.postmaster(database.port)
     const serverCpu = () => postmaster === undefined ? undefined : PostgresCpu.serverMillis(postmaster)
-    const postgres = yield* Effect.gen(function*() {
-      const durable = yield* DurableQuotes.DurableQuotes
-      yield* measure(endpoint, warmup, concurrency, () => durable.execute(card))
-      const before = yield* committed(databaseName)
-      const measured = yield* measure(endpoint, quotes, concurrency, () => durable.execute(card), serverCpu)
-      const after = yield* committed(databaseName)
-      const timed = yield* latency(sequential, () => durable.execute(card))
-      return { ...measured, latency: timed, transactionsPerQuote: (after - before) / quotes }
-    }).pipe(
-      Effect.provide(
-        DurableQuotes.layerRunner(
-          Runner.layer({
-            databaseUrl: database.url,
-            runnerAddress: Result.getOrThrow(Runner.parseRunnerAddress(`127.0.0.1:${yield* PgTest.freePort}`)),
-            security: ClusterSecurity.insecureLoopback
-          })
-        ).pipe(Layer.provide(runnerDependencies(endpoint)), Layer.orDie)
-      ),
-      // A connection of its own for the statistics: its few reads are in the delta, a rounding error.
-      Effect.provide(PgClient.layer({ url: database.url }).pipe(Layer.orDie)),
-      Effect.scoped
-    )
+    const admin = PgClient.layer({ url: database.url }).pipe(Layer.orDie)
+    /** A new database on the server, for a deployment of its own. */
+    const createDatabase = (name: string) =>
+      Effect.flatMap(PgClient.PgClient, (sql) => sql.unsafe(`CREATE DATABASE ${name}`)).pipe(
+        Effect.provide(admin),
+        Effect.orDie,
+        Effect.scoped,
+        Effect.as(Object.assign(new URL(database.urlString), { pathname: `/${name}` }).toString())
+      )
+    const floorUrl = yield* createDatabase("gcx_floor")
+    const plainUrl = yield* createDatabase("gcx_socket_plain")
+    const tlsUrl = yield* createDatabase("gcx_socket_tls")
 
-    context.log("durable: the engine's floor on PostgreSQL (a database of its own on the same server)")
-    yield* Effect.flatMap(PgClient.PgClient, (sql) => sql.unsafe("CREATE DATABASE gcx_floor")).pipe(
-      Effect.provide(PgClient.layer({ url: database.url }).pipe(Layer.orDie)),
-      Effect.orDie,
-      Effect.scoped
-    )
-    const floorUrl = new URL(database.urlString)
-    floorUrl.pathname = "/gcx_floor"
-    const floorPostgres = yield* side(executeFloor, serverCpu).pipe(
-      Effect.provide(floorOnPostgres(Redacted.make(floorUrl.toString()), yield* PgTest.freePort)),
-      Effect.scoped
-    )
-
-    // authentication's cost: a runner and a client-only node, each built on its own, talking over the
-    // cluster's socket, plain TCP on loopback then mutual TLS, on the same database one after the other
-    const overSocket = (security: ClusterSecurity.Security, label: string) =>
+    const start = (side: Side, options: Omit<SideOptions, "concurrency"> = {}) =>
+      SideProcess.spawn(
+        `durable ${side}`,
+        inBench("rows", "durable-side.ts"),
+        [JSON.stringify(endpoint), side, JSON.stringify({ ...options, concurrency })],
+        pinned ? 0 : undefined
+      )
+    const sides = {
+      inProcess: yield* start("inProcess"),
+      embedded: yield* start("embedded", { filename: path.join(dir, "gcx.db") }),
+      floor: yield* start("floor", { filename: path.join(dir, "floor.db") }),
+      postgres: yield* start("postgres", { databaseUrl: database.urlString, port: yield* PgTest.freePort }),
+      floorPostgres: yield* start("floorPostgres", { databaseUrl: floorUrl, port: yield* PgTest.freePort }),
+      socketPlain: yield* start("socketPlain", { databaseUrl: plainUrl, port: yield* PgTest.freePort }),
+      socketTls: yield* start("socketTls", { databaseUrl: tlsUrl, port: yield* PgTest.freePort })
+    }
+    // Only the side measured runs: the others are stopped (their runners poll their storage in the background,
+    // which took CPU beside the measured side and, on PostgreSQL, the server's CPU counted for it).
+    for (const side of Object.values(sides)) side.pause()
+    /** Resumes `side` for `task` (after a moment for its overdue timers), and stops it again. */
+    const resumed = <A, E, R>(side: Side, task: Effect.Effect<A, E, R>) =>
+      Effect.acquireUseRelease(
+        Effect.andThen(Effect.sync(() => sides[side].resume()), Effect.sleep("250 millis")),
+        () => task,
+        () => Effect.sync(() => sides[side].pause())
+      )
+    /** One run of `side`: its process's CPU, and the server's on PostgreSQL. */
+    const runOnce = (side: Side) =>
       Effect.gen(function*() {
-        context.log(`durable: PostgreSQL, a runner and a client-only node over ${label}`)
-        const port = yield* PgTest.freePort
-        // one data key for both nodes, as in a deployment: the runner opens the cards the client sealed
-        const key = CardCipher.generateKey()
-        yield* Layer.build(
-          DurableQuotes.layerRunner(
-            Runner.layer({
-              databaseUrl: database.url,
-              runnerAddress: Result.getOrThrow(Runner.parseRunnerAddress(`127.0.0.1:${port}`)),
-              security
-            })
-          ).pipe(Layer.provide(runnerDependencies(endpoint, key)), Layer.orDie)
-        )
-        const client = yield* Layer.build(
-          DurableQuotes.layer().pipe(
-            Layer.provideMerge(Runner.layerClient({ databaseUrl: database.url, security })),
-            Layer.provide(CardCipher.layer(key)),
-            Layer.orDie
-          )
-        )
-        const durable = Context.get(client, DurableQuotes.DurableQuotes)
-        yield* measure(endpoint, warmup, concurrency, () => durable.execute(card))
-        const measured = yield* measure(endpoint, quotes, concurrency, () => durable.execute(card))
-        // a side whose quotes failed measures its failures, not the engine: no figure from it
-        if (measured.failures > 0) {
-          return yield* Effect.die(new Error(`durable over ${label}: ${measured.failures} of ${quotes} quotes failed`))
+        const count = quotesOf(side)
+        yield* Effect.promise(() => Admin.reset(endpoint))
+        const server = onPostgres(side) ? serverCpu : () => undefined
+        const serverBefore = server()
+        const measured = yield* Effect.promise(() => sides[side].send<SideRun>(`run ${count}`))
+        const serverAfter = server()
+        const journal = yield* Effect.promise(() => Admin.journal(endpoint))
+        const run: Run = {
+          quotesPerSecond: (count * 1000) / measured.wallMillis,
+          clientCpuMillisPerQuote: measured.cpuMillis / count,
+          serverCpuMillisPerQuote: serverBefore === undefined || serverAfter === undefined
+            ? undefined
+            : (serverAfter - serverBefore) / count,
+          failures: measured.failures,
+          createQuoteRequests: journal.requests.createQuote
         }
-        return measured
-      }).pipe(Effect.scoped)
-    const plainSocket = yield* overSocket(ClusterSecurity.insecureLoopback, "plain TCP on loopback")
-    const tlsSocket = yield* overSocket(BenchCertificates.make("bench").security, "mutual TLS")
-    const authCpuMillisPerQuote = tlsSocket.clientCpuMillisPerQuote - plainSocket.clientCpuMillisPerQuote
+        return run
+      })
+    const sideNames = Object.keys(sides) as ReadonlyArray<Side>
+    for (let round = 0; round < warmupRounds; round++) {
+      context.log(`durable: warm-up ${round + 1}/${warmupRounds}`)
+      for (const side of sideNames) yield* resumed(side, runOnce(side))
+    }
+    const runs: Record<Side, Array<Run>> = {
+      inProcess: [],
+      embedded: [],
+      floor: [],
+      postgres: [],
+      floorPostgres: [],
+      socketPlain: [],
+      socketTls: []
+    }
+    let transactions = 0
+    for (let round = 0; round < rounds; round++) {
+      // the compared sides next to each other, in alternating order: no side always follows the same one
+      const order = round % 2 === 0 ? sideNames : [...sideNames].reverse()
+      for (const side of order) {
+        // read while the runner is stopped: the delta is its measured run's
+        const before = side === "postgres" ? yield* committed(databaseName).pipe(Effect.provide(admin)) : 0
+        const result = yield* resumed(side, runOnce(side))
+        if (side === "postgres") transactions += (yield* committed(databaseName).pipe(Effect.provide(admin))) - before
+        runs[side].push(result)
+        context.log(
+          `durable: round ${round + 1}/${rounds} ${side}: ${fmt(result.quotesPerSecond)} quotes/s, ` +
+            `${fmt(cpuOf(result), 2)} CPU ms/quote`
+        )
+      }
+    }
+    // a side whose quotes failed measures its failures, not the engine: no figure from it
+    for (const side of sideNames) {
+      const failed = runs[side].reduce((sum, run) => sum + run.failures, 0)
+      if (failed > 0) return yield* Effect.die(new Error(`durable ${side}: ${failed} quotes failed`))
+    }
+    context.log("durable: time to outcome, quotes one at a time")
+    const latencyOf = (side: Side) =>
+      resumed(side, Effect.promise(() => sides[side].send<Latency>(`latency ${sequential}`)))
+    const inProcess = { ...medianRun(runs.inProcess), latency: yield* latencyOf("inProcess") }
+    const embedded = { ...medianRun(runs.embedded), latency: yield* latencyOf("embedded") }
+    const floor = medianRun(runs.floor)
+    const postgres = {
+      ...medianRun(runs.postgres),
+      latency: yield* latencyOf("postgres"),
+      transactionsPerQuote: transactions / (postgresQuotes * rounds)
+    }
+    const floorPostgres = medianRun(runs.floorPostgres)
+    const plainSocket = medianRun(runs.socketPlain)
+    const tlsSocket = medianRun(runs.socketTls)
+    const authCpuMillisPerQuote = median(
+      runs.socketTls.map((run, index) => run.clientCpuMillisPerQuote - runs.socketPlain[index]!.clientCpuMillisPerQuote)
+    )
 
-    const overFloor = (durable: Run, engine: Run) => cpuOf(durable) / (cpuOf(engine) + cpuOf(inProcess))
-    const sqliteRatio = round(overFloor(embedded, floor), 3)
-    const postgresRatio = round(overFloor(postgres, floorPostgres), 3)
+    const overFloor = (durable: Run, engine: Run, quote: Run = inProcess) =>
+      cpuOf(durable) / (cpuOf(engine) + cpuOf(quote))
+    // each round's sides ran back to back on the same machine state: the ratio is the median of the rounds'
+    const pairedOverFloor = (durable: ReadonlyArray<Run>, engine: ReadonlyArray<Run>) =>
+      median(durable.map((run, index) => overFloor(run, engine[index]!, runs.inProcess[index]!)))
+    /** The median of the rounds' ratios of `pick` (side ÷ baseline). */
+    const paired = (side: ReadonlyArray<Run>, baseline: ReadonlyArray<Run>, pick: (run: Run) => number) =>
+      median(side.map((run, index) => pick(run) / pick(baseline[index]!)))
+    const sqliteRatio = round(pairedOverFloor(runs.embedded, runs.floor), 3)
+    const postgresRatio = round(pairedOverFloor(runs.postgres, runs.floorPostgres), 3)
     const addedP50 = (durable: { readonly latency: Latency }) => round(durable.latency.p50 - inProcess.latency.p50, 1)
     const transactionsPerQuote = round(postgres.transactionsPerQuote, 2)
     const serverKnown = postgres.serverCpuMillisPerQuote !== undefined
-    const cpuLine = (measure: string, durable: Run, engine: Run, goalId: string) => ({
+    const cpuLine = (
+      measure: string,
+      durable: Run,
+      engine: Run,
+      [durableSide, engineSide]: readonly [Side, Side],
+      goalId: string
+    ) => ({
       measure,
       gcx: fmt(cpuOf(durable), 2),
       baseline: `${fmt(cpuOf(engine), 2)} + ${fmt(cpuOf(inProcess), 2)}`,
-      ratio: fmt(overFloor(durable, engine), 2),
+      ratio: fmt(pairedOverFloor(runs[durableSide], runs[engineSide]), 2),
       goal: goalId
     })
     const latencyLine = (measure: string, durable: { readonly latency: Latency }, goalId: string) => ({
@@ -234,21 +267,28 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       baseline: "the engine's floor on the same deployment plus in-process QuotePoller.getQuote, same sandbox",
       params: {
         quotes,
-        warmup,
+        inProcessQuotes,
+        socketQuotes,
         concurrency,
         sequentialQuotes: sequential,
         card: "instant",
-        rounds: 1,
-        processes: "the sides in the bench process, one after the other; the sandbox in its own process; " +
-          "PostgreSQL 15 a throwaway server (fsync off, as the test helper starts it)",
+        postgresQuotes,
+        warmupRounds,
+        rounds,
+        statistic: "medians of the rounds; CPU ratios: median of the per-round ratios",
+        order: "in-process, floor, embedded, floor on PostgreSQL, PostgreSQL, then the reverse, alternating",
+        processes: "each side in a process of its own (rows/durable-side.ts), pinned to CPU 0 where taskset " +
+          "exists, stopped (SIGSTOP) while another side runs; the sandbox on CPU 1; PostgreSQL 15 a throwaway server (fsync off, as the test helper " +
+          "starts it)",
         cpu: "the bench process's (runner included) plus, on PostgreSQL, the server's (postmaster and backends)"
       },
       figures: {
         inProcess: figures(inProcess, inProcess.latency),
         embedded: figures(embedded, embedded.latency),
-        engineFloor: figures(floor, floor.latency),
+        engineFloor: figures(floor),
         postgres: { ...figures(postgres, postgres.latency), transactionsPerQuote },
-        engineFloorPostgres: figures(floorPostgres, floorPostgres.latency),
+        engineFloorPostgres: figures(floorPostgres),
+        rounds: Object.fromEntries(sideNames.map((side) => [side, runs[side].map((run) => figures(run))])),
         sqliteCpuOverFloor: sqliteRatio,
         postgresCpuOverFloor: postgresRatio,
         postgresServerCpuCounted: serverKnown,
@@ -256,7 +296,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         postgresThroughputRatio: round(postgres.quotesPerSecond / inProcess.quotesPerSecond, 3),
         clientOnlyPlain: figures(plainSocket),
         clientOnlyTls: figures(tlsSocket),
-        authCpuMillisPerQuote: round(authCpuMillisPerQuote, 3)
+        authCpuMillisPerQuote: round(authCpuMillisPerQuote, 3),
+        authCpuRatio: round(paired(runs.socketTls, runs.socketPlain, (run) => run.clientCpuMillisPerQuote), 3)
       },
       lines: [
         cpuLine(
@@ -264,6 +305,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
             "instant card); baseline: the engine's floor embedded + in-process getQuote",
           embedded,
           floor,
+          ["embedded", "floor"],
           "durable.cpu.sqlite"
         ),
         cpuLine(
@@ -272,6 +314,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           }); baseline: the floor on PostgreSQL + in-process getQuote`,
           postgres,
           floorPostgres,
+          ["postgres", "floorPostgres"],
           "durable.cpu.postgres"
         ),
         latencyLine(
@@ -293,14 +336,16 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
             "the same over plain TCP on loopback, same run)",
           gcx: fmt(tlsSocket.quotesPerSecond),
           baseline: fmt(plainSocket.quotesPerSecond),
-          ratio: fmt(tlsSocket.quotesPerSecond / plainSocket.quotesPerSecond, 2)
+          ratio: fmt(paired(runs.socketTls, runs.socketPlain, (run) => run.quotesPerSecond), 2)
         },
         {
-          measure: "authentication: CPU ms per quote of both nodes (this process) over mutual TLS " +
-            `(baseline: plain TCP; +${fmt(authCpuMillisPerQuote, 2)} ms per quote)`,
+          measure: "authentication: CPU ms per quote of both nodes (their process) over mutual TLS " +
+            `(baseline: plain TCP; ${authCpuMillisPerQuote >= 0 ? "+" : ""}${
+              fmt(authCpuMillisPerQuote, 2)
+            } ms per quote, the median of the rounds' differences)`,
           gcx: fmt(tlsSocket.clientCpuMillisPerQuote, 2),
           baseline: fmt(plainSocket.clientCpuMillisPerQuote, 2),
-          ratio: fmt(tlsSocket.clientCpuMillisPerQuote / plainSocket.clientCpuMillisPerQuote, 2)
+          ratio: fmt(paired(runs.socketTls, runs.socketPlain, (run) => run.clientCpuMillisPerQuote), 2)
         },
         {
           measure: "PostgreSQL transactions per quote (pg_stat_database.xact_commit delta)",

@@ -5,9 +5,9 @@
  * HTTP clients, and the heaps shared one collector: each side paid for the
  * others.)
  *
- * Reads one line per run from stdin and answers each with one line,
- * `RESULT {"wallMillis","cpuMillis","failures"}`: the run's wall time and
- * this process's CPU time. Exits when stdin closes.
+ * Answers each line of stdin (`internal/sideProcess.ts`) with one run:
+ * `{"wallMillis","cpuMillis","failures"}`, the run's wall time and this
+ * process's CPU time. Exits when stdin closes.
  *
  * Usage: node --import tsx bench/rows/throughput-side.ts <endpoint json> <side> <quotes> <concurrency> [otlp url]
  * with side one of raw, gcx (over `FetchHttpClient`), undici (over gcx's `UndiciClient`, what its Node entry
@@ -27,12 +27,12 @@ import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Result from "effect/Result"
-import * as Readline from "node:readline"
 import { RawClient } from "../baseline/RawClient.js"
 import * as Cpu from "../internal/cpu.js"
 import { clientLayer, pollerLayer, rawOptions } from "../internal/gcx.js"
 import { pool } from "../internal/pool.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
+import { serve } from "../internal/sideProcess.js"
 
 /** The sides of row 1. */
 export const sides = ["gcx", "raw", "client", "undici", "platform", "telemetry"] as const
@@ -156,22 +156,15 @@ const main = () => {
     Number(concurrency),
     otlpUrl
   )
-  let queue = Promise.resolve()
-  const lines = Readline.createInterface({ input: process.stdin })
-  lines.on("close", () => {
-    queue = queue.then(close)
-  })
-  lines.on("line", () => {
-    queue = queue.then(async () => {
-      const measured = await Cpu.measure(undefined, run)
-      const result: SideRun = {
-        wallMillis: measured.wallMillis,
-        cpuMillis: measured.clientCpuMillis,
-        failures: measured.value
-      }
-      process.stdout.write(`RESULT ${JSON.stringify(result)}\n`)
-    })
-  })
+  serve(async () => {
+    const measured = await Cpu.measure(undefined, run)
+    const result: SideRun = {
+      wallMillis: measured.wallMillis,
+      cpuMillis: measured.clientCpuMillis,
+      failures: measured.value
+    }
+    return result
+  }, close)
 }
 
 if (process.argv[1]?.endsWith("throughput-side.ts")) main()

@@ -21,17 +21,16 @@
  * client CPU per quote ≤ 1.1× raw's, telemetry's CPU ≤ 1.1× without.
  */
 import * as Effect from "effect/Effect"
-import * as ChildProcess from "node:child_process"
-import * as Readline from "node:readline"
 import * as Admin from "../internal/Admin.js"
 import * as Affinity from "../internal/affinity.js"
 import * as Cpu from "../internal/cpu.js"
 import * as Host from "../internal/host.js"
-import { inBench, rootDir } from "../internal/paths.js"
+import { inBench } from "../internal/paths.js"
 import type { RowContext, RowResult } from "../internal/report.js"
 import { fmt, goal } from "../internal/report.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
+import * as SideProcess from "../internal/sideProcess.js"
 import { median, round } from "../internal/stats.js"
 import type { Side, SideRun } from "./throughput-side.js"
 
@@ -45,11 +44,6 @@ interface Run {
   readonly createQuoteRequests: number
 }
 
-/** A side's process: `run` asks it for one run and waits for its answer. */
-interface SideProcess {
-  readonly run: () => Promise<SideRun>
-}
-
 /** Starts the process of one side (on CPU `cpu` when given); it is killed when the scope closes. */
 const sideProcess = (
   endpoint: Endpoint,
@@ -59,50 +53,21 @@ const sideProcess = (
   cpu: number | undefined,
   otlpUrl: string
 ) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const [command, args] = Affinity.onCpu(cpu, process.execPath, [
-        "--import",
-        "tsx",
-        inBench("rows", "throughput-side.ts"),
-        JSON.stringify(endpoint),
-        side,
-        String(quotes),
-        String(concurrency),
-        otlpUrl
-      ])
-      return ChildProcess.spawn(command, args, { cwd: rootDir, stdio: ["pipe", "pipe", "pipe"] })
-    }),
-    (child) => Effect.sync(() => child.kill("SIGKILL"))
-  ).pipe(Effect.map((child): SideProcess => {
-    const waiting: Array<{ resolve: (run: SideRun) => void; reject: (error: Error) => void }> = []
-    let stderr = ""
-    child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)))
-    Readline.createInterface({ input: child.stdout }).on("line", (line) => {
-      if (line.startsWith("RESULT ")) waiting.shift()?.resolve(JSON.parse(line.slice("RESULT ".length)) as SideRun)
-    })
-    child.once("exit", (code) => {
-      for (const waiter of waiting.splice(0)) {
-        waiter.reject(new Error(`the ${side} side exited (${code}): ${stderr}`))
-      }
-    })
-    return {
-      run: () =>
-        new Promise<SideRun>((resolve, reject) => {
-          waiting.push({ resolve, reject })
-          child.stdin.write("run\n")
-        })
-    }
-  }))
+  SideProcess.spawn(
+    side,
+    inBench("rows", "throughput-side.ts"),
+    [JSON.stringify(endpoint), side, String(quotes), String(concurrency), otlpUrl],
+    cpu
+  )
 
 const runOnce = async (
   sandbox: SandboxProcess.SandboxProcess,
   quotes: number,
-  side: SideProcess
+  side: SideProcess.SideProcess
 ): Promise<Run> => {
   await Admin.reset(sandbox.endpoint)
   const serverBefore = Cpu.processMillis(sandbox.pid)
-  const measured = await side.run()
+  const measured = await side.send<SideRun>("run")
   const serverAfter = Cpu.processMillis(sandbox.pid)
   const journal = await Admin.journal(sandbox.endpoint)
   return {

@@ -39,10 +39,11 @@ const canonical = (card: Card.Card): string =>
 
 /** The fingerprint function of `key`, named `keyId`. */
 export const make = (key: Redacted.Redacted<Uint8Array>, keyId: string): CardFingerprint => {
-  const bytes = Redacted.value(key)
+  // a KeyObject, made once: `createHmac` prepares raw key bytes anew on every call (about 8 µs here)
+  const secret = Crypto.createSecretKey(Redacted.value(key))
   return {
     keyId,
-    of: (card) => Crypto.createHmac("sha256", bytes).update(canonical(card), "utf8").digest("hex")
+    of: (card) => Crypto.createHmac("sha256", secret).update(canonical(card), "utf8").digest("hex")
   }
 }
 

@@ -128,6 +128,9 @@ export interface Options {
 
 const isRequestId = Schema.is(Ids.RequestId)
 
+/** The spans' options: no stack trace, which costs more CPU than the rest of a span (about 15 µs a quote). */
+const untraced = { captureStackTrace: false } as const
+
 /** Builds the API over the engine, the cipher and the database in context (creates the requestIds' table). */
 export const make = (
   options: Options = {}
@@ -166,7 +169,7 @@ export const make = (
         Effect.tap(({ executionId, payload }) => QuoteWorkflow.record(payload, executionId)),
         Effect.map(({ payload }) => payload.requestId),
         Effect.provide(context),
-        Effect.withSpan("DurableQuotes.submit")
+        Effect.withSpan("DurableQuotes.submit", undefined, untraced)
       )
 
     /**
@@ -221,7 +224,7 @@ export const make = (
           : Effect.fail(new QuoteNotFound({ requestId }))
       ).pipe(
         Effect.provide(context),
-        Effect.withSpan("DurableQuotes.result", { attributes: { requestId } })
+        Effect.withSpan("DurableQuotes.result", { attributes: { requestId } }, untraced)
       )
 
     const poll: Service["poll"] = (requestId) =>
@@ -238,14 +241,14 @@ export const make = (
           : Effect.fail(new QuoteNotFound({ requestId }))
       ).pipe(
         Effect.provide(context),
-        Effect.withSpan("DurableQuotes.poll", { attributes: { requestId } })
+        Effect.withSpan("DurableQuotes.poll", { attributes: { requestId } }, untraced)
       )
 
     const execute: Service["execute"] = (request, submitOptions) =>
       payload(request, submitOptions).pipe(
         Effect.flatMap(({ executionId, payload }) => QuoteWorkflow.execute(payload, executionId)),
         Effect.provide(context),
-        Effect.withSpan("DurableQuotes.execute")
+        Effect.withSpan("DurableQuotes.execute", undefined, untraced)
       )
 
     const validated = (request: QuotePoller.QuoteInput) =>
@@ -253,12 +256,12 @@ export const make = (
 
     const claim: Service["claim"] = (request) =>
       Effect.flatMap(validated(request), (card) => Effect.orDie(requestIds.claim(card))).pipe(
-        Effect.withSpan("DurableQuotes.claim")
+        Effect.withSpan("DurableQuotes.claim", undefined, untraced)
       )
 
     const settle: Service["settle"] = (request, requestId) =>
       Effect.flatMap(validated(request), (card) => Effect.orDie(requestIds.settle(card, requestId))).pipe(
-        Effect.withSpan("DurableQuotes.settle", { attributes: { requestId } })
+        Effect.withSpan("DurableQuotes.settle", { attributes: { requestId } }, untraced)
       )
 
     return DurableQuotes.of({ submit, result, poll, execute, claim, settle })
