@@ -13,6 +13,13 @@ import * as Layer from "effect/Layer"
 import type { RawConfig } from "../baseline/RawClient.js"
 import type { Endpoint } from "./SandboxProcess.js"
 
+/** The card that completes at once (the POST answers completed): the card of the throughput rows. */
+export const instantCard = {
+  cardNumber: TestData.Cards.instant,
+  pinNumber: TestData.pin,
+  productLineId: TestData.defaultProductLineId
+}
+
 /** The client options for a sandbox endpoint and the default partner. */
 export const clientOptions = (
   endpoint: Endpoint,

@@ -23,6 +23,28 @@ export interface SideProcess {
   readonly resume: () => void
 }
 
+/** What a side reports of one measured run: its wall time, its process's CPU time, and the quotes that failed. */
+export interface SideRun {
+  readonly wallMillis: number
+  readonly cpuMillis: number
+  readonly failures: number
+}
+
+/** A run's figures per quote: `quotes` in `run`, and a server's CPU milliseconds before and after it, when known. */
+export const perQuote = (
+  run: SideRun,
+  quotes: number,
+  serverBefore: number | undefined,
+  serverAfter: number | undefined
+) => ({
+  quotesPerSecond: (quotes * 1000) / run.wallMillis,
+  clientCpuMillisPerQuote: run.cpuMillis / quotes,
+  serverCpuMillisPerQuote: serverBefore === undefined || serverAfter === undefined
+    ? undefined
+    : (serverAfter - serverBefore) / quotes,
+  failures: run.failures
+})
+
 const resultPrefix = "RESULT "
 
 /** How long a side may take to release what it holds (a runner its shards) once told to stop. */

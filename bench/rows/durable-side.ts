@@ -15,7 +15,6 @@
  * with options `{"concurrency", "filename"?, "databaseUrl"?, "port"?}`.
  */
 import { QuotePoller } from "@gcx/poller"
-import { TestData } from "@gcx/sandbox"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as ClusterSecurity from "@gcx/workflow/ClusterSecurity"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
@@ -31,8 +30,9 @@ import * as EngineFloor from "../../packages/workflow/test/utils/engine-floor.js
 import * as Cpu from "../internal/cpu.js"
 import type { Latency } from "../internal/durableSides.js"
 import { floorOnPostgres, latency, runnerDependencies } from "../internal/durableSides.js"
-import { pollerLayer } from "../internal/gcx.js"
+import { instantCard, pollerLayer } from "../internal/gcx.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
+import type { SideRun } from "../internal/sideProcess.js"
 import { serve } from "../internal/sideProcess.js"
 
 /** The sides of row 6. */
@@ -58,19 +58,6 @@ export interface SideOptions {
   readonly databaseUrl?: string | undefined
   /** The runner's port (postgres, floorPostgres and the socket sides). */
   readonly port?: number | undefined
-}
-
-/** What a side reports of one run. */
-export interface SideRun {
-  readonly wallMillis: number
-  readonly cpuMillis: number
-  readonly failures: number
-}
-
-const card = {
-  cardNumber: TestData.Cards.instant,
-  pinNumber: TestData.pin,
-  productLineId: TestData.defaultProductLineId
 }
 
 /** A side's deployment, built at its first use: a measured run, quotes one at a time, and its release. */
@@ -131,12 +118,12 @@ const deployment = (endpoint: Endpoint, side: Side, options: SideOptions): Deplo
   const { concurrency } = options
   let floorIds = 0
   const executeFloor = () => EngineFloor.execute(`floor-${floorIds++}`)
-  const durableQuote = () => Effect.flatMap(DurableQuotes.DurableQuotes, (durable) => durable.execute(card))
+  const durableQuote = () => Effect.flatMap(DurableQuotes.DurableQuotes, (durable) => durable.execute(instantCard))
   switch (side) {
     case "inProcess":
       return deploy(
         pollerLayer(endpoint),
-        () => Effect.flatMap(QuotePoller.QuotePoller, (poller) => poller.getQuote(card)),
+        () => Effect.flatMap(QuotePoller.QuotePoller, (poller) => poller.getQuote(instantCard)),
         concurrency
       )
     case "embedded":

@@ -50,7 +50,7 @@ import { fmt, goal } from "../internal/report.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
 import * as SideProcess from "../internal/sideProcess.js"
 import { median, round } from "../internal/stats.js"
-import type { Side, SideOptions, SideRun } from "./durable-side.js"
+import type { Side, SideOptions } from "./durable-side.js"
 
 /** The median of each figure of `runs` (the rounds of one side). */
 const medianRun = (runs: ReadonlyArray<Run>): Run => {
@@ -154,16 +154,11 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         yield* Effect.promise(() => Admin.reset(endpoint))
         const server = onPostgres(side) ? serverCpu : () => undefined
         const serverBefore = server()
-        const measured = yield* Effect.promise(() => sides[side].send<SideRun>(`run ${count}`))
+        const measured = yield* Effect.promise(() => sides[side].send<SideProcess.SideRun>(`run ${count}`))
         const serverAfter = server()
         const journal = yield* Effect.promise(() => Admin.journal(endpoint))
         const run: Run = {
-          quotesPerSecond: (count * 1000) / measured.wallMillis,
-          clientCpuMillisPerQuote: measured.cpuMillis / count,
-          serverCpuMillisPerQuote: serverBefore === undefined || serverAfter === undefined
-            ? undefined
-            : (serverAfter - serverBefore) / count,
-          failures: measured.failures,
+          ...SideProcess.perQuote(measured, count, serverBefore, serverAfter),
           createQuoteRequests: journal.requests.createQuote
         }
         return run

@@ -20,7 +20,6 @@ import { ExchangeClient } from "@gcx/http"
 import * as Telemetry from "@gcx/http/Telemetry"
 import * as UndiciClient from "@gcx/http/UndiciClient"
 import { QuotePoller } from "@gcx/poller"
-import { TestData } from "@gcx/sandbox"
 import * as OtlpReceiver from "@gcx/sandbox/OtlpReceiver"
 import * as Effect from "effect/Effect"
 import type * as HttpClient from "effect/http/HttpClient"
@@ -29,9 +28,10 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Result from "effect/Result"
 import { RawClient } from "../baseline/RawClient.js"
 import * as Cpu from "../internal/cpu.js"
-import { clientLayer, pollerLayer, rawOptions } from "../internal/gcx.js"
+import { clientLayer, instantCard, pollerLayer, rawOptions } from "../internal/gcx.js"
 import { pool } from "../internal/pool.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
+import type { SideRun } from "../internal/sideProcess.js"
 import { serve } from "../internal/sideProcess.js"
 
 /** The sides of row 1. */
@@ -39,19 +39,6 @@ export const sides = ["gcx", "raw", "client", "undici", "platform", "telemetry"]
 
 /** One side of row 1. */
 export type Side = typeof sides[number]
-
-/** What a side reports of one run. */
-export interface SideRun {
-  readonly wallMillis: number
-  readonly cpuMillis: number
-  readonly failures: number
-}
-
-const card = {
-  cardNumber: TestData.Cards.instant,
-  pinNumber: TestData.pin,
-  productLineId: TestData.defaultProductLineId
-}
 
 /** Makes `quotes` calls, `concurrency` at a time; the number that failed or did not `succeed`. */
 const failures = <A, E, R>(
@@ -72,22 +59,24 @@ const gcxSide = (
   concurrency: number,
   http?: Layer.Layer<HttpClient.HttpClient>
 ) =>
-  Effect.flatMap(QuotePoller.QuotePoller, (poller) => failures(quotes, concurrency, () => poller.getQuote(card))).pipe(
-    Effect.provide(pollerLayer(endpoint, { http }))
-  )
+  Effect.flatMap(QuotePoller.QuotePoller, (poller) => failures(quotes, concurrency, () => poller.getQuote(instantCard)))
+    .pipe(
+      Effect.provide(pollerLayer(endpoint, { http }))
+    )
 
 /** The exchange client alone: the same POSTs without the poller (no events, no bus). */
 const clientSide = (endpoint: Endpoint, quotes: number, concurrency: number) =>
   Effect.flatMap(
     ExchangeClient.ExchangeClient,
-    (client) => failures(quotes, concurrency, () => client.createQuote(card), (created) => created.quote.isCompleted)
+    (client) =>
+      failures(quotes, concurrency, () => client.createQuote(instantCard), (created) => created.quote.isCompleted)
   ).pipe(Effect.provide(clientLayer(endpoint)))
 
 const rawSide = async (endpoint: Endpoint, quotes: number, concurrency: number): Promise<number> => {
   const client = new RawClient(rawOptions(endpoint, 0))
   await client.fetchToken()
   let failures = 0
-  await pool(quotes, concurrency, () => client.getQuote(card).catch(() => failures++))
+  await pool(quotes, concurrency, () => client.getQuote(instantCard).catch(() => failures++))
   return failures
 }
 

@@ -32,7 +32,7 @@ import type { Endpoint } from "../internal/SandboxProcess.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
 import * as SideProcess from "../internal/sideProcess.js"
 import { median, round } from "../internal/stats.js"
-import type { Side, SideRun } from "./throughput-side.js"
+import type { Side } from "./throughput-side.js"
 
 /** One measured run of one side. */
 interface Run {
@@ -67,16 +67,11 @@ const runOnce = async (
 ): Promise<Run> => {
   await Admin.reset(sandbox.endpoint)
   const serverBefore = Cpu.processMillis(sandbox.pid)
-  const measured = await side.send<SideRun>("run")
+  const measured = await side.send<SideProcess.SideRun>("run")
   const serverAfter = Cpu.processMillis(sandbox.pid)
   const journal = await Admin.journal(sandbox.endpoint)
   return {
-    quotesPerSecond: (quotes * 1000) / measured.wallMillis,
-    clientCpuMillisPerQuote: measured.cpuMillis / quotes,
-    serverCpuMillisPerQuote: serverBefore === undefined || serverAfter === undefined
-      ? undefined
-      : (serverAfter - serverBefore) / quotes,
-    failures: measured.failures,
+    ...SideProcess.perQuote(measured, quotes, serverBefore, serverAfter),
     tokenRequests: journal.requests.token,
     createQuoteRequests: journal.requests.createQuote
   }
