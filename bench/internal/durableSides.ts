@@ -11,6 +11,7 @@ import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as Database from "@gcx/workflow/Database"
 import * as Runner from "@gcx/workflow/Runner"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
@@ -100,12 +101,16 @@ export const runnerDependencies = (endpoint: Endpoint, key: string = CardCipher.
     CardCipher.layer(key)
   )
 
-/** `transactions committed` of the gcx database so far, as PostgreSQL's statistics tell (read fresh). */
-export const committed = (database: string) =>
+/**
+ * `transactions committed` of `database` so far, as PostgreSQL's statistics tell (read fresh), after
+ * `settle` for the backends to flush theirs (11 s covers idle backends: a stopped runner's).
+ */
+export const committed = (database: string, settle: Duration.Input = "1500 millis") =>
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
-    // Backends flush their statistics at most once a second: wait for them, then read a fresh snapshot.
-    yield* Effect.sleep("1500 millis")
+    // Busy backends flush their statistics at most once a second, idle ones within 10 s (PostgreSQL 15's
+    // idle interval): wait `settle` for them, then read a fresh snapshot.
+    yield* Effect.sleep(settle)
     yield* sql`SELECT pg_stat_clear_snapshot()`
     const rows = yield* sql<{ readonly xact_commit: string }>`
       SELECT xact_commit::text AS xact_commit FROM pg_stat_database WHERE datname = ${database}`

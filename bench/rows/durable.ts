@@ -15,7 +15,7 @@
  * on the same deployment (a workflow whose one activity does nothing,
  * `packages/workflow/test/utils/engine-floor.ts`: what `effect/workflow` and
  * `effect/cluster` cost for the shape of an instant quote) plus the
- * in-process quote, same run: ≤ 1.0. CPU is this process's (the runner: the
+ * in-process quote, same run: ≤ 1.0. CPU is the side's process's (the runner: the
  * workflow engine, the SQLite driver or the PostgreSQL client) and, on
  * PostgreSQL, the database server's too (its postmaster and backends, from
  * `/proc`: `internal/postgresCpu.ts`). The floor on PostgreSQL runs in a
@@ -63,7 +63,7 @@ const medianRun = (runs: ReadonlyArray<Run>): Run => {
     clientCpuMillisPerQuote: of((run) => run.clientCpuMillisPerQuote)!,
     serverCpuMillisPerQuote: of((run) => run.serverCpuMillisPerQuote),
     failures: runs.reduce((sum, run) => sum + run.failures, 0),
-    createQuoteRequests: runs.reduce((sum, run) => sum + run.createQuoteRequests, 0)
+    createQuoteRequests: median(runs.map((run) => run.createQuoteRequests))
   }
 }
 
@@ -71,8 +71,6 @@ const medianRun = (runs: ReadonlyArray<Run>): Run => {
 export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
   Effect.gen(function*() {
     const started = performance.now()
-    // Runs of 2,000 quotes (1,000 on PostgreSQL, about 10 s each): single runs of 600 moved the ratios between
-    // 1.12 and 1.58 from one full run to the next, as short runs moved row 1's.
     // Long runs, after a long warm-up: each side's CPU per quote falls over its first several thousand quotes
     // (the in-process side's from 1.2 to 0.4 ms over 12,000, alone), and single runs of 600 moved the ratios
     // between 1.12 and 1.58 from one full run to the next.
@@ -185,7 +183,10 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         // read while the runner is stopped: the delta is its measured run's
         const before = side === "postgres" ? yield* committed(databaseName).pipe(Effect.provide(admin)) : 0
         const result = yield* resumed(side, runOnce(side))
-        if (side === "postgres") transactions += (yield* committed(databaseName).pipe(Effect.provide(admin))) - before
+        // the runner is stopped now: its idle connections flush their statistics within 10 s, not 1
+        if (side === "postgres") {
+          transactions += (yield* committed(databaseName, "11 seconds").pipe(Effect.provide(admin))) - before
+        }
         runs[side].push(result)
         context.log(
           `durable: round ${round + 1}/${rounds} ${side}: ${fmt(result.quotesPerSecond)} quotes/s, ` +
@@ -271,11 +272,12 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         warmupRounds,
         rounds,
         statistic: "medians of the rounds; CPU ratios: median of the per-round ratios",
-        order: "in-process, floor, embedded, floor on PostgreSQL, PostgreSQL, then the reverse, alternating",
+        order: "in-process, embedded, floor, PostgreSQL, floor on PostgreSQL, plain socket, TLS socket; " +
+          "then the reverse, alternating",
         processes: "each side in a process of its own (rows/durable-side.ts), pinned to CPU 0 where taskset " +
           "exists, stopped (SIGSTOP) while another side runs; the sandbox on CPU 1; PostgreSQL 15 a throwaway server (fsync off, as the test helper " +
           "starts it)",
-        cpu: "the bench process's (runner included) plus, on PostgreSQL, the server's (postmaster and backends)"
+        cpu: "the side's process (runner included) plus, on PostgreSQL, the server's (postmaster and backends)"
       },
       figures: {
         inProcess: figures(inProcess, inProcess.latency),

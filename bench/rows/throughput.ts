@@ -44,7 +44,7 @@ interface Run {
   readonly createQuoteRequests: number
 }
 
-/** Starts the process of one side (on CPU `cpu` when given); it is killed when the scope closes. */
+/** Starts the process of one side (on CPU `cpu` when given); it stops when the scope closes (`SideProcess.spawn`). */
 const sideProcess = (
   endpoint: Endpoint,
   side: Side,
