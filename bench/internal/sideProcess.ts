@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as ChildProcess from "node:child_process"
 import * as Readline from "node:readline"
 import * as Affinity from "./affinity.js"
+import * as Cpu from "./cpu.js"
 import { rootDir } from "./paths.js"
 
 /** A side's process: `send` writes one command and resolves with the side's answer to it. */
@@ -44,6 +45,12 @@ export const perQuote = (
     : (serverAfter - serverBefore) / quotes,
   failures: run.failures
 })
+
+/** Runs `run` (which resolves with its failures) and reports it as a side does: wall time and this process's CPU. */
+export const measureRun = async (run: () => Promise<number>): Promise<SideRun> => {
+  const measured = await Cpu.measure(undefined, run)
+  return { wallMillis: measured.wallMillis, cpuMillis: measured.clientCpuMillis, failures: measured.value }
+}
 
 const resultPrefix = "RESULT "
 

@@ -27,13 +27,11 @@ import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as BenchCertificates from "../../packages/workflow/test/utils/certificates.js"
 import * as EngineFloor from "../../packages/workflow/test/utils/engine-floor.js"
-import * as Cpu from "../internal/cpu.js"
 import type { Latency } from "../internal/durableSides.js"
 import { floorOnPostgres, latency, runnerDependencies } from "../internal/durableSides.js"
 import { instantCard, pollerLayer } from "../internal/gcx.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
-import type { SideRun } from "../internal/sideProcess.js"
-import { serve } from "../internal/sideProcess.js"
+import { measureRun, serve } from "../internal/sideProcess.js"
 
 /** The sides of row 6. */
 export const sides = [
@@ -187,15 +185,8 @@ const main = () => {
   serve(async (line) => {
     const [command, count] = line.split(" ")
     switch (command) {
-      case "run": {
-        const measured = await Cpu.measure(undefined, () => run(Number(count)))
-        const result: SideRun = {
-          wallMillis: measured.wallMillis,
-          cpuMillis: measured.clientCpuMillis,
-          failures: measured.value
-        }
-        return result
-      }
+      case "run":
+        return measureRun(() => run(Number(count)))
       case "latency":
         return latency(Number(count))
       default:

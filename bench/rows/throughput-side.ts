@@ -27,12 +27,10 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Result from "effect/Result"
 import { RawClient } from "../baseline/RawClient.js"
-import * as Cpu from "../internal/cpu.js"
 import { clientLayer, instantCard, pollerLayer, rawOptions } from "../internal/gcx.js"
 import { pool } from "../internal/pool.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
-import type { SideRun } from "../internal/sideProcess.js"
-import { serve } from "../internal/sideProcess.js"
+import { measureRun, serve } from "../internal/sideProcess.js"
 
 /** The sides of row 1. */
 export const sides = ["gcx", "raw", "client", "undici", "platform", "telemetry"] as const
@@ -145,15 +143,7 @@ const main = () => {
     Number(concurrency),
     otlpUrl
   )
-  serve(async () => {
-    const measured = await Cpu.measure(undefined, run)
-    const result: SideRun = {
-      wallMillis: measured.wallMillis,
-      cpuMillis: measured.clientCpuMillis,
-      failures: measured.value
-    }
-    return result
-  }, close)
+  serve(() => measureRun(run), close)
 }
 
 if (process.argv[1]?.endsWith("throughput-side.ts")) main()
