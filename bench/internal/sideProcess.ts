@@ -12,9 +12,14 @@ import * as Affinity from "./affinity.js"
 import * as Cpu from "./cpu.js"
 import { rootDir } from "./paths.js"
 
-/** A side's process: `send` writes one command and resolves with the side's answer to it. */
+/**
+ * A side's process: `send` writes one command and resolves with the side's
+ * answer to it, or rejects when the side exits, fails, or has not answered
+ * within `timeoutMillis` (10 minutes unless given; the side is then killed,
+ * since its later answers could no longer be matched to their commands).
+ */
 export interface SideProcess {
-  readonly send: <A>(command: string) => Promise<A>
+  readonly send: <A>(command: string, timeoutMillis?: number) => Promise<A>
   /**
    * Stops the process (SIGSTOP) until `resume` (SIGCONT): a side with work of
    * its own in the background (a cluster runner polls its storage) then takes
@@ -57,6 +62,20 @@ const resultPrefix = "RESULT "
 /** How long a side may take to release what it holds (a runner its shards) once told to stop. */
 const stopMillis = 15_000
 
+/** How long a command may run unless `send` is told otherwise. */
+const commandMillis = 10 * 60_000
+
+/**
+ * The sides still running. A bench that ends without closing its scopes
+ * (`process.exit`, an uncaught error) kills them as it exits: a side left
+ * stopped (SIGSTOP) would otherwise stay, holding its database connections.
+ * (SIGINT and SIGTERM interrupt the bench's main fiber, which closes them.)
+ */
+const running = new Set<ChildProcess.ChildProcess>()
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL")
+})
+
 /**
  * Starts `script` (TypeScript, run with tsx) with `args`, on CPU `cpu` when
  * given. When the scope closes its stdin is closed, so that it releases what
@@ -67,7 +86,10 @@ export const spawn = (label: string, script: string, args: ReadonlyArray<string>
   Effect.acquireRelease(
     Effect.sync(() => {
       const [command, commandArgs] = Affinity.onCpu(cpu, process.execPath, ["--import", "tsx", script, ...args])
-      return ChildProcess.spawn(command, commandArgs, { cwd: rootDir, stdio: ["pipe", "pipe", "pipe"] })
+      const child = ChildProcess.spawn(command, commandArgs, { cwd: rootDir, stdio: ["pipe", "pipe", "pipe"] })
+      running.add(child)
+      child.once("exit", () => running.delete(child))
+      return child
     }),
     (child) =>
       Effect.promise(() =>
@@ -84,26 +106,39 @@ export const spawn = (label: string, script: string, args: ReadonlyArray<string>
       )
   ).pipe(Effect.map((child): SideProcess => {
     const waiting: Array<{ resolve: (answer: unknown) => void; reject: (error: Error) => void }> = []
-    let exited: Error | undefined
+    let failed: Error | undefined
     let stderr = ""
+    /** Ends the side's use: every pending and later command rejects with `error`. */
+    const fail = (error: Error) => {
+      failed ??= error
+      for (const waiter of waiting.splice(0)) waiter.reject(failed)
+    }
     child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)))
     Readline.createInterface({ input: child.stdout }).on("line", (line) => {
       if (line.startsWith(resultPrefix)) waiting.shift()?.resolve(JSON.parse(line.slice(resultPrefix.length)))
     })
-    child.once("exit", (code) => {
-      exited = new Error(`the ${label} side exited (${code}): ${stderr}`)
-      for (const waiter of waiting.splice(0)) waiter.reject(exited)
-    })
+    child.once("exit", (code, signal) => fail(new Error(`the ${label} side exited (${code ?? signal}): ${stderr}`)))
+    // a side that could not start, or a write to one that has exited (EPIPE): its exit, if any, says why
+    child.on("error", (error) => fail(new Error(`the ${label} side failed: ${error.message}`)))
+    child.stdin.on("error", () => {})
     const signal = (name: NodeJS.Signals) => () => {
-      if (exited === undefined) child.kill(name)
+      if (failed === undefined) child.kill(name)
     }
     return {
       pause: signal("SIGSTOP"),
       resume: signal("SIGCONT"),
-      send: <A>(command: string) =>
+      send: <A>(command: string, timeoutMillis = commandMillis) =>
         new Promise<A>((resolve, reject) => {
-          if (exited !== undefined) return reject(exited)
-          waiting.push({ resolve: resolve as (answer: unknown) => void, reject })
+          if (failed !== undefined) return reject(failed)
+          const timer = setTimeout(() => {
+            fail(new Error(`the ${label} side did not answer "${command}" within ${timeoutMillis} ms`))
+            child.kill("SIGKILL")
+          }, timeoutMillis)
+          const settle = <T>(then: (value: T) => void) => (value: T) => {
+            clearTimeout(timer)
+            then(value)
+          }
+          waiting.push({ resolve: settle(resolve as (answer: unknown) => void), reject: settle(reject) })
           child.stdin.write(`${command}\n`)
         })
     }
