@@ -3,6 +3,7 @@
  * read the one `RESULT <json>` line it prints.
  */
 import * as ChildProcess from "node:child_process"
+import * as Affinity from "./affinity.js"
 import { rootDir } from "./paths.js"
 
 /**
@@ -47,13 +48,16 @@ export interface Interactive {
  * Runs `node --import tsx <script> ...args` from the repository's root with a
  * line protocol: the child prints `STEP [json]` lines, the parent answers on
  * stdin. `expect` rejects, naming `label` and the end of its stderr, when the
- * child exits first.
+ * child exits first. On CPU `cpu` when given (`Affinity.onCpu`).
  */
-export const interactive = (label: string, script: string, args: ReadonlyArray<string>): Interactive => {
-  const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", script, ...args], {
-    cwd: rootDir,
-    stdio: ["pipe", "pipe", "pipe"]
-  })
+export const interactive = (
+  label: string,
+  script: string,
+  args: ReadonlyArray<string>,
+  cpu?: number | undefined
+): Interactive => {
+  const [command, commandArgs] = Affinity.onCpu(cpu, process.execPath, ["--import", "tsx", script, ...args])
+  const child = ChildProcess.spawn(command, commandArgs, { cwd: rootDir, stdio: ["pipe", "pipe", "pipe"] })
   const lines: Array<string> = []
   const waiting: Array<() => void> = []
   let stdout = ""

@@ -8,11 +8,10 @@
  * quote; `diff.ts` compares the two profiles per quote.
  *
  * ```sh
- * node --import tsx bench/profile/gateway-profile.ts [quotes=1000] [out=bench/tmp/gateway.cpuprofile] [--in-process]
+ * node --import tsx bench/profile/gateway-profile.ts [quotes=1000] [out=bench/tmp/gateway.cpuprofile] [warmup=200] [--in-process]
  * node --import tsx bench/profile/summary.ts bench/tmp/gateway.cpuprofile --top 60
  * ```
  */
-import { TestData } from "@gcx/sandbox"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Effect from "effect/Effect"
@@ -24,13 +23,15 @@ import * as Child from "../internal/child.js"
 import * as GatewayDeployment from "../internal/gatewayDeployment.js"
 import { inBench } from "../internal/paths.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
+import { card } from "../rows/gateway-side.js"
 import { profiled } from "./profiled.js"
 
 const args = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))
 const inProcess = process.argv.includes("--in-process")
 const quotes = Number(args[0] ?? 1000)
 const out = args[1] ?? path.join("bench", "tmp", inProcess ? "in-process.cpuprofile" : "gateway.cpuprofile")
-const warmup = 200
+// a side's CPU per quote keeps falling over its first several thousand quotes: profile it warm
+const warmup = Number(args[2] ?? 200)
 const concurrency = 32
 
 /** Profiles `run` (`profiled.ts`) and prints this process's CPU ms per quote. */
@@ -43,12 +44,6 @@ const profileSide = async (run: () => Promise<{ readonly wallMillis: number }>) 
     cpuMillisPerQuote: Math.round((cpuMillis / quotes) * 1000) / 1000,
     profile: out
   }))
-}
-
-const card = {
-  cardNumber: TestData.Cards.instant,
-  pinNumber: TestData.pin,
-  productLineId: TestData.defaultProductLineId
 }
 
 const program = Effect.gen(function*() {
@@ -90,8 +85,9 @@ const program = Effect.gen(function*() {
         "load",
         JSON.stringify(settings)
       ])
-      await child.expect("START")
+      await child.expect("READY")
       await profileSide(async () => {
+        child.send("GO")
         await child.expect("END")
         return JSON.parse(await child.expect("RESULT")) as { wallMillis: number }
       })

@@ -5,7 +5,7 @@
  * `gcx serve`. Two modes, each a line protocol with the parent
  * (`Child.interactive`):
  *
- * - `load <json>`: `warmup` quotes, then `START`, `quotes` quotes at
+ * - `load <json>`: `warmup` quotes, then `READY`; on `GO`, `quotes` quotes at
  *   `concurrency` (POST with an Idempotency-Key, then the quote's event stream
  *   to its terminal event), `END`, and `RESULT <json>` (wall time, outcomes,
  *   this process's CPU).
@@ -77,7 +77,8 @@ const load = async (settings: LoadSettings): Promise<void> => {
   const { card, concurrency, quotes, runId, target, warmup } = settings
   await pool(warmup, concurrency, (index) => GatewayHttp.quote(target, `${runId}-warmup-${index}`, card))
   const outcomes: Record<string, number> = {}
-  print("START")
+  print("READY")
+  await nextLine("GO")
   const cpu = Cpu.selfMillis()
   const started = performance.now()
   await pool(quotes, concurrency, async (index) => {

@@ -29,7 +29,6 @@
  */
 import { TestData } from "@gcx/sandbox"
 import * as CardCipher from "@gcx/workflow/CardCipher"
-import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -38,52 +37,76 @@ import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import * as PgTest from "../../packages/workflow/test/utils/postgres.js"
 import * as Admin from "../internal/Admin.js"
+import * as Affinity from "../internal/affinity.js"
 import * as Child from "../internal/child.js"
-import * as Cpu from "../internal/cpu.js"
 import type { Run } from "../internal/durableSides.js"
-import { cpuOf, figures, measure } from "../internal/durableSides.js"
+import { cpuOf, figures } from "../internal/durableSides.js"
 import * as GatewayDeployment from "../internal/gatewayDeployment.js"
-import type { CardInput, Target } from "../internal/gatewayHttp.js"
+import type { Target } from "../internal/gatewayHttp.js"
 import * as HeapDiff from "../internal/heapDiff.js"
 import { inBench } from "../internal/paths.js"
 import type { RowContext, RowResult } from "../internal/report.js"
 import { fmt, goal } from "../internal/report.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
+import * as SideProcess from "../internal/sideProcess.js"
 import { median, round } from "../internal/stats.js"
-import type { LoadResult, StreamsResult } from "./gateway-client.js"
-
-const cardOf = (cardNumber: string): CardInput => ({
-  cardNumber,
-  pinNumber: TestData.pin,
-  productLineId: TestData.defaultProductLineId
-})
+import type { LoadResult, LoadSettings, StreamsResult } from "./gateway-client.js"
+import type { GatewaySideOptions } from "./gateway-side.js"
+import { card } from "./gateway-side.js"
 
 const client = inBench("rows", "gateway-client.ts")
 
 const concurrency = 32
 
-/** A child of `gateway-client.ts` for the life of `use`, killed after. */
-const withClient = <A>(args: ReadonlyArray<string>, use: (child: Child.Interactive) => Promise<A>) =>
+/** A child of `gateway-client.ts` for the life of `use`, on CPU `cpu` when given, killed after. */
+const withClient = <A>(
+  args: ReadonlyArray<string>,
+  use: (child: Child.Interactive) => Promise<A>,
+  cpu?: number | undefined
+) =>
   Effect.acquireUseRelease(
-    Effect.sync(() => Child.interactive("gateway client", client, args)),
+    Effect.sync(() => Child.interactive("gateway client", client, args, cpu)),
     (child) => Effect.tryPromise({ try: () => use(child), catch: (error) => error as Error }),
     (child) => Effect.promise(() => child.stop())
   )
 
-/** One measured run through the gateway: the child's callers, this process's CPU between their START and END. */
-const throughGateway = (endpoint: Endpoint, target: Target, runId: string, quotes: number, warmup: number) =>
+/** One measured run of `side`'s quotes through `DurableQuotes.execute`, in its process. */
+const inProcessRun = (endpoint: Endpoint, side: SideProcess.SideProcess, quotes: number) =>
   Effect.gen(function*() {
     yield* Effect.promise(() => Admin.reset(endpoint))
-    const settings = { target, card: cardOf(TestData.Cards.instant), runId, warmup, quotes, concurrency }
-    const { cpuMillis, result } = yield* withClient(["load", JSON.stringify(settings)], async (child) => {
-      await child.expect("START")
-      const before = Cpu.selfMillis()
-      await child.expect("END")
-      const cpuMillis = Cpu.selfMillis() - before
-      return { cpuMillis, result: JSON.parse(await child.expect("RESULT")) as LoadResult }
-    })
+    const measured = yield* Effect.promise(() => side.send<SideProcess.SideRun>(`run ${quotes}`))
     const journal = yield* Effect.promise(() => Admin.journal(endpoint))
+    const run: Run = {
+      ...SideProcess.perQuote(measured, quotes, undefined, undefined),
+      createQuoteRequests: journal.requests.createQuote
+    }
+    return run
+  })
+
+/**
+ * One measured run through `side`'s gateway: a child's callers (on CPU `cpu`), and the side's CPU
+ * from their `GO` to their `END`.
+ */
+const gatewayRun = (
+  endpoint: Endpoint,
+  side: SideProcess.SideProcess,
+  settings: LoadSettings,
+  cpu: number | undefined
+) =>
+  Effect.gen(function*() {
+    yield* Effect.promise(() => Admin.reset(endpoint))
+    const cpuOfSide = () => side.send<{ readonly cpuMillis: number }>("cpu").then((answer) => answer.cpuMillis)
+    const { cpuMillis, result } = yield* withClient(["load", JSON.stringify(settings)], async (child) => {
+      await child.expect("READY")
+      const before = await cpuOfSide()
+      child.send("GO")
+      await child.expect("END")
+      const cpuMillis = (await cpuOfSide()) - before
+      return { cpuMillis, result: JSON.parse(await child.expect("RESULT")) as LoadResult }
+    }, cpu)
+    const journal = yield* Effect.promise(() => Admin.journal(endpoint))
+    const { quotes, warmup } = settings
     return {
       quotesPerSecond: (quotes * 1000) / result.wallMillis,
       clientCpuMillisPerQuote: cpuMillis / quotes,
@@ -141,7 +164,7 @@ const snapshots = (dir: string) => {
  */
 const openStreams = (target: Target, count: number, snapshotDir: string | undefined) =>
   withClient(
-    ["streams", JSON.stringify({ target, card: cardOf(TestData.Cards.slow), runId: "streams", count })],
+    ["streams", JSON.stringify({ target, card: { ...card, cardNumber: TestData.Cards.slow }, runId: "streams", count })],
     async (child) => {
       const gc = collector()
       const heap = snapshotDir === undefined ? undefined : snapshots(snapshotDir)
@@ -171,18 +194,65 @@ const openStreams = (target: Target, count: number, snapshotDir: string | undefi
 export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
   Effect.gen(function*() {
     const started = performance.now()
-    const quotes = context.quick ? 100 : 600
+    // Long runs after warm-up rounds, the two sides in alternating order (rows 1 and 6 found a side's CPU per
+    // quote falling over its first several thousand quotes, and runs of 600 were read cold)
+    const quotes = context.quick ? 100 : 2_000
+    // the callers' own warm-up, in each new child, before the measured quotes
     const warmup = context.quick ? 30 : 100
-    const rounds = context.quick ? 1 : 3
+    const warmupRounds = context.quick ? 1 : 2
+    const rounds = context.quick ? 1 : 5
     const streams = context.quick ? 200 : 1_000
-    const sandbox = yield* SandboxProcess.scoped([{ timeScale: 20 }])
+    // the deployment on CPU 0, the sandbox and the callers on CPU 1, where they can be pinned
+    const pinned = Affinity.available()
+    const sandbox = yield* SandboxProcess.scoped([{ timeScale: 20 }], { cpu: pinned ? 1 : undefined })
     const endpoint = sandbox.endpoint
     const dir = yield* Effect.acquireRelease(
       Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "gcx-bench-gateway-"))),
       (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
     )
     const dataKey = CardCipher.generateKey()
-    /** A deployment of its own on a new database file and a free port, for the life of `use`, with a caller. */
+
+    type GatewayRun = Effect.Success<ReturnType<typeof gatewayRun>>
+    const { gateway, inProcess } = yield* Effect.gen(function*() {
+      const options: GatewaySideOptions = {
+        endpoint,
+        filename: path.join(dir, "throughput.db"),
+        port: yield* PgTest.freePort,
+        dataKey,
+        concurrency
+      }
+      const side = yield* SideProcess.spawn(
+        "gateway",
+        inBench("rows", "gateway-side.ts"),
+        [JSON.stringify(options)],
+        pinned ? 0 : undefined
+      )
+      const target = yield* Effect.promise(() => side.send<Target>("target"))
+      const throughGateway = (runId: string) =>
+        gatewayRun(endpoint, side, { target, card, runId, warmup, quotes, concurrency }, pinned ? 1 : undefined)
+      const inProcess: Array<Run> = []
+      const gateway: Array<GatewayRun> = []
+      for (let round = 0; round < warmupRounds + rounds; round++) {
+        const measured = round >= warmupRounds
+        const label = measured ? `round ${round - warmupRounds + 1} of ${rounds}` : "warm-up"
+        // the two sides next to each other, in alternating order: neither always runs on the fuller database
+        const order = round % 2 === 0 ? ["inProcess", "gateway"] as const : ["gateway", "inProcess"] as const
+        for (const which of order) {
+          if (which === "inProcess") {
+            context.log(`gateway: ${label}, in-process DurableQuotes.execute`)
+            const run = yield* inProcessRun(endpoint, side, quotes)
+            if (measured) inProcess.push(run)
+          } else {
+            context.log(`gateway: ${label}, through the gateway (POST, then the SSE stream)`)
+            const run = yield* throughGateway(`round-${round}`)
+            if (measured) gateway.push(run)
+          }
+        }
+      }
+      return { inProcess, gateway }
+    }).pipe(Effect.scoped)
+
+    /** A deployment of its own in this process, on a new database file and a free port, for the life of `use`. */
     const deployed = <A, E, R>(
       name: string,
       use: (target: Target) => Effect.Effect<A, E, R>
@@ -193,34 +263,22 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           Effect.provide(GatewayDeployment.layer({ endpoint, filename: path.join(dir, `${name}.db`), port, dataKey })),
           Effect.scoped
         ))
-
-    const { gateway, inProcess } = yield* deployed("throughput", (target) =>
-      Effect.gen(function*() {
-        const durable = yield* DurableQuotes.DurableQuotes
-        const execute = () => durable.execute(cardOf(TestData.Cards.instant))
-        context.log("gateway: warming up the in-process side")
-        yield* measure(endpoint, warmup, concurrency, execute)
-        const inProcess: Array<Run> = []
-        const gateway: Array<Effect.Success<ReturnType<typeof throughGateway>>> = []
-        for (let round = 0; round < rounds; round++) {
-          context.log(`gateway: round ${round + 1} of ${rounds}, in-process DurableQuotes.execute`)
-          inProcess.push(yield* measure(endpoint, quotes, concurrency, execute))
-          context.log(`gateway: round ${round + 1} of ${rounds}, through the gateway (POST, then the SSE stream)`)
-          gateway.push(yield* throughGateway(endpoint, target, `round-${round}`, quotes, warmup))
-        }
-        return { inProcess, gateway }
-      }))
-    // on a deployment of its own: what the first left behind (finished workflows) is not in the readings
+    // in this process, whose heap is the one measured
     context.log(`gateway: ${fmt(streams)} pending quotes, then one event stream each, held open`)
     const held = yield* deployed("streams", (target) => openStreams(target, streams, context.quick ? undefined : dir))
 
     const medianOf = (runs: ReadonlyArray<Run>, f: (run: Run) => number) => median(runs.map(f))
+    // each round's two sides ran next to each other: a ratio or a difference is the median of the rounds'
+    const paired = (combine: (gateway: Run, inProcess: Run) => number) =>
+      median(gateway.map((run, index) => combine(run, inProcess[index]!)))
     const inProcessQps = medianOf(inProcess, (run) => run.quotesPerSecond)
     const gatewayQps = medianOf(gateway, (run) => run.quotesPerSecond)
     const inProcessCpu = medianOf(inProcess, cpuOf)
     const gatewayCpu = medianOf(gateway, cpuOf)
+    const gatewayOwnCpu = paired((through, direct) => cpuOf(through) - cpuOf(direct))
+    const cpuRatio = paired((through, direct) => cpuOf(through) / cpuOf(direct))
     const callersCpu = median(gateway.map((run) => run.callersCpuMillisPerQuote))
-    const throughputRatio = round(gatewayQps / inProcessQps, 3)
+    const throughputRatio = round(paired((through, direct) => through.quotesPerSecond / direct.quotesPerSecond), 3)
     const perStream = (key: "heapUsed" | "rss") => (held.during[key] - held.before[key]) / held.opened
     const heapPerStream = round(perStream("heapUsed"), 0)
     const rssPerStream = round(perStream("rss"), 0)
@@ -234,14 +292,18 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         quotes,
         warmup,
         concurrency,
+        warmupRounds,
         rounds,
+        statistic: "medians of the rounds; ratios and the gateway's CPU: medians of the rounds' ratios and differences",
+        order: "in-process, then through the gateway; the reverse in the next round, alternating",
         card: "instant",
         outcome: "the quote's SSE stream (GET /v1/quotes/{id}/events) read to its terminal event",
         webhooks: "none",
-        deployment: "embedded (SQLite in a temporary file), gateway and engine in the bench process; the " +
-          "streams on a second deployment of their own",
-        callers: "a child process, plain fetch (undici), one connection per request in flight",
-        cpu: "the bench process's (gateway + engine); the gateway's per quote = gateway side − in-process side",
+        deployment: "embedded (SQLite in a temporary file), gateway and engine in a process of their own " +
+          "(rows/gateway-side.ts), both sides on it; the streams on a second deployment in the bench process",
+        processes: "the deployment pinned to CPU 0, the sandbox and the callers to CPU 1, where taskset exists",
+        callers: "a child process per run, plain fetch (undici), one connection per request in flight",
+        cpu: "the deployment's process (gateway + engine); the gateway's per quote = gateway side − in-process side",
         streams,
         streamCard: "slow (timeScale 20: pending 10 minutes)"
       },
@@ -257,7 +319,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         throughputRatio,
         inProcessCpuMillisPerQuote: round(inProcessCpu, 3),
         gatewaySideCpuMillisPerQuote: round(gatewayCpu, 3),
-        gatewayCpuMillisPerQuote: round(gatewayCpu - inProcessCpu, 3),
+        gatewayCpuMillisPerQuote: round(gatewayOwnCpu, 3),
         callersCpuMillisPerQuote: round(callersCpu, 3),
         streams: {
           ...held,
@@ -277,10 +339,10 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         },
         {
           measure: "CPU ms per quote of the gateway's process (gateway + engine; the callers' own process: " +
-            `${fmt(callersCpu, 2)}); baseline: in-process (+${fmt(gatewayCpu - inProcessCpu, 2)} ms for the gateway)`,
+            `${fmt(callersCpu, 2)}); baseline: in-process (+${fmt(gatewayOwnCpu, 2)} ms for the gateway, the median of the rounds' differences)`,
           gcx: fmt(gatewayCpu, 2),
           baseline: fmt(inProcessCpu, 2),
-          ratio: fmt(gatewayCpu / inProcessCpu, 2)
+          ratio: fmt(cpuRatio, 2)
         },
         {
           measure: `heap KB per open event stream (${fmt(held.opened)} held open on pending quotes; ` +

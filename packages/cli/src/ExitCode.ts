@@ -11,6 +11,10 @@
  * | 5 | service failure: the service or the network failed, or the quote did not complete in time |
  * | 130 | interrupted (Ctrl+C) |
  *
+ * `gcx serve` and `gcx runner` run until stopped (`untilStopped`): stopped by
+ * SIGTERM, as a process manager stops them, they exit 0 once their shutdown
+ * has run cleanly.
+ *
  * A report is one line on stderr: never a stack trace, a secret or a full
  * card number (the service's messages are scrubbed by @gcx/core), and no
  * control character (`Text.safe`). A usage error names the flag or the
@@ -37,6 +41,7 @@ import type * as Runtime from "effect/Runtime"
 import type { BatchKeyError } from "./BatchKey.js"
 import * as Describe from "./Describe.js"
 import * as Help from "./Help.js"
+import * as Output from "./Output.js"
 import * as Text from "./Text.js"
 
 /** The exit codes of `gcx`. */
@@ -226,15 +231,32 @@ export const report = <R>(
     }
   })
 
+/** Whether the command has started serving until it is stopped (`untilStopped`). */
+let serving = false
+
+/**
+ * What a command that runs until stopped (`gcx serve`, `gcx runner`) waits
+ * on once it serves. A stop asked by SIGTERM, as systemd, Kubernetes or
+ * Docker ask it, is then the command's normal end: once its shutdown has run
+ * without a failure, the process exits 0 (`teardown`), which a process
+ * manager counts as a clean stop (it counts 130 as a failure). Ctrl+C
+ * (SIGINT) still exits 130.
+ */
+export const untilStopped: Effect.Effect<never> = Effect.suspend(() => {
+  serving = true
+  return Effect.never
+})
+
 /**
  * The teardown for `NodeRuntime.runMain` of a program that returns its exit
- * code: that code, 130 when interrupted, 1 for anything else.
+ * code: that code; when interrupted, 130, or 0 for a command stopped by
+ * SIGTERM while it served (`untilStopped`); 1 for anything else.
  */
 export const teardown: Runtime.Teardown = (exit, onExit) =>
   onExit(
     Exit.isSuccess(exit)
       ? typeof exit.value === "number" ? exit.value : ExitCode.Completed
       : Cause.hasInterruptsOnly(exit.cause)
-      ? ExitCode.Interrupted
+      ? serving && Output.stopAsked() === "SIGTERM" ? ExitCode.Completed : ExitCode.Interrupted
       : ExitCode.Unexpected
   )

@@ -77,7 +77,7 @@ export const outputVariables: ReadonlyArray<Variable> = [
 
 /** The exit codes (see `ExitCode`). */
 export const exitCodes: ReadonlyArray<readonly [code: number, meaning: string]> = [
-  [0, "completed"],
+  [0, "completed (gcx serve and gcx runner: also stopped by SIGTERM, after a clean shutdown)"],
   [1, "unexpected failure inside gcx (a bug)"],
   [2, "usage or configuration: bad flags or GCX_* variables, refused credentials, invalid card input, a refused --out"],
   [3, "card outcome: the card was refused"],

@@ -57,8 +57,11 @@ export const console = (base: Console.Console, settings: Settings): Console.Cons
   }
 }
 
-/** Whether this process was asked to stop (SIGINT or SIGTERM), as `watchShutdown` saw it. */
-let stopping = false
+/** The first signal that asked this process to stop (SIGINT or SIGTERM), as `watchShutdown` saw it. */
+let stopSignal: "SIGINT" | "SIGTERM" | undefined
+
+/** The first signal that asked this process to stop, if one has (`watchShutdown`). */
+export const stopAsked = (): "SIGINT" | "SIGTERM" | undefined => stopSignal
 
 /**
  * Notes when the process is asked to stop (SIGINT, SIGTERM), before the runtime interrupts the
@@ -67,7 +70,7 @@ let stopping = false
 export const watchShutdown = (): void => {
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.prependListener(signal, () => {
-      stopping = true
+      stopSignal ??= signal
     })
   }
 }
@@ -78,7 +81,7 @@ export const watchShutdown = (): void => {
  * and the cluster's warnings while the process runs, are shown as they are.
  */
 const isShutdownNoise = (options: Logger.Options<unknown>): boolean => {
-  if (!stopping || options.logLevel !== "Warn") return false
+  if (stopSignal === undefined || options.logLevel !== "Warn") return false
   const module = options.fiber.getRef(References.CurrentLogAnnotations)["module"]
   return typeof module === "string" && module.startsWith("effect/cluster/")
 }

@@ -97,7 +97,7 @@ export const run = (options: Flags) =>
       yield* Console.log(
         `gcx runner ${runnerAddress.host}:${runnerAddress.port} running durable quotes (Ctrl-C or SIGTERM to stop)`
       )
-      return yield* Effect.never
+      return yield* ExitCode.untilStopped
     }))
   }).pipe(
     Effect.catchTags({

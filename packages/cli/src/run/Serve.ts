@@ -36,7 +36,7 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Connection from "../Connection.js"
 import * as DurablePoller from "../DurablePoller.js"
-import { CliError, ExitCode } from "../ExitCode.js"
+import { CliError, ExitCode, untilStopped } from "../ExitCode.js"
 
 /** What `gcx serve` is given: its flags (`commands/Serve`). */
 export interface Flags {
@@ -98,7 +98,7 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
       ? address.path
       : `http://${NetAddress.formatHost(address)}:${address.port}`
     yield* Console.log(`gcx serve ${shown} (${where}; docs at ${shown}/docs; Ctrl-C or SIGTERM to stop)`)
-    return yield* Effect.never
+    return yield* untilStopped
   })).pipe(
     Effect.catchTags({
       ServeError: (error) => startFailure(ExitCode.Usage, `gcx serve could not listen: ${error.message}`),
