@@ -164,7 +164,10 @@ const snapshots = (dir: string) => {
  */
 const openStreams = (target: Target, count: number, snapshotDir: string | undefined) =>
   withClient(
-    ["streams", JSON.stringify({ target, card: { ...card, cardNumber: TestData.Cards.slow }, runId: "streams", count })],
+    [
+      "streams",
+      JSON.stringify({ target, card: { ...card, cardNumber: TestData.Cards.slow }, runId: "streams", count })
+    ],
     async (child) => {
       const gc = collector()
       const heap = snapshotDir === undefined ? undefined : snapshots(snapshotDir)
@@ -339,7 +342,9 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         },
         {
           measure: "CPU ms per quote of the gateway's process (gateway + engine; the callers' own process: " +
-            `${fmt(callersCpu, 2)}); baseline: in-process (+${fmt(gatewayOwnCpu, 2)} ms for the gateway, the median of the rounds' differences)`,
+            `${fmt(callersCpu, 2)}); baseline: in-process (+${
+              fmt(gatewayOwnCpu, 2)
+            } ms for the gateway, the median of the rounds' differences)`,
           gcx: fmt(gatewayCpu, 2),
           baseline: fmt(inProcessCpu, 2),
           ratio: fmt(cpuRatio, 2)

@@ -16,11 +16,16 @@ const servedUntil = (signal: NodeJS.Signals) =>
   Effect.acquireUseRelease(
     Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-serve-stop-"))),
     (directory) =>
-      interruptedGcx(["serve", "--embedded", "--port", "0"], {
-        GCX_DATA_KEY: CardCipher.generateKey(),
-        GCX_DATABASE_FILE: Path.join(directory, "gcx.db"),
-        GCX_SANDBOX_TIME_SCALE: "0.01"
-      }, /^gcx serve http:\/\/127\.0\.0\.1:\d+ /m, signal),
+      interruptedGcx(
+        ["serve", "--embedded", "--port", "0"],
+        {
+          GCX_DATA_KEY: CardCipher.generateKey(),
+          GCX_DATABASE_FILE: Path.join(directory, "gcx.db"),
+          GCX_SANDBOX_TIME_SCALE: "0.01"
+        },
+        /^gcx serve http:\/\/127\.0\.0\.1:\d+ /m,
+        signal
+      ),
     (directory) => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true }))
   )
 
