@@ -115,11 +115,19 @@ export const spawn = (label: string, script: string, args: ReadonlyArray<string>
     }
     child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)))
     Readline.createInterface({ input: child.stdout }).on("line", (line) => {
-      if (line.startsWith(resultPrefix)) waiting.shift()?.resolve(JSON.parse(line.slice(resultPrefix.length)))
+      if (!line.startsWith(resultPrefix)) return
+      let answer: unknown
+      try {
+        answer = JSON.parse(line.slice(resultPrefix.length))
+      } catch (error) {
+        return fail(new Error(`the ${label} side answered what is not JSON: ${String(error)}`))
+      }
+      waiting.shift()?.resolve(answer)
     })
     child.once("exit", (code, signal) => fail(new Error(`the ${label} side exited (${code ?? signal}): ${stderr}`)))
-    // a side that could not start, or a write to one that has exited (EPIPE): its exit, if any, says why
+    // a side that could not start, or could not be signalled
     child.on("error", (error) => fail(new Error(`the ${label} side failed: ${error.message}`)))
+    // a write to a side that has exited (EPIPE): its exit says why
     child.stdin.on("error", () => {})
     const signal = (name: NodeJS.Signals) => () => {
       if (failed === undefined) child.kill(name)

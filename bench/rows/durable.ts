@@ -267,7 +267,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         postgresQuotes,
         warmupRounds,
         rounds,
-        statistic: "medians of the rounds; CPU ratios: median of the per-round ratios",
+        statistic: "medians of the rounds; CPU (runner + server): median of the rounds' sums; CPU ratios: " +
+          "median of the per-round ratios",
         order: "in-process, embedded, floor, PostgreSQL, floor on PostgreSQL, plain socket, TLS socket; " +
           "then the reverse, alternating",
         processes: "each side in a process of its own (rows/durable-side.ts), pinned to CPU 0 where taskset " +
@@ -282,6 +283,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         postgres: { ...figures(postgres, postgres.latency), transactionsPerQuote },
         engineFloorPostgres: figures(floorPostgres),
         rounds: Object.fromEntries(sideNames.map((side) => [side, runs[side].map((run) => figures(run))])),
+        // the table's CPU column: each side's process plus the database server's, the median of the rounds' sums
+        cpuMillisPerQuote: Object.fromEntries(sideNames.map((side) => [side, round(medianCpu(side), 3)])),
         sqliteCpuOverFloor: sqliteRatio,
         postgresCpuOverFloor: postgresRatio,
         postgresServerCpuCounted: serverKnown,

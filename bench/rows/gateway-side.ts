@@ -46,12 +46,14 @@ export const card: CardInput = {
 const main = () => {
   const options = JSON.parse(process.argv[2]!) as GatewaySideOptions
   const runtime = ManagedRuntime.make(GatewayDeployment.layer(options))
-  const target = runtime.runPromise(
-    Effect.map(
-      GatewayDeployment.createCaller("bench"),
-      (caller): Target => ({ baseUrl: GatewayDeployment.baseUrl(options.port), key: caller.key })
+  // built at the first `target` (a deployment that fails to start fails that command, in order)
+  const target = () =>
+    runtime.runPromise(
+      Effect.map(
+        GatewayDeployment.createCaller("bench"),
+        (caller): Target => ({ baseUrl: GatewayDeployment.baseUrl(options.port), key: caller.key })
+      )
     )
-  )
   const execute = Effect.flatMap(DurableQuotes.DurableQuotes, (durable) => durable.execute(card))
   const run = (quotes: number) =>
     runtime.runPromise(Effect.map(
@@ -64,7 +66,7 @@ const main = () => {
     const [command, count] = line.split(" ")
     switch (command) {
       case "target":
-        return target
+        return target()
       case "run":
         return measureRun(() => run(Number(count)))
       case "cpu":

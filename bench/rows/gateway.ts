@@ -2,24 +2,29 @@
  * Row 9, `gcx serve`: what the HTTP gateway costs over the durable engine it
  * serves, and what an open event stream holds.
  *
- * One embedded deployment in this process (`internal/gatewayDeployment.ts`:
- * `Gateway.layer` over `Embedded.layerQuotes`, SQLite in a temporary file, no
- * webhook endpoint), one sandbox in its own process. Two sides on that same
- * deployment, in alternating rounds, same quotes, same concurrency, the
- * instant card:
- * - in-process: `DurableQuotes.execute` called in this process;
+ * One embedded deployment in a process of its own (`gateway-side.ts`, which
+ * composes `internal/gatewayDeployment.ts`: `Gateway.layer` over
+ * `Embedded.layerQuotes`, SQLite in a temporary file, no webhook endpoint),
+ * pinned to CPU 0; one sandbox in its own process and each run's callers, on
+ * CPU 1. Two sides on that same deployment, same quotes, same concurrency,
+ * the instant card:
+ * - in-process: `DurableQuotes.execute` called in the deployment's process;
  * - through the gateway: callers in a child process of their own
  *   (`gateway-client.ts`, plain `fetch`): `POST /v1/quotes` with an
  *   `Idempotency-Key`, then the quote's server-sent events
  *   (`GET /v1/quotes/{id}/events`) read to the terminal event: the outcome
  *   by the SSE stream, not by polling.
- * Throughput is each side's quotes/s (goal: the gateway ≥ 0.8 of in-process).
- * CPU is this process's (the gateway and the engine; the callers' CPU is
+ * Warm-up rounds, then measured rounds, the two sides next to each other in
+ * alternating order. Throughput is each side's quotes/s (goal: the gateway
+ * ≥ 0.8 of in-process, the median of the rounds' ratios). CPU is the
+ * deployment's process's (the gateway and the engine; the callers' CPU is
  * their own process's, reported apart): the gateway's CPU per quote is the
- * gateway side's minus the in-process side's.
+ * gateway side's minus the in-process side's, the median of the rounds'
+ * differences. A quote that fails ends the row: its figures would measure
+ * failures.
  *
- * Open streams, on a second deployment of their own (so that the readings
- * hold nothing the first left behind): `streams` quotes on the slow card (pending for 10 minutes:
+ * Open streams, on a second deployment of their own in this process (whose
+ * heap is the one measured): `streams` quotes on the slow card (pending for 10 minutes:
  * the sandbox runs at timeScale 20, which leaves the instant card instant),
  * then one event stream per quote held open by the child; this process's
  * heap and RSS after full collections, before and with every stream open
@@ -67,7 +72,14 @@ const withClient = <A>(
 ) =>
   Effect.acquireUseRelease(
     Effect.sync(() => Child.interactive("gateway client", client, args, cpu)),
-    (child) => Effect.tryPromise({ try: () => use(child), catch: (error) => error as Error }),
+    (child) =>
+      Effect.tryPromise({ try: () => use(child), catch: (error) => error as Error }).pipe(
+        // a deployment that stops answering ends the row rather than hanging it
+        Effect.timeoutOrElse({
+          duration: "10 minutes",
+          orElse: () => Effect.fail(new Error("the gateway client did not finish within 10 minutes"))
+        })
+      ),
     (child) => Effect.promise(() => child.stop())
   )
 
@@ -237,7 +249,9 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       const gateway: Array<GatewayRun> = []
       for (let round = 0; round < warmupRounds + rounds; round++) {
         const measured = round >= warmupRounds
-        const label = measured ? `round ${round - warmupRounds + 1} of ${rounds}` : "warm-up"
+        const label = measured
+          ? `round ${round - warmupRounds + 1} of ${rounds}`
+          : `warm-up ${round + 1}/${warmupRounds}`
         // the two sides next to each other, in alternating order: neither always runs on the fuller database
         const order = round % 2 === 0 ? ["inProcess", "gateway"] as const : ["gateway", "inProcess"] as const
         for (const which of order) {
@@ -254,6 +268,11 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       }
       return { inProcess, gateway }
     }).pipe(Effect.scoped)
+    // a side whose quotes failed measures its failures, not the gateway: no figure from it
+    for (const [side, runs] of [["in-process", inProcess], ["gateway", gateway]] as const) {
+      const failed = runs.reduce((sum, run) => sum + run.failures, 0)
+      if (failed > 0) return yield* Effect.die(new Error(`gateway ${side}: ${failed} quotes failed`))
+    }
 
     /** A deployment of its own in this process, on a new database file and a free port, for the life of `use`. */
     const deployed = <A, E, R>(
@@ -334,7 +353,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       lines: [
         {
           measure: `quotes/s through the gateway (POST + SSE to the outcome; ${fmt(quotes)} quotes, concurrency ` +
-            `${concurrency}, instant card, median of ${rounds}); baseline: DurableQuotes.execute in-process`,
+            `${concurrency}, instant card, medians of ${rounds} rounds; ratio: median of the rounds'); baseline: ` +
+            "DurableQuotes.execute in-process",
           gcx: fmt(gatewayQps),
           baseline: fmt(inProcessQps),
           ratio: fmt(throughputRatio, 2),

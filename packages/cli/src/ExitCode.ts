@@ -231,26 +231,27 @@ export const report = <R>(
     }
   })
 
-/** Whether the command has started serving until it is stopped (`untilStopped`). */
+/** Whether the command runs until it is stopped (`untilStopped`). */
 let serving = false
 
 /**
- * What a command that runs until stopped (`gcx serve`, `gcx runner`) waits
- * on once it serves. A stop asked by SIGTERM, as systemd, Kubernetes or
- * Docker ask it, is then the command's normal end: once its shutdown has run
- * without a failure, the process exits 0 (`teardown`), which a process
- * manager counts as a clean stop (it counts 130 as a failure). Ctrl+C
- * (SIGINT) still exits 130.
+ * Marks `command` as one that runs until stopped (`gcx serve`, `gcx runner`),
+ * from its start. A stop asked by SIGTERM, as systemd, Kubernetes or Docker
+ * ask it, is then the command's normal end, even while it starts: once its
+ * shutdown has run without a failure, the process exits 0 (`teardown`),
+ * which a process manager counts as a clean stop (it counts 130 as a
+ * failure). Ctrl+C (SIGINT) still exits 130.
  */
-export const untilStopped: Effect.Effect<never> = Effect.suspend(() => {
-  serving = true
-  return Effect.never
-})
+export const untilStopped = <A, E, R>(command: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    serving = true
+    return command
+  })
 
 /**
  * The teardown for `NodeRuntime.runMain` of a program that returns its exit
  * code: that code; when interrupted, 130, or 0 for a command stopped by
- * SIGTERM while it served (`untilStopped`); 1 for anything else.
+ * SIGTERM that runs until stopped (`untilStopped`); 1 for anything else.
  */
 export const teardown: Runtime.Teardown = (exit, onExit) =>
   onExit(

@@ -58,63 +58,65 @@ const security = (insecureLoopback: boolean, listen: { readonly host: string }) 
  * before it reaches the database.
  */
 export const run = (options: Flags) =>
-  Effect.gen(function*() {
-    const listen = yield* Option.match(options.listen, {
-      onNone: () => Effect.succeed(undefined),
-      onSome: (value) =>
-        Result.match(Runner.parseRunnerAddress(value), {
-          onFailure: () => Effect.fail(usage(`--listen must be host:port, got '${Text.safe(value.slice(0, 80))}'`)),
-          onSuccess: Effect.succeed
-        })
-    })
-    const advertised = yield* Config.option(Runner.runnerAddressConfig("GCX_RUNNER_ADDRESS"))
-    const runnerAddress = Option.getOrUndefined(advertised) ?? listen
-    if (runnerAddress === undefined) {
-      return yield* Effect.fail(
-        usage(
-          "GCX_RUNNER_ADDRESS is not set: set it, or --listen, to the host:port the other nodes reach this runner at"
-        )
-      )
-    }
-    const cluster = yield* security(options.insecureLoopback, listen ?? runnerAddress)
-    const limits = yield* ClusterSecurity.limitsConfig
-    const databaseUrl = yield* Runner.databaseUrlConfig
-    yield* Effect.scoped(Effect.gen(function*() {
-      // built first, so that missing settings or a bad key fail before any connection to the database
-      const services = yield* Layer.build(
-        Layer.merge(CardCipher.layerConfig(), Connection.layer(options.connection, "none"))
-      )
-      yield* Layer.build(
-        Runner.layerQuotes(
-          { databaseUrl, runnerAddress, listenAddress: listen, security: cluster, limits },
-          undefined,
-          // every runner: the cluster may run a gateway quote's webhook delivery on any of them
-          WebhookDelivery.layerNode()
-        ).pipe(
-          Layer.provide(Layer.succeedContext(services))
-        )
-      )
-      yield* Console.log(
-        `gcx runner ${runnerAddress.host}:${runnerAddress.port} running durable quotes (Ctrl-C or SIGTERM to stop)`
-      )
-      return yield* ExitCode.untilStopped
-    }))
-  }).pipe(
-    Effect.catchTags({
-      DatabaseUnreachable: (error) =>
-        Effect.fail(new ExitCode.CliError({ code: ExitCode.ExitCode.ServiceFailure, message: error.message })),
-      SocketServerError: (error) =>
-        Effect.fail(
-          new ExitCode.CliError({
-            code: ExitCode.ExitCode.Usage,
-            message: `the runner could not listen: ${error.message}`
+  ExitCode.untilStopped(
+    Effect.gen(function*() {
+      const listen = yield* Option.match(options.listen, {
+        onNone: () => Effect.succeed(undefined),
+        onSome: (value) =>
+          Result.match(Runner.parseRunnerAddress(value), {
+            onFailure: () => Effect.fail(usage(`--listen must be host:port, got '${Text.safe(value.slice(0, 80))}'`)),
+            onSuccess: Effect.succeed
           })
-        ),
-      SqlError: (error) =>
-        Effect.fail(
-          new ExitCode.CliError({ code: ExitCode.ExitCode.ServiceFailure, message: `database: ${error.message}` })
+      })
+      const advertised = yield* Config.option(Runner.runnerAddressConfig("GCX_RUNNER_ADDRESS"))
+      const runnerAddress = Option.getOrUndefined(advertised) ?? listen
+      if (runnerAddress === undefined) {
+        return yield* Effect.fail(
+          usage(
+            "GCX_RUNNER_ADDRESS is not set: set it, or --listen, to the host:port the other nodes reach this runner at"
+          )
         )
-    })
+      }
+      const cluster = yield* security(options.insecureLoopback, listen ?? runnerAddress)
+      const limits = yield* ClusterSecurity.limitsConfig
+      const databaseUrl = yield* Runner.databaseUrlConfig
+      yield* Effect.scoped(Effect.gen(function*() {
+        // built first, so that missing settings or a bad key fail before any connection to the database
+        const services = yield* Layer.build(
+          Layer.merge(CardCipher.layerConfig(), Connection.layer(options.connection, "none"))
+        )
+        yield* Layer.build(
+          Runner.layerQuotes(
+            { databaseUrl, runnerAddress, listenAddress: listen, security: cluster, limits },
+            undefined,
+            // every runner: the cluster may run a gateway quote's webhook delivery on any of them
+            WebhookDelivery.layerNode()
+          ).pipe(
+            Layer.provide(Layer.succeedContext(services))
+          )
+        )
+        yield* Console.log(
+          `gcx runner ${runnerAddress.host}:${runnerAddress.port} running durable quotes (Ctrl-C or SIGTERM to stop)`
+        )
+        return yield* Effect.never
+      }))
+    }).pipe(
+      Effect.catchTags({
+        DatabaseUnreachable: (error) =>
+          Effect.fail(new ExitCode.CliError({ code: ExitCode.ExitCode.ServiceFailure, message: error.message })),
+        SocketServerError: (error) =>
+          Effect.fail(
+            new ExitCode.CliError({
+              code: ExitCode.ExitCode.Usage,
+              message: `the runner could not listen: ${error.message}`
+            })
+          ),
+        SqlError: (error) =>
+          Effect.fail(
+            new ExitCode.CliError({ code: ExitCode.ExitCode.ServiceFailure, message: `database: ${error.message}` })
+          )
+      })
+    )
   )
 
 /** The `runner` command's handler (`commands/Runner`). */

@@ -66,46 +66,48 @@ const startFailure = (code: ExitCode, message: string) => Effect.fail(new CliErr
  * and the exchange client of the flags, until interrupted.
  */
 export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
-  Effect.scoped(Effect.gen(function*() {
-    const url = yield* DurablePoller.databaseUrl
-    const port = Option.isSome(flags.port) ? flags.port.value : yield* Gateway.portConfig
-    // built first, so that missing settings or a bad key fail before any connection to the database
-    const base = yield* Layer.build(
-      Layer.merge(CardCipher.layerConfig(), Connection.layer(flags.connection, "none"))
-    )
-    const filename = yield* DurablePoller.databaseFile
-    // embedded, the keys are in a file of their own, shared with `gcx serve keys` (one layer: one cache, one connection)
-    const keys: Keys = Option.isSome(url) ? ApiKeys.layer : ApiKeys.layerFile(yield* ApiKeys.fileConfig(filename))
-    const quotes: Layer.Layer<
-      DurableQuotes.DurableQuotes | SqlClient.SqlClient,
-      Config.ConfigError | SqlError.SqlError | QuoteJournal.JournalError,
-      CardCipher.CardCipher | ExchangeClient.ExchangeClient
-    > = Option.isSome(url)
-      ? DurableQuotes.layer().pipe(Layer.provideMerge(DurablePoller.clientDeployment(url.value)))
-      : Embedded.layerQuotes({ filename }, WebhookDelivery.layerNode({}, keys))
-    const where = Option.isSome(url)
-      ? `client-only on the runners of ${DurablePoller.where(url.value)}`
-      : `embedded on ${filename}`
-    const context = yield* Layer.build(
-      Gateway.layerConfig({ port, host: Option.getOrUndefined(flags.host) }).pipe(
-        Layer.provideMerge(services ?? callers(keys)),
-        Layer.provideMerge(quotes),
-        Layer.provide(Layer.succeedContext(base))
+  untilStopped(
+    Effect.scoped(Effect.gen(function*() {
+      const url = yield* DurablePoller.databaseUrl
+      const port = Option.isSome(flags.port) ? flags.port.value : yield* Gateway.portConfig
+      // built first, so that missing settings or a bad key fail before any connection to the database
+      const base = yield* Layer.build(
+        Layer.merge(CardCipher.layerConfig(), Connection.layer(flags.connection, "none"))
       )
+      const filename = yield* DurablePoller.databaseFile
+      // embedded, the keys are in a file of their own, shared with `gcx serve keys` (one layer: one cache, one connection)
+      const keys: Keys = Option.isSome(url) ? ApiKeys.layer : ApiKeys.layerFile(yield* ApiKeys.fileConfig(filename))
+      const quotes: Layer.Layer<
+        DurableQuotes.DurableQuotes | SqlClient.SqlClient,
+        Config.ConfigError | SqlError.SqlError | QuoteJournal.JournalError,
+        CardCipher.CardCipher | ExchangeClient.ExchangeClient
+      > = Option.isSome(url)
+        ? DurableQuotes.layer().pipe(Layer.provideMerge(DurablePoller.clientDeployment(url.value)))
+        : Embedded.layerQuotes({ filename }, WebhookDelivery.layerNode({}, keys))
+      const where = Option.isSome(url)
+        ? `client-only on the runners of ${DurablePoller.where(url.value)}`
+        : `embedded on ${filename}`
+      const context = yield* Layer.build(
+        Gateway.layerConfig({ port, host: Option.getOrUndefined(flags.host) }).pipe(
+          Layer.provideMerge(services ?? callers(keys)),
+          Layer.provideMerge(quotes),
+          Layer.provide(Layer.succeedContext(base))
+        )
+      )
+      const address = Context.get(context, HttpServer.HttpServer).address
+      const shown = address._tag === "UnixPathAddress"
+        ? address.path
+        : `http://${NetAddress.formatHost(address)}:${address.port}`
+      yield* Console.log(`gcx serve ${shown} (${where}; docs at ${shown}/docs; Ctrl-C or SIGTERM to stop)`)
+      return yield* Effect.never
+    })).pipe(
+      Effect.catchTags({
+        ServeError: (error) => startFailure(ExitCode.Usage, `gcx serve could not listen: ${error.message}`),
+        SqlError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
+        JournalError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
+        UnknownDataKey: (error) => startFailure(ExitCode.Usage, `gcx serve: ${error.message}`)
+      })
     )
-    const address = Context.get(context, HttpServer.HttpServer).address
-    const shown = address._tag === "UnixPathAddress"
-      ? address.path
-      : `http://${NetAddress.formatHost(address)}:${address.port}`
-    yield* Console.log(`gcx serve ${shown} (${where}; docs at ${shown}/docs; Ctrl-C or SIGTERM to stop)`)
-    return yield* untilStopped
-  })).pipe(
-    Effect.catchTags({
-      ServeError: (error) => startFailure(ExitCode.Usage, `gcx serve could not listen: ${error.message}`),
-      SqlError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
-      JournalError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
-      UnknownDataKey: (error) => startFailure(ExitCode.Usage, `gcx serve: ${error.message}`)
-    })
   )
 
 /** The `serve` command's handler (`commands/Serve`). */
