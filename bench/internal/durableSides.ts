@@ -23,6 +23,7 @@ import * as Admin from "./Admin.js"
 import * as Cpu from "./cpu.js"
 import { clientOptions } from "./gcx.js"
 import type { Endpoint } from "./SandboxProcess.js"
+import * as SideProcess from "./sideProcess.js"
 import { percentile, round } from "./stats.js"
 
 /** What one measured run of one side gives. */
@@ -57,9 +58,7 @@ export const measure = <E, R>(
     const serverBefore = serverCpu()
     const cpuBefore = Cpu.selfMillis()
     const started = performance.now()
-    const outcomes = yield* Effect.forEach(Array.from({ length: quotes }), () => Effect.result(call()), {
-      concurrency
-    })
+    const failures = yield* failuresOf(quotes, concurrency, call)
     const wallMillis = performance.now() - started
     const cpuMillis = Cpu.selfMillis() - cpuBefore
     const serverAfter = serverCpu()
@@ -70,10 +69,47 @@ export const measure = <E, R>(
       serverCpuMillisPerQuote: serverBefore === undefined || serverAfter === undefined
         ? undefined
         : (serverAfter - serverBefore) / quotes,
-      failures: outcomes.filter(Result.isFailure).length,
+      failures,
       createQuoteRequests: journal.requests.createQuote
     }
   })
+
+/**
+ * One measured run of `count` quotes in a side's process (`run <count>`, `internal/sideProcess.ts`),
+ * on a reset sandbox: the side's figures per quote, the database server's CPU when `serverCpu` reads
+ * it, and the `createQuote` requests the sandbox saw.
+ */
+export const sideRun = (
+  endpoint: Endpoint,
+  side: SideProcess.SideProcess,
+  count: number,
+  serverCpu: () => number | undefined = () => undefined
+): Effect.Effect<Run> =>
+  Effect.gen(function*() {
+    yield* Effect.promise(() => Admin.reset(endpoint))
+    const serverBefore = serverCpu()
+    const measured = yield* Effect.promise(() => side.send<SideProcess.SideRun>(`run ${count}`))
+    const serverAfter = serverCpu()
+    const journal = yield* Effect.promise(() => Admin.journal(endpoint))
+    return {
+      ...SideProcess.perQuote(measured, count, serverBefore, serverAfter),
+      createQuoteRequests: journal.requests.createQuote
+    }
+  })
+
+/**
+ * `quotes` calls of `call`, `concurrency` at a time: how many failed. What a side's `run` command
+ * measures (`rows/durable-side.ts`, `rows/gateway-side.ts`).
+ */
+export const failuresOf = <E, R>(
+  quotes: number,
+  concurrency: number,
+  call: () => Effect.Effect<unknown, E, R>
+): Effect.Effect<number, never, R> =>
+  Effect.map(
+    Effect.forEach(Array.from({ length: quotes }), () => Effect.result(call()), { concurrency }),
+    (outcomes) => outcomes.filter(Result.isFailure).length
+  )
 
 /** `count` quotes one at a time: the time to each outcome, p50 and p95 in ms. */
 export const latency = <E, R>(

@@ -21,9 +21,9 @@ import * as path from "node:path"
 import * as PgTest from "../../packages/workflow/test/utils/postgres.js"
 import * as Child from "../internal/child.js"
 import * as GatewayDeployment from "../internal/gatewayDeployment.js"
+import { instantCard as card } from "../internal/gcx.js"
 import { inBench } from "../internal/paths.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
-import { card } from "../rows/gateway-side.js"
 import { profiled } from "./profiled.js"
 
 const args = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))

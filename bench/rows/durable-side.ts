@@ -28,7 +28,7 @@ import * as Result from "effect/Result"
 import * as BenchCertificates from "../../packages/workflow/test/utils/certificates.js"
 import * as EngineFloor from "../../packages/workflow/test/utils/engine-floor.js"
 import type { Latency } from "../internal/durableSides.js"
-import { floorOnPostgres, latency, runnerDependencies } from "../internal/durableSides.js"
+import { failuresOf, floorOnPostgres, latency, runnerDependencies } from "../internal/durableSides.js"
 import { instantCard, pollerLayer } from "../internal/gcx.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
 import { measureRun, serve } from "../internal/sideProcess.js"
@@ -73,11 +73,7 @@ const deploy = <R>(
 ): Deployment => {
   const runtime = ManagedRuntime.make(layer)
   return {
-    run: (quotes) =>
-      runtime.runPromise(Effect.map(
-        Effect.forEach(Array.from({ length: quotes }), () => Effect.result(call()), { concurrency }),
-        (outcomes) => outcomes.filter(Result.isFailure).length
-      )),
+    run: (quotes) => runtime.runPromise(failuresOf(quotes, concurrency, call)),
     latency: (count) => runtime.runPromise(latency(count, call)),
     close: () => runtime.dispose()
   }

@@ -39,10 +39,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as PgTest from "../../packages/workflow/test/utils/postgres.js"
-import * as Admin from "../internal/Admin.js"
 import * as Affinity from "../internal/affinity.js"
 import type { Latency, Run } from "../internal/durableSides.js"
-import { committed, cpuOf, figures } from "../internal/durableSides.js"
+import { committed, cpuOf, figures, sideRun } from "../internal/durableSides.js"
 import { inBench } from "../internal/paths.js"
 import * as PostgresCpu from "../internal/postgresCpu.js"
 import type { RowContext, RowResult } from "../internal/report.js"
@@ -147,20 +146,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       )
     /** One run of `side`: its process's CPU, and the server's on PostgreSQL. */
     const runOnce = (side: Side) =>
-      Effect.gen(function*() {
-        const count = quotesOf(side)
-        yield* Effect.promise(() => Admin.reset(endpoint))
-        const server = onPostgres(side) ? serverCpu : () => undefined
-        const serverBefore = server()
-        const measured = yield* Effect.promise(() => sides[side].send<SideProcess.SideRun>(`run ${count}`))
-        const serverAfter = server()
-        const journal = yield* Effect.promise(() => Admin.journal(endpoint))
-        const run: Run = {
-          ...SideProcess.perQuote(measured, count, serverBefore, serverAfter),
-          createQuoteRequests: journal.requests.createQuote
-        }
-        return run
-      })
+      sideRun(endpoint, sides[side], quotesOf(side), onPostgres(side) ? serverCpu : undefined)
     const sideNames = Object.keys(sides) as ReadonlyArray<Side>
     for (let round = 0; round < warmupRounds; round++) {
       context.log(`durable: warm-up ${round + 1}/${warmupRounds}`)

@@ -16,14 +16,14 @@
  *
  * Usage: node --import tsx bench/rows/gateway-side.ts <options json>
  */
-import { TestData } from "@gcx/sandbox"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Result from "effect/Result"
 import * as Cpu from "../internal/cpu.js"
+import { failuresOf } from "../internal/durableSides.js"
 import * as GatewayDeployment from "../internal/gatewayDeployment.js"
-import type { CardInput, Target } from "../internal/gatewayHttp.js"
+import type { Target } from "../internal/gatewayHttp.js"
+import { instantCard } from "../internal/gcx.js"
 import type { Endpoint } from "../internal/SandboxProcess.js"
 import { measureRun, serve } from "../internal/sideProcess.js"
 
@@ -34,13 +34,6 @@ export interface GatewaySideOptions {
   readonly port: number
   readonly dataKey: string
   readonly concurrency: number
-}
-
-/** The card both sides quote: the instant one. */
-export const card: CardInput = {
-  cardNumber: TestData.Cards.instant,
-  pinNumber: TestData.pin,
-  productLineId: TestData.defaultProductLineId
 }
 
 const main = () => {
@@ -54,14 +47,8 @@ const main = () => {
         (caller): Target => ({ baseUrl: GatewayDeployment.baseUrl(options.port), key: caller.key })
       )
     )
-  const execute = Effect.flatMap(DurableQuotes.DurableQuotes, (durable) => durable.execute(card))
-  const run = (quotes: number) =>
-    runtime.runPromise(Effect.map(
-      Effect.forEach(Array.from({ length: quotes }), () => Effect.result(execute), {
-        concurrency: options.concurrency
-      }),
-      (outcomes) => outcomes.filter(Result.isFailure).length
-    ))
+  const execute = () => Effect.flatMap(DurableQuotes.DurableQuotes, (durable) => durable.execute(instantCard))
+  const run = (quotes: number) => runtime.runPromise(failuresOf(quotes, options.concurrency, execute))
   serve(async (line) => {
     const [command, count] = line.split(" ")
     switch (command) {

@@ -45,9 +45,10 @@ import * as Admin from "../internal/Admin.js"
 import * as Affinity from "../internal/affinity.js"
 import * as Child from "../internal/child.js"
 import type { Run } from "../internal/durableSides.js"
-import { cpuOf, figures } from "../internal/durableSides.js"
+import { cpuOf, figures, sideRun } from "../internal/durableSides.js"
 import * as GatewayDeployment from "../internal/gatewayDeployment.js"
 import type { Target } from "../internal/gatewayHttp.js"
+import { instantCard } from "../internal/gcx.js"
 import * as HeapDiff from "../internal/heapDiff.js"
 import { inBench } from "../internal/paths.js"
 import type { RowContext, RowResult } from "../internal/report.js"
@@ -58,7 +59,6 @@ import * as SideProcess from "../internal/sideProcess.js"
 import { median, round } from "../internal/stats.js"
 import type { LoadResult, LoadSettings, StreamsResult } from "./gateway-client.js"
 import type { GatewaySideOptions } from "./gateway-side.js"
-import { card } from "./gateway-side.js"
 
 const client = inBench("rows", "gateway-client.ts")
 
@@ -82,19 +82,6 @@ const withClient = <A>(
       ),
     (child) => Effect.promise(() => child.stop())
   )
-
-/** One measured run of `side`'s quotes through `DurableQuotes.execute`, in its process. */
-const inProcessRun = (endpoint: Endpoint, side: SideProcess.SideProcess, quotes: number) =>
-  Effect.gen(function*() {
-    yield* Effect.promise(() => Admin.reset(endpoint))
-    const measured = yield* Effect.promise(() => side.send<SideProcess.SideRun>(`run ${quotes}`))
-    const journal = yield* Effect.promise(() => Admin.journal(endpoint))
-    const run: Run = {
-      ...SideProcess.perQuote(measured, quotes, undefined, undefined),
-      createQuoteRequests: journal.requests.createQuote
-    }
-    return run
-  })
 
 /**
  * One measured run through `side`'s gateway: a child's callers (on CPU `cpu`), and the side's CPU
@@ -178,7 +165,7 @@ const openStreams = (target: Target, count: number, snapshotDir: string | undefi
   withClient(
     [
       "streams",
-      JSON.stringify({ target, card: { ...card, cardNumber: TestData.Cards.slow }, runId: "streams", count })
+      JSON.stringify({ target, card: { ...instantCard, cardNumber: TestData.Cards.slow }, runId: "streams", count })
     ],
     async (child) => {
       const gc = collector()
@@ -244,7 +231,12 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       )
       const target = yield* Effect.promise(() => side.send<Target>("target"))
       const throughGateway = (runId: string) =>
-        gatewayRun(endpoint, side, { target, card, runId, warmup, quotes, concurrency }, pinned ? 1 : undefined)
+        gatewayRun(
+          endpoint,
+          side,
+          { target, card: instantCard, runId, warmup, quotes, concurrency },
+          pinned ? 1 : undefined
+        )
       const inProcess: Array<Run> = []
       const gateway: Array<GatewayRun> = []
       for (let round = 0; round < warmupRounds + rounds; round++) {
@@ -257,7 +249,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         for (const which of order) {
           if (which === "inProcess") {
             context.log(`gateway: ${label}, in-process DurableQuotes.execute`)
-            const run = yield* inProcessRun(endpoint, side, quotes)
+            const run = yield* sideRun(endpoint, side, quotes)
             if (measured) inProcess.push(run)
           } else {
             context.log(`gateway: ${label}, through the gateway (POST, then the SSE stream)`)
