@@ -1,11 +1,12 @@
 /**
  * The server-sent events of a quote (`GET /v1/quotes/{id}/events`): its
- * events from the event log (`EventLog.follow`), each as
+ * events from the event log (`EventLog.read`, then its `cursor`), each as
  * `id: <seq>\nevent: <tag>\ndata: <JSON>\n\n` (`effect/encoding/Sse`'s
  * encoder), the JSON without card data, a `: keep-alive` comment every 15 s,
  * and the end of the response after the terminal event. A client that lost
  * the stream sends the last id it received (`Last-Event-ID`) and gets what
- * follows it: no gap, no repeat. When the gateway shuts down, its open streams
+ * follows it: no gap, no repeat. A quote that has ended is answered whole, at
+ * once, with its length. When the gateway shuts down, its open streams
  * send what is recorded and end: their clients resume the same way, on a
  * gateway that is running.
  */
@@ -23,6 +24,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as GatewayErrors from "./GatewayErrors.js"
 import * as Drain from "./internal/drain.js"
 import * as QuoteView from "./QuoteView.js"
 
@@ -31,6 +33,9 @@ export const keepAliveInterval = Duration.seconds(15)
 
 /** The comment sent every `keepAliveInterval`. */
 export const keepAlive = ": keep-alive\n\n"
+
+/** The media type of the event stream. */
+const contentType = "text/event-stream"
 
 /** The headers of the event stream. */
 export const headers = {
@@ -145,44 +150,68 @@ export const wakeAll = (log: EventLog.Service): void => {
 const encoder = new TextEncoder()
 const keepAliveBytes: Arr.NonEmptyReadonlyArray<Uint8Array> = [encoder.encode(keepAlive)]
 
+/** The messages of `entries` as one body. */
+const messages = (entries: ReadonlyArray<EventLog.Entry>): string => entries.map(message).join("")
+
+/**
+ * The followed part of a response: the events after `afterSeq` as they are
+ * recorded, until the terminal one. The body is one pull on the log's cursor
+ * (`EventLog.cursor`), which the shared keep-alive ticker wakes: no fiber of
+ * its own, and no stream combinator, per open stream. A database failure ends
+ * it early, with a log; so does the gateway's shutdown (`internal/drain.ts`):
+ * the client resumes with `Last-Event-ID`.
+ */
+const follow = (log: EventLog.Service, requestId: string, afterSeq: number) =>
+  Stream.unwrap(Effect.gen(function*() {
+    const cursor = yield* log.cursor(requestId, afterSeq)
+    yield* keepAliveOf(log, cursor.wake)
+    // the gateway shuts down (`wakeAll` wakes the open streams): one more read, then the end
+    const drain = yield* Drain.Draining
+    if (drain.draining()) cursor.wake()
+    let drained = false
+    return Stream.fromPull(Effect.succeed(
+      Effect.suspend(() => drained ? Effect.undefined : cursor.next).pipe(
+        Effect.catchCause((cause) =>
+          Effect.as(
+            Effect.logWarning("a quote's event stream ended early", cause).pipe(Effect.annotateLogs({ requestId })),
+            undefined
+          )
+        ),
+        Effect.flatMap((entries) => {
+          drained = drain.draining()
+          if (entries === undefined || (drained && entries.length === 0)) return Cause.done()
+          return Effect.succeed(
+            Arr.isReadonlyArrayNonEmpty(entries) ? [encoder.encode(messages(entries))] : keepAliveBytes
+          )
+        })
+      )
+    ))
+  }))
+
 /**
  * The SSE response of quote `requestId`'s events after `lastEventId` (all of
  * them when none): those recorded, then each as it is recorded; it ends after
- * the terminal event. A database failure ends the response early, with a
- * log: the client resumes with `Last-Event-ID`; so does it when the gateway
- * shuts down (`internal/drain.ts`). The body is one pull on the
- * log's cursor (`EventLog.cursor`), which the shared keep-alive ticker wakes:
- * no fiber of its own, and no stream combinator, per open stream.
+ * the terminal event. The events recorded are read first: when they hold the
+ * terminal event (a stream opened, or resumed, after its quote ended), they
+ * are the whole response, written at once with its length, without a cursor,
+ * a watch or a stream; otherwise the response follows the quote (see
+ * `follow`, whose cursor reads them again: one indexed read more). A database
+ * failure at that first read is `Unavailable` (503, before any event),
+ * logged by its reason only.
  */
 export const response = (
   requestId: string,
   lastEventId: Option.Option<number>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, never, EventLog.EventLog> =>
-  Effect.map(EventLog.EventLog, (log) => {
-    const body = Stream.unwrap(Effect.gen(function*() {
-      const cursor = yield* log.cursor(requestId, Option.getOrElse(lastEventId, () => 0))
-      yield* keepAliveOf(log, cursor.wake)
-      // the gateway shuts down (`wakeAll` wakes the open streams): one more read, then the end
-      const drain = yield* Drain.Draining
-      if (drain.draining()) cursor.wake()
-      let drained = false
-      return Stream.fromPull(Effect.succeed(
-        Effect.suspend(() => drained ? Effect.undefined : cursor.next).pipe(
-          Effect.catchCause((cause) =>
-            Effect.as(
-              Effect.logWarning("a quote's event stream ended early", cause).pipe(Effect.annotateLogs({ requestId })),
-              undefined
-            )
-          ),
-          Effect.flatMap((entries) => {
-            drained = drain.draining()
-            if (entries === undefined || (drained && entries.length === 0)) return Cause.done()
-            return Effect.succeed(
-              Arr.isReadonlyArrayNonEmpty(entries) ? [encoder.encode(entries.map(message).join(""))] : keepAliveBytes
-            )
-          })
-        )
-      ))
-    }))
-    return HttpServerResponse.stream(body, { contentType: "text/event-stream", headers })
+): Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayErrors.Unavailable, EventLog.EventLog> =>
+  Effect.flatMap(EventLog.EventLog, (log) => {
+    const afterSeq = Option.getOrElse(lastEventId, () => 0)
+    return log.read(requestId, afterSeq).pipe(
+      Effect.map((entries) => {
+        const end = entries.findIndex((entry) => QuoteEvent.isTerminal(entry.event))
+        return end >= 0
+          ? HttpServerResponse.text(messages(entries.slice(0, end + 1)), { contentType, headers })
+          : HttpServerResponse.stream(follow(log, requestId, afterSeq), { contentType, headers })
+      }),
+      Effect.catchTag("SqlError", GatewayErrors.unavailableOn)
+    )
   })

@@ -15,7 +15,9 @@
  * | `internal` | 500 |
  * | `unavailable` | 503 |
  */
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type * as SqlError from "effect/sql/SqlError"
 
 /** The codes of the gateway's errors. */
 export const Code = Schema.Literals([
@@ -138,6 +140,13 @@ export const internal: Internal = new Internal({ error: { code: "internal", mess
 export const unavailable: Unavailable = new Unavailable({
   error: { code: "unavailable", message: "the gateway's database cannot be reached" }
 })
+
+/** A database failure as the 503: logged by its reason only (a database's message may quote a statement's values). */
+export const unavailableOn = (error: SqlError.SqlError): Effect.Effect<never, Unavailable> =>
+  Effect.andThen(
+    Effect.logWarning("gateway database failure").pipe(Effect.annotateLogs({ reason: error.reason._tag })),
+    Effect.fail(unavailable)
+  )
 
 /** The JSON text of an error body, for answers made outside the API (unknown routes, defects, 413). */
 export const bodyOf = (code: Code, message: string): string => JSON.stringify({ error: { code, message } })

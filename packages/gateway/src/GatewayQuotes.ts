@@ -19,7 +19,8 @@
  *   SQLite and PostgreSQL: a quote of another key is not found (404). A row is
  *   never changed nor deleted, so the owners this process wrote or read are
  *   remembered (the last `ownersCapacity`): the event stream that follows a
- *   POST checks its owner without a query.
+ *   POST checks its owner without a query. The rows of concurrent POSTs are
+ *   written together, one statement and one commit (`internal/owners.ts`).
  * - **Submit.** `DurableQuotes.submit` under the derived id: the same card is
  *   the same quote; another card, `RequestIdConflict` (409). The card is
  *   validated first (400, before any I/O), then the ownership row is written,
@@ -224,19 +225,14 @@ export const make = (dataKey: CardCipher.DataKey, previous?: CardCipher.DataKey)
         WHERE request_id = ${before} AND key_id = ${keyId}`.pipe(Effect.map((rows) => rows.length > 0 ? before : id))
     }
 
+    const record = Owners.recorder(sql)
     /** Records the caller's ownership of quote `id`; whether it was recorded before (a replayed POST). */
     const own = (id: string, keyId: string) =>
-      Effect.flatMap(
-        DateTime.now,
-        (now) =>
-          sql<{ readonly request_id: string }>`INSERT INTO ${sql(table)} (request_id, key_id, created_at)
-            VALUES (${id}, ${keyId}, ${DateTime.toEpochMillis(now)}) ON CONFLICT (request_id) DO NOTHING
-            RETURNING request_id`.pipe(Effect.map((rows) => {
-            if (rows.length === 0) return true
-            remember(id, keyId)
-            return false
-          }))
-      )
+      Effect.flatMap(DateTime.now, (now) =>
+        Effect.map(record(id, keyId, DateTime.toEpochMillis(now)), (replayed) => {
+          if (!replayed) remember(id, keyId)
+          return replayed
+        }))
 
     /** The answer of a POST: pending when new, else the quote's status from its events. */
     const accepted = (id: string, replayed: boolean) =>

@@ -9,14 +9,16 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { CardCipher, DurableQuotes, Embedded, EventLog } from "@gcx/workflow"
-import { Effect, Fiber, Layer, Option, Queue, Result, Schedule, Stream } from "effect"
+import { Effect, Fiber, Layer, Logger, Option, Queue, Result, Schedule, Stream } from "effect"
 import type { HttpBody } from "effect/http"
 import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { SqlError } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { randomBytes } from "node:crypto"
 import * as Http from "node:http"
 import * as Path from "node:path"
 import * as EventStream from "../src/EventStream.js"
+import * as GatewayErrors from "../src/GatewayErrors.js"
 import { tempDirectory } from "./utils/gateway.js"
 
 /** The route of the gateway's event stream, with the api's mapping of a bad `Last-Event-ID` to 400. */
@@ -152,6 +154,8 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.05 }), { excludeTestService
           expect(first.status).toBe(200)
           expect(first.headers.get("content-type")).toContain("text/event-stream")
           expect(first.headers.get("cache-control")).toBe("no-cache")
+          // a quote that runs is followed: the response is chunked
+          expect(first.headers.get("transfer-encoding")).toBe("chunked")
           expect(first.closed).toBe(false)
           // the quote is still running when the stream is dropped
           expect(first.messages.some((message) => message.event === "Completed")).toBe(false)
@@ -194,6 +198,14 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.05 }), { excludeTestService
           expect(replay.closed).toBe(true)
           expectWhole(replay.messages)
           expect(replay.text.endsWith("\n\n")).toBe(true)
+          // an ended quote is one answer, written at once with its length
+          expect(replay.headers.get("content-type")).toContain("text/event-stream")
+          expect(replay.headers.get("cache-control")).toBe("no-cache")
+          expect(replay.headers.get("transfer-encoding")).toBeNull()
+          expect(replay.headers.get("content-length")).toBe(String(Buffer.byteLength(replay.text)))
+          // resumed mid-way, it gives what follows, the terminal event last
+          const resumed = yield* receive(`${base}/v1/quotes/${done}/events`, { lastEventId: "1" })
+          expect(resumed.messages).toEqual(replay.messages.slice(1))
           const invalid = yield* durable.submit(card(TestData.Cards.invalid))
           const failed = yield* receive(`${base}/v1/quotes/${invalid}/events`)
           expectWhole(failed.messages)
@@ -242,6 +254,28 @@ describe("EventStream keep-alive", () => {
       const body = (response.body as HttpBody.Stream).stream
       return yield* body.pipe(Stream.decodeText, Stream.take(count), Stream.runCollect, Effect.forkChild)
     })
+
+  it.effect("a log that cannot be read answers 503 before any event, its reason logged without the quote's data", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const failing = Layer.succeed(EventLog.EventLog, {
+        read: () =>
+          Effect.fail(
+            new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error("SENTINEL-DB-MESSAGE") }) })
+          ),
+        follow: () => Stream.never,
+        cursor: () => Effect.die("not followed")
+      })
+      const error = yield* EventStream.response("quote-SENTINEL-ID", Option.none()).pipe(
+        Effect.flip,
+        Effect.provide(failing),
+        Effect.provide(Logger.layer([Logger.make((options) => lines.push(Logger.formatJson.log(options)))]))
+      )
+      expect(error).toBe(GatewayErrors.unavailable)
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toContain("ConnectionError")
+      expect(lines.join("\n")).not.toMatch(/SENTINEL/)
+    }))
 
   it.effect("an open stream with nothing to say sends `: keep-alive` every 15 s", () =>
     Effect.gen(function*() {

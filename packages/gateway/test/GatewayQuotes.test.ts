@@ -149,6 +149,64 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>) =>
         expect(rows.map((row) => row.key_id)).toEqual(["key_a"])
       }))
 
+    it.effect("concurrent POSTs are recorded together: each its caller's, one row per id, a failed write fails each", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* requestIdsTable
+        const submitted: Array<string> = []
+        let reads = 0
+        const counted = Layer.mergeAll(
+          standIns(submitted),
+          Layer.succeed(
+            EventLog.EventLog,
+            EventLog.EventLog.of({ read: () => Effect.sync(() => (reads++, [])) } as never)
+          )
+        )
+        const key = Result.getOrThrow(CardCipher.parseKey(dataKey))
+        const quotes = yield* Effect.provide(GatewayQuotes.make(key), counted, { local: true })
+        const input = yield* Effect.fromResult(
+          Card.validateResult({ cardNumber: "6006000000000001", pinNumber: "1234", productLineId: "1000" })
+        )
+        const callers = [apiKey("key_c"), apiKey("key_d")]
+        const posts = Array.from({ length: 40 }, (_, index) => ({ caller: callers[index % 2]!, key: `order-${index}` }))
+        // the same caller and Idempotency-Key twice at once: one quote, and the second is a replay
+        const twice = [{ caller: callers[0]!, key: "order-twice" }, { caller: callers[0]!, key: "order-twice" }]
+        const accepted = yield* Effect.forEach(
+          [...posts, ...twice],
+          ({ caller, key }) => quotes.submit(caller, key, input),
+          { concurrency: "unbounded" }
+        )
+        expect(accepted.slice(40)[0]!.id).toBe(accepted.slice(40)[1]!.id)
+        // a replay reads the quote's status from its events; a new quote is pending without a read
+        expect(reads).toBe(1)
+        const rows = yield* sql<{ readonly request_id: string; readonly key_id: string }>`SELECT request_id, key_id
+          FROM ${sql(GatewayQuotes.table)} WHERE key_id IN ('key_c', 'key_d')`
+        expect(rows).toHaveLength(41)
+        const owners = new Map(rows.map((row) => [row.request_id, row.key_id]))
+        posts.forEach(({ caller, key }, index) => {
+          expect(accepted[index]!.id).toBe(quotes.requestId(caller.id, key))
+          expect(owners.get(accepted[index]!.id)).toBe(caller.id)
+        })
+        for (const [index, { caller }] of posts.entries()) {
+          const other = callers.find((candidate) => candidate !== caller)!
+          expect((yield* Effect.flip(quotes.owned(other, accepted[index]!.id))).error.code).toBe("not_found")
+        }
+
+        // the table gone: every POST of the batch is answered 503, and none is submitted
+        yield* sql`ALTER TABLE ${sql(GatewayQuotes.table)} RENAME TO gcx_gateway_quotes_away`
+        const before = submitted.length
+        const failed = yield* Effect.forEach(
+          ["order-x", "order-y", "order-z"],
+          (key) => Effect.flip(quotes.submit(callers[1]!, key, input)),
+          { concurrency: "unbounded" }
+        )
+        expect(failed.map((error) => error.error.code)).toEqual(["unavailable", "unavailable", "unavailable"])
+        expect(submitted).toHaveLength(before)
+        yield* sql`ALTER TABLE gcx_gateway_quotes_away RENAME TO ${sql(GatewayQuotes.table)}`
+        yield* sql`DELETE FROM ${sql(GatewayQuotes.table)} WHERE key_id IN ('key_c', 'key_d')`
+        yield* sql`DELETE FROM ${sql(RequestIds.table)}`
+      }))
+
     it.effect("a rotation keeps a retried POST on its quote; a database of an unknown data key refuses to start", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
