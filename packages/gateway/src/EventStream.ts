@@ -139,7 +139,7 @@ const keepAliveOf = (log: EventLog.Service, wake: () => void): Effect.Effect<voi
 
 /**
  * Wakes every open stream of `log`: when the gateway drains, each sends what
- * is recorded and ends (see `response`).
+ * is recorded and ends (see `follow`).
  */
 export const wakeAll = (log: EventLog.Service): void => {
   const alives = keepAlives.get(log)
@@ -192,10 +192,12 @@ const follow = (log: EventLog.Service, requestId: string, afterSeq: number) =>
  * The SSE response of quote `requestId`'s events after `lastEventId` (all of
  * them when none): those recorded, then each as it is recorded; it ends after
  * the terminal event. The events recorded are read first: when they hold the
- * terminal event (a stream opened, or resumed, after its quote ended), they
- * are the whole response, written at once with its length, without a cursor,
- * a watch or a stream; otherwise the response follows the quote (see
- * `follow`, whose cursor reads them again: one indexed read more). A database
+ * terminal event (a stream opened, or resumed before its end, after its
+ * quote ended), they are the whole response, written at once with its
+ * length, without a cursor, a watch or a stream; otherwise the response
+ * follows the quote (see `follow`, whose cursor reads them again: one
+ * indexed read more). A stream resumed after the terminal event is followed
+ * too: the cursor finds the quote ended and the response is empty. A database
  * failure at that first read is `Unavailable` (503, before any event),
  * logged by its reason only.
  */

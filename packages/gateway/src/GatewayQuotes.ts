@@ -174,13 +174,6 @@ export interface Service {
 /** The gateway's quotes service. */
 export class GatewayQuotes extends Context.Service<GatewayQuotes, Service>()("@gcx/gateway/GatewayQuotes") {}
 
-/** A database failure: logged (its message names no card), answered 503. */
-const unavailable = (error: SqlError.SqlError) =>
-  Effect.andThen(
-    Effect.logWarning("gateway database failure").pipe(Effect.annotateLogs({ reason: error.reason._tag })),
-    Effect.fail(GatewayErrors.unavailable)
-  )
-
 /** The id of the data key the newest quote of the gateway was recorded under (`RequestIds`), if any. */
 const newestKeyId = (sql: SqlClient.SqlClient) =>
   sql<{ readonly key_id: string }>`SELECT r.key_id FROM ${sql(table)} g
@@ -252,7 +245,7 @@ export const make = (dataKey: CardCipher.DataKey, previous?: CardCipher.DataKey)
         return yield* accepted(id, replayed)
       }).pipe(
         Effect.catchTags({
-          SqlError: unavailable,
+          SqlError: GatewayErrors.unavailableOn,
           RequestIdConflict: () => Effect.fail(GatewayErrors.idempotencyKeyReused),
           InvalidCardInput: (error) => Effect.fail(GatewayErrors.invalidRequest(error.message.replace(/^card\./, ""))),
           InvalidRequest: (error) => Effect.fail(GatewayErrors.invalidRequest(error.message))
@@ -266,7 +259,7 @@ export const make = (dataKey: CardCipher.DataKey, previous?: CardCipher.DataKey)
       const known = owners.get(id)
       if (known !== undefined) return known === caller.id ? Effect.void : Effect.fail(GatewayErrors.notFound)
       return sql<{ readonly key_id: string }>`SELECT key_id FROM ${sql(table)} WHERE request_id = ${id}`.pipe(
-        Effect.catchTag("SqlError", unavailable),
+        Effect.catchTag("SqlError", GatewayErrors.unavailableOn),
         Effect.flatMap((rows) => {
           if (rows.length !== 1) return Effect.fail(GatewayErrors.notFound)
           remember(id, rows[0]!.key_id)
@@ -277,7 +270,7 @@ export const make = (dataKey: CardCipher.DataKey, previous?: CardCipher.DataKey)
 
     const view: Service["view"] = (caller, id) =>
       owned(caller, id).pipe(
-        Effect.andThen(log.read(id, 0).pipe(Effect.catchTag("SqlError", unavailable))),
+        Effect.andThen(log.read(id, 0).pipe(Effect.catchTag("SqlError", GatewayErrors.unavailableOn))),
         Effect.map((entries) => viewOf(id, entries)),
         Effect.withSpan("gcx.gateway.view", { attributes: { "gcx.gateway.key_id": caller.id } }, {
           captureStackTrace: false

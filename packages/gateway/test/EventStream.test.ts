@@ -206,6 +206,7 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.05 }), { excludeTestService
           // resumed mid-way, it gives what follows, the terminal event last
           const resumed = yield* receive(`${base}/v1/quotes/${done}/events`, { lastEventId: "1" })
           expect(resumed.messages).toEqual(replay.messages.slice(1))
+          expect(resumed.headers.get("content-length")).toBe(String(Buffer.byteLength(resumed.text)))
           const invalid = yield* durable.submit(card(TestData.Cards.invalid))
           const failed = yield* receive(`${base}/v1/quotes/${invalid}/events`)
           expectWhole(failed.messages)

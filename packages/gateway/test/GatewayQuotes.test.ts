@@ -8,11 +8,12 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Card, Errors, Ids, Quote, QuoteEvent, Transaction } from "@gcx/core"
 import { CardCipher, DurableQuotes, EventLog, RequestIds } from "@gcx/workflow"
-import { DateTime, Effect, Layer, Redacted, Result, Schema } from "effect"
+import { DateTime, Effect, Fiber, Layer, Redacted, Result, Schema, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as TestPg from "../../workflow/test/utils/postgres.js"
 import * as GatewayQuotes from "../src/GatewayQuotes.js"
+import * as Owners from "../src/internal/owners.js"
 import { apiKey, sqliteInTemporaryFolder } from "./utils/layers.js"
 
 const dataKey = CardCipher.generateKey()
@@ -104,8 +105,8 @@ describe("the view of a quote", () => {
   })
 })
 
-/** `DurableQuotes` that records every submit, and `EventLog` with nothing in it. */
-const standIns = (submitted: Array<string>) =>
+/** `DurableQuotes` that records every submit, and `EventLog` with nothing in it (calling `onRead` at each read). */
+const standIns = (submitted: Array<string>, onRead: () => void = () => {}) =>
   Layer.mergeAll(
     Layer.succeed(
       DurableQuotes.DurableQuotes,
@@ -113,8 +114,23 @@ const standIns = (submitted: Array<string>) =>
         submit: (_, options) => Effect.sync(() => (submitted.push(options!.requestId!), options!.requestId!))
       } as Partial<DurableQuotes.Service> as DurableQuotes.Service)
     ),
-    Layer.succeed(EventLog.EventLog, EventLog.EventLog.of({ read: () => Effect.succeed([]) } as never))
+    Layer.succeed(EventLog.EventLog, EventLog.EventLog.of({ read: () => Effect.sync(() => (onRead(), [])) } as never))
   )
+
+/** Runs `effect` with a tracer that keeps its spans in `spans`. */
+const tracing = <A, E, R>(spans: Array<Tracer.Span>, effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.tracer, (native) =>
+    Effect.withTracer(
+      effect,
+      Tracer.make({
+        ...native,
+        span(options) {
+          const span = native.span(options)
+          spans.push(span)
+          return span
+        }
+      })
+    ))
 
 const { layer: sqlite } = sqliteInTemporaryFolder("gcx-gateway-quotes-")
 const postgres = TestPg.layerClient.pipe(Layer.provide(TestPg.layer()), Layer.orDie)
@@ -155,15 +171,10 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>) =>
         yield* requestIdsTable
         const submitted: Array<string> = []
         let reads = 0
-        const counted = Layer.mergeAll(
-          standIns(submitted),
-          Layer.succeed(
-            EventLog.EventLog,
-            EventLog.EventLog.of({ read: () => Effect.sync(() => (reads++, [])) } as never)
-          )
-        )
         const key = Result.getOrThrow(CardCipher.parseKey(dataKey))
-        const quotes = yield* Effect.provide(GatewayQuotes.make(key), counted, { local: true })
+        const quotes = yield* Effect.provide(GatewayQuotes.make(key), standIns(submitted, () => reads++), {
+          local: true
+        })
         const input = yield* Effect.fromResult(
           Card.validateResult({ cardNumber: "6006000000000001", pinNumber: "1234", productLineId: "1000" })
         )
@@ -171,11 +182,18 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>) =>
         const posts = Array.from({ length: 40 }, (_, index) => ({ caller: callers[index % 2]!, key: `order-${index}` }))
         // the same caller and Idempotency-Key twice at once: one quote, and the second is a replay
         const twice = [{ caller: callers[0]!, key: "order-twice" }, { caller: callers[0]!, key: "order-twice" }]
-        const accepted = yield* Effect.forEach(
-          [...posts, ...twice],
-          ({ caller, key }) => quotes.submit(caller, key, input),
-          { concurrency: "unbounded" }
+        const spans: Array<Tracer.Span> = []
+        const accepted = yield* tracing(
+          spans,
+          Effect.forEach([...posts, ...twice], ({ caller, key }) => quotes.submit(caller, key, input), {
+            concurrency: "unbounded"
+          })
         )
+        // written in batches, not one statement a POST: every POST in one of them
+        const batches = spans.filter((span) => span.name === Owners.spanName)
+        expect(batches.length).toBeGreaterThan(0)
+        expect(batches.length).toBeLessThan(accepted.length)
+        expect(batches.reduce((sum, span) => sum + Number(span.attributes.get("batchSize")), 0)).toBe(accepted.length)
         expect(accepted.slice(40)[0]!.id).toBe(accepted.slice(40)[1]!.id)
         // a replay reads the quote's status from its events; a new quote is pending without a read
         expect(reads).toBe(1)
@@ -183,26 +201,36 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>) =>
           FROM ${sql(GatewayQuotes.table)} WHERE key_id IN ('key_c', 'key_d')`
         expect(rows).toHaveLength(41)
         const owners = new Map(rows.map((row) => [row.request_id, row.key_id]))
-        posts.forEach(({ caller, key }, index) => {
+        for (const [index, { caller, key }] of posts.entries()) {
           expect(accepted[index]!.id).toBe(quotes.requestId(caller.id, key))
           expect(owners.get(accepted[index]!.id)).toBe(caller.id)
-        })
-        for (const [index, { caller }] of posts.entries()) {
           const other = callers.find((candidate) => candidate !== caller)!
           expect((yield* Effect.flip(quotes.owned(other, accepted[index]!.id))).error.code).toBe("not_found")
         }
 
+        // a POST interrupted before its batch runs leaves no row; the others of the moment are recorded
+        const [kept, dropped, alsoKept] = yield* Effect.forEach(
+          ["order-i1", "order-i2", "order-i3"],
+          (key) => Effect.forkChild(quotes.submit(callers[1]!, key, input))
+        )
+        yield* Fiber.interrupt(dropped!)
+        const recorded = [yield* Fiber.join(kept!), yield* Fiber.join(alsoKept!)].map((accepted) => accepted.id)
+        const found = yield* sql<{ readonly request_id: string }>`SELECT request_id FROM ${sql(GatewayQuotes.table)}
+          WHERE request_id IN (${recorded[0]!}, ${recorded[1]!}, ${quotes.requestId("key_d", "order-i2")})`
+        expect(found.map((row) => row.request_id).sort()).toEqual([...recorded].sort())
+
         // the table gone: every POST of the batch is answered 503, and none is submitted
-        yield* sql`ALTER TABLE ${sql(GatewayQuotes.table)} RENAME TO gcx_gateway_quotes_away`
         const before = submitted.length
+        yield* sql`ALTER TABLE ${sql(GatewayQuotes.table)} RENAME TO gcx_gateway_quotes_away`
         const failed = yield* Effect.forEach(
           ["order-x", "order-y", "order-z"],
           (key) => Effect.flip(quotes.submit(callers[1]!, key, input)),
           { concurrency: "unbounded" }
+        ).pipe(
+          Effect.ensuring(Effect.orDie(sql`ALTER TABLE gcx_gateway_quotes_away RENAME TO ${sql(GatewayQuotes.table)}`))
         )
         expect(failed.map((error) => error.error.code)).toEqual(["unavailable", "unavailable", "unavailable"])
         expect(submitted).toHaveLength(before)
-        yield* sql`ALTER TABLE gcx_gateway_quotes_away RENAME TO ${sql(GatewayQuotes.table)}`
         yield* sql`DELETE FROM ${sql(GatewayQuotes.table)} WHERE key_id IN ('key_c', 'key_d')`
         yield* sql`DELETE FROM ${sql(RequestIds.table)}`
       }))

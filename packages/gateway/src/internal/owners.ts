@@ -7,6 +7,7 @@
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Order from "effect/Order"
 import * as Request from "effect/Request"
 import * as RequestResolver from "effect/RequestResolver"
 import * as Schedule from "effect/Schedule"
@@ -40,29 +41,50 @@ interface Own extends Request.Request<boolean, SqlError.SqlError> {
 
 const Own = Request.of<Own>()
 
+/** A row of the table (a type, not an interface: `sql.insert` takes records). */
+type Row = {
+  readonly request_id: string
+  readonly key_id: string
+  readonly created_at: number
+}
+
+const byId: Order.Order<Row> = Order.mapInput(Order.String, (row: Row) => row.request_id)
+
 /** The most rows in one statement: 3,000 parameters, far below SQLite's and PostgreSQL's limits. */
 const maxBatch = 1000
+
+/** The name of a batch's span: a root span, linked to each POST's, with the batch's size. */
+export const spanName = "gcx.gateway.owners.record"
 
 /**
  * Records ownerships, the ones asked for at the same moment in one statement
  * (a group commit: one `INSERT … ON CONFLICT DO NOTHING RETURNING` and one
  * commit for up to `maxBatch` of them, where each on its own was a commit of
- * its own, the largest cost of a POST). A failure of the statement fails
- * each of them. `record` answers once its row is committed:
- * `false` when this call recorded it, `true` when it was recorded before
- * (another call for the same id in the batch counts as before).
+ * its own, the largest cost of a POST). `record` answers once its row is
+ * committed: `false` when this call recorded it, `true` when it was recorded
+ * before (another call for the same id in the batch counts as before). A
+ * failed statement fails each call of its batch (Effect's request machinery
+ * completes them with its failure); a call interrupted before its batch runs
+ * leaves no row.
+ *
+ * Never call it inside a transaction: a batch runs on its own, in the first
+ * caller's context, outside every caller's transaction. Nor put a cache on
+ * its resolver: equal calls would share one answer, and both be told new.
  */
 export const recorder = (sql: SqlClient.SqlClient) => {
   const resolver = RequestResolver.make<Own>((entries) => {
-    // one row per id: the first entry of an id is the one that records it
-    const rows = Arr.dedupeWith(
-      entries.map(({ request }) => ({
+    // Sorted, so that two batches sharing ids on PostgreSQL (a retried POST, several gateways)
+    // wait on each other instead of deadlocking; then one row per id, its first call's (the sort is stable).
+    const sorted = Arr.sort(
+      Arr.map(entries, ({ request }): Row => ({
         request_id: request.requestId,
         key_id: request.keyId,
         created_at: request.createdAt
       })),
-      (a, b) => a.request_id === b.request_id
-    ) as Arr.NonEmptyArray<{ request_id: string; key_id: string; created_at: number }>
+      byId
+    )
+    const rows: Arr.NonEmptyArray<Row> = [sorted[0]]
+    for (const row of sorted) if (row.request_id !== rows[rows.length - 1]!.request_id) rows.push(row)
     return sql<{ readonly request_id: string }>`INSERT INTO ${sql(table)} ${sql.insert(rows)}
       ON CONFLICT (request_id) DO NOTHING RETURNING request_id`.pipe(
       Effect.map((inserted) => {
@@ -70,14 +92,12 @@ export const recorder = (sql: SqlClient.SqlClient) => {
         for (const entry of entries) {
           entry.completeUnsafe(Exit.succeed(!fresh.delete(entry.request.requestId)))
         }
-      }),
-      Effect.catch((error) =>
-        Effect.sync(() => {
-          for (const entry of entries) entry.completeUnsafe(Exit.fail(error))
-        })
-      )
+      })
     )
-  }).pipe(RequestResolver.batchN(maxBatch))
+  }).pipe(
+    RequestResolver.batchN(maxBatch),
+    RequestResolver.withSpan(spanName, { root: true, captureStackTrace: false })
+  )
   return (requestId: string, keyId: string, createdAt: number): Effect.Effect<boolean, SqlError.SqlError> =>
     Effect.request(Own({ requestId, keyId, createdAt }), resolver)
 }
