@@ -43,6 +43,9 @@ export const post = (target: Target, idempotencyKey: string, card: CardInput, si
     ...(signal === undefined ? {} : { signal })
   })
 
+/** `GET /healthz` once (no key): the response as it came. */
+export const healthz = (target: Target) => fetch(`${target.baseUrl}/healthz`)
+
 /** `GET /v1/quotes/{id}` once: the response as it came. */
 export const get = (target: Target, id: string, signal?: AbortSignal) =>
   fetch(`${target.baseUrl}/v1/quotes/${id}`, { headers: headers(target), ...(signal === undefined ? {} : { signal }) })

@@ -9,12 +9,16 @@
  *   `concurrency` (POST with an Idempotency-Key, then the quote's event stream
  *   to its terminal event), `END`, and `RESULT <json>` (wall time, outcomes,
  *   this process's CPU).
+ * - `health <json>`: the platform's floor beside `load`: `warmup` pairs of
+ *   `GET /healthz` (no key, no schema, no database), then `READY`; on `GO`,
+ *   `pairs` pairs at `concurrency`, `END`, and `RESULT <json>` (wall time,
+ *   failed requests, this process's CPU).
  * - `streams <json>`: submits `count` quotes (a card that stays pending),
  *   prints `SUBMITTED`, waits for `OPEN` on stdin, opens one event stream per
  *   quote and reads its first event, prints `OPENED` (all held open), waits
  *   for `CLOSE`, drops them all and prints `RESULT <json>`.
  *
- * Usage: node --import tsx bench/rows/gateway-client.ts load|streams <json>
+ * Usage: node --import tsx bench/rows/gateway-client.ts load|health|streams <json>
  */
 import * as readline from "node:readline"
 import * as Cpu from "../internal/cpu.js"
@@ -37,6 +41,21 @@ export interface LoadResult {
   readonly wallMillis: number
   readonly cpuMillis: number
   readonly outcomes: Readonly<Record<string, number>>
+}
+
+/** The settings of `health`. */
+export interface HealthSettings {
+  readonly target: Target
+  readonly warmup: number
+  readonly pairs: number
+  readonly concurrency: number
+}
+
+/** What `health` reports. */
+export interface HealthResult {
+  readonly wallMillis: number
+  readonly cpuMillis: number
+  readonly failures: number
 }
 
 /** The settings of `streams`. */
@@ -88,6 +107,32 @@ const load = async (settings: LoadSettings): Promise<void> => {
   const cpuMillis = Cpu.selfMillis() - cpu
   print("END")
   print("RESULT", { wallMillis, cpuMillis, outcomes } satisfies LoadResult)
+}
+
+const health = async (settings: HealthSettings): Promise<void> => {
+  const { concurrency, pairs, target, warmup } = settings
+  let failures = 0
+  const pair = async () => {
+    for (let index = 0; index < 2; index++) {
+      // the body read to its end, so that the connection is kept for the next request
+      const ok = await GatewayHttp.healthz(target).then(
+        async (response) => response.status === 200 && (await response.text()) !== "",
+        () => false
+      )
+      if (!ok) failures++
+    }
+  }
+  await pool(warmup, concurrency, pair)
+  failures = 0
+  print("READY")
+  await nextLine("GO")
+  const cpu = Cpu.selfMillis()
+  const started = performance.now()
+  await pool(pairs, concurrency, pair)
+  const wallMillis = performance.now() - started
+  const cpuMillis = Cpu.selfMillis() - cpu
+  print("END")
+  print("RESULT", { wallMillis, cpuMillis, failures } satisfies HealthResult)
 }
 
 const streams = async (settings: StreamsSettings): Promise<void> => {
@@ -147,9 +192,11 @@ const streams = async (settings: StreamsSettings): Promise<void> => {
 const [mode, json] = process.argv.slice(2)
 const main = mode === "load"
   ? load(JSON.parse(json!) as LoadSettings)
+  : mode === "health"
+  ? health(JSON.parse(json!) as HealthSettings)
   : mode === "streams"
   ? streams(JSON.parse(json!) as StreamsSettings)
-  : Promise.reject(new Error(`usage: gateway-client.ts load|streams <json> (got ${mode})`))
+  : Promise.reject(new Error(`usage: gateway-client.ts load|health|streams <json> (got ${mode})`))
 main.then(() => process.exit(0), (error: unknown) => {
   console.error(error)
   process.exit(1)

@@ -23,6 +23,15 @@
  * differences. A quote that fails ends the row: its figures would measure
  * failures.
  *
+ * The floor, after each measured round's two sides: as many pairs of
+ * `GET /healthz` as quotes, from a child's callers, and the deployment's CPU
+ * per pair: what the platform (Node's HTTP server, Effect's router and
+ * `HttpApi`, the gateway's global middleware) costs under two requests a
+ * quote, without a key, a schema or the database. In-process CPU ÷
+ * (in-process + that pair) is the ratio the gateway would reach if its own
+ * requests cost no more; the gateway's CPU beyond the pair is its own
+ * handling (authentication, schemas, the submit, the event stream).
+ *
  * Open streams, on a second deployment of their own in this process (whose
  * heap is the one measured): `streams` quotes on the slow card (pending for 10 minutes:
  * the sandbox runs at timeScale 20, which leaves the instant card instant),
@@ -57,7 +66,7 @@ import type { Endpoint } from "../internal/SandboxProcess.js"
 import * as SandboxProcess from "../internal/SandboxProcess.js"
 import * as SideProcess from "../internal/sideProcess.js"
 import { median, round } from "../internal/stats.js"
-import type { LoadResult, LoadSettings, StreamsResult } from "./gateway-client.js"
+import type { HealthResult, HealthSettings, LoadResult, LoadSettings, StreamsResult } from "./gateway-client.js"
 import type { GatewaySideOptions } from "./gateway-side.js"
 
 const client = inBench("rows", "gateway-client.ts")
@@ -116,6 +125,26 @@ const gatewayRun = (
       callersCpuMillisPerQuote: result.cpuMillis / quotes,
       outcomes: result.outcomes
     }
+  })
+
+/**
+ * The platform's floor under the gateway's two requests per quote: `pairs`
+ * pairs of `GET /healthz` from a child's callers (on CPU `cpu`), and `side`'s
+ * CPU per pair from their `GO` to their `END`.
+ */
+const healthRun = (side: SideProcess.SideProcess, settings: HealthSettings, cpu: number | undefined) =>
+  Effect.gen(function*() {
+    const cpuOfSide = () => side.send<{ readonly cpuMillis: number }>("cpu").then((answer) => answer.cpuMillis)
+    const { cpuMillis, result } = yield* withClient(["health", JSON.stringify(settings)], async (child) => {
+      await child.expect("READY")
+      const before = await cpuOfSide()
+      child.send("GO")
+      await child.expect("END")
+      const cpuMillis = (await cpuOfSide()) - before
+      return { cpuMillis, result: JSON.parse(await child.expect("RESULT")) as HealthResult }
+    }, cpu)
+    if (result.failures > 0) return yield* Effect.die(new Error(`gateway floor: ${result.failures} /healthz failed`))
+    return { cpuMillisPerPair: cpuMillis / settings.pairs, pairsPerSecond: (settings.pairs * 1000) / result.wallMillis }
   })
 
 /** V8's full collection, reached without `--expose-gc` on the command line. */
@@ -215,7 +244,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
     const dataKey = CardCipher.generateKey()
 
     type GatewayRun = Effect.Success<ReturnType<typeof gatewayRun>>
-    const { gateway, inProcess } = yield* Effect.gen(function*() {
+    const { gateway, health, inProcess } = yield* Effect.gen(function*() {
       const options: GatewaySideOptions = {
         endpoint,
         filename: path.join(dir, "throughput.db"),
@@ -239,6 +268,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         )
       const inProcess: Array<Run> = []
       const gateway: Array<GatewayRun> = []
+      const health: Array<Effect.Success<ReturnType<typeof healthRun>>> = []
       for (let round = 0; round < warmupRounds + rounds; round++) {
         const measured = round >= warmupRounds
         const label = measured
@@ -257,8 +287,14 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
             if (measured) gateway.push(run)
           }
         }
+        if (measured) {
+          context.log(`gateway: ${label}, the floor: two GET /healthz a quote`)
+          health.push(
+            yield* healthRun(side, { target, warmup, pairs: quotes, concurrency }, pinned ? 1 : undefined)
+          )
+        }
       }
-      return { inProcess, gateway }
+      return { inProcess, gateway, health }
     }).pipe(Effect.scoped)
     // a side whose quotes failed measures its failures, not the gateway: no figure from it
     for (const [side, runs] of [["in-process", inProcess], ["gateway", gateway]] as const) {
@@ -293,6 +329,15 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
     const cpuRatio = paired((through, direct) => cpuOf(through) / cpuOf(direct))
     const callersCpu = median(gateway.map((run) => run.callersCpuMillisPerQuote))
     const throughputRatio = round(paired((through, direct) => through.quotesPerSecond / direct.quotesPerSecond), 3)
+    // the floor: what two /healthz cost per quote, and the CPU ratio if they were all the gateway added
+    const healthCpu = median(health.map((run) => run.cpuMillisPerPair))
+    const floorRatio = round(
+      median(inProcess.map((run, index) => cpuOf(run) / (cpuOf(run) + health[index]!.cpuMillisPerPair))),
+      3
+    )
+    const gatewayHandlingCpu = median(
+      gateway.map((run, index) => cpuOf(run) - cpuOf(inProcess[index]!) - health[index]!.cpuMillisPerPair)
+    )
     const perStream = (key: "heapUsed" | "rss") => (held.during[key] - held.before[key]) / held.opened
     const heapPerStream = round(perStream("heapUsed"), 0)
     const rssPerStream = round(perStream("rss"), 0)
@@ -318,6 +363,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         processes: "the deployment pinned to CPU 0, the sandbox and the callers to CPU 1, where taskset exists",
         callers: "a child process per run, plain fetch (undici), one connection per request in flight",
         cpu: "the deployment's process (gateway + engine); the gateway's per quote = gateway side − in-process side",
+        floor: "each measured round, after its two sides: as many pairs of GET /healthz as quotes, from a child's " +
+          "callers at the same concurrency, the deployment's CPU per pair",
         streams,
         streamCard: "slow (timeScale 20: pending 10 minutes)"
       },
@@ -335,6 +382,15 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         gatewaySideCpuMillisPerQuote: round(gatewayCpu, 3),
         gatewayCpuMillisPerQuote: round(gatewayOwnCpu, 3),
         callersCpuMillisPerQuote: round(callersCpu, 3),
+        floor: {
+          rounds: health.map((run) => ({
+            cpuMillisPerPair: round(run.cpuMillisPerPair, 3),
+            pairsPerSecond: round(run.pairsPerSecond, 0)
+          })),
+          healthzPairCpuMillis: round(healthCpu, 3),
+          cpuRatio: floorRatio,
+          gatewayHandlingCpuMillisPerQuote: round(gatewayHandlingCpu, 3)
+        },
         streams: {
           ...held,
           heapBytesPerStream: heapPerStream,
@@ -360,6 +416,16 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           gcx: fmt(gatewayCpu, 2),
           baseline: fmt(inProcessCpu, 2),
           ratio: fmt(cpuRatio, 2)
+        },
+        {
+          measure: "the platform's floor under the gateway's two requests a quote: the deployment's CPU ms for two " +
+            "GET /healthz (Node's HTTP server, Effect's router and HttpApi, the gateway's global middleware; no " +
+            "key, no schema, no database), beside the in-process quote; ratio: in-process CPU ÷ (in-process + " +
+            `the two), the ratio the gateway would reach if its requests cost no more (the gateway's own ` +
+            `handling: +${fmt(gatewayHandlingCpu, 2)} ms a quote beyond the two, the median of the rounds')`,
+          gcx: fmt(healthCpu, 2),
+          baseline: fmt(inProcessCpu, 2),
+          ratio: fmt(floorRatio, 2)
         },
         {
           measure: `heap KB per open event stream (${fmt(held.opened)} held open on pending quotes; ` +

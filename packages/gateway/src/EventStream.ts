@@ -5,8 +5,9 @@
  * encoder), the JSON without card data, a `: keep-alive` comment every 15 s,
  * and the end of the response after the terminal event. A client that lost
  * the stream sends the last id it received (`Last-Event-ID`) and gets what
- * follows it: no gap, no repeat. A quote that has ended is answered whole, at
- * once, with its length. When the gateway shuts down, its open streams
+ * follows it: no gap, no repeat. A quote that has ended, or that ends with
+ * the first events the stream waits for, is answered whole, at once, with its
+ * length. When the gateway shuts down, its open streams
  * send what is recorded and end: their clients resume the same way, on a
  * gateway that is running.
  */
@@ -139,7 +140,8 @@ const keepAliveOf = (log: EventLog.Service, wake: () => void): Effect.Effect<voi
 
 /**
  * Wakes every open stream of `log`: when the gateway drains, each sends what
- * is recorded and ends (see `follow`).
+ * is recorded and ends (see `follow`); one still waiting for its first events
+ * answers what is recorded, or nothing.
  */
 export const wakeAll = (log: EventLog.Service): void => {
   const alives = keepAlives.get(log)
@@ -153,53 +155,103 @@ const keepAliveBytes: Arr.NonEmptyReadonlyArray<Uint8Array> = [encoder.encode(ke
 /** The messages of `entries` as one body. */
 const messages = (entries: ReadonlyArray<EventLog.Entry>): string => entries.map(message).join("")
 
+/** The headers and media type of every answer. */
+const options = { contentType, headers } as const
+
+/** The answer of a quote that has nothing more to say: it ended before `Last-Event-ID`, or the gateway closes. */
+const empty = HttpServerResponse.text("", options)
+
 /**
- * The followed part of a response: the events after `afterSeq` as they are
- * recorded, until the terminal one. The body is one pull on the log's cursor
- * (`EventLog.cursor`), which the shared keep-alive ticker wakes: no fiber of
- * its own, and no stream combinator, per open stream. A database failure ends
- * it early, with a log; so does the gateway's shutdown (`internal/drain.ts`):
- * the client resumes with `Last-Event-ID`.
+ * The followed part of a response: `head` first, then the events after
+ * `afterSeq` as they are recorded, until the terminal one. The body is one
+ * pull on the log's cursor (`EventLog.cursor`), which the shared keep-alive
+ * ticker wakes: no fiber of its own, and no stream combinator, per open
+ * stream. A database failure ends it early, with a log; so does the gateway's
+ * shutdown (`internal/drain.ts`): the client resumes with `Last-Event-ID`.
  */
-const follow = (log: EventLog.Service, requestId: string, afterSeq: number) =>
+const follow = (log: EventLog.Service, requestId: string, afterSeq: number, head: Uint8Array) =>
   Stream.unwrap(Effect.gen(function*() {
     const cursor = yield* log.cursor(requestId, afterSeq)
     yield* keepAliveOf(log, cursor.wake)
     // the gateway shuts down (`wakeAll` wakes the open streams): one more read, then the end
     const drain = yield* Drain.Draining
     if (drain.draining()) cursor.wake()
+    let first: Arr.NonEmptyReadonlyArray<Uint8Array> | undefined = [head]
     let drained = false
-    return Stream.fromPull(Effect.succeed(
-      Effect.suspend(() => drained ? Effect.undefined : cursor.next).pipe(
-        Effect.catchCause((cause) =>
-          Effect.as(
-            Effect.logWarning("a quote's event stream ended early", cause).pipe(Effect.annotateLogs({ requestId })),
-            undefined
-          )
-        ),
-        Effect.flatMap((entries) => {
-          drained = drain.draining()
-          if (entries === undefined || (drained && entries.length === 0)) return Cause.done()
-          return Effect.succeed(
-            Arr.isReadonlyArrayNonEmpty(entries) ? [encoder.encode(messages(entries))] : keepAliveBytes
-          )
-        })
-      )
-    ))
+    const next = Effect.suspend(() => drained ? Effect.undefined : cursor.next).pipe(
+      Effect.catchCause((cause) =>
+        Effect.as(
+          Effect.logWarning("a quote's event stream ended early", cause).pipe(Effect.annotateLogs({ requestId })),
+          undefined
+        )
+      ),
+      Effect.flatMap((entries) => {
+        drained = drain.draining()
+        if (entries === undefined || (drained && entries.length === 0)) return Cause.done()
+        const chunk: Arr.NonEmptyReadonlyArray<Uint8Array> = Arr.isReadonlyArrayNonEmpty(entries)
+          ? [encoder.encode(messages(entries))]
+          : keepAliveBytes
+        return Effect.succeed(chunk)
+      })
+    )
+    return Stream.fromPull(Effect.succeed(Effect.suspend(() => {
+      if (first === undefined) return next
+      const out = first
+      first = undefined
+      return Effect.succeed(out)
+    })))
+  }))
+
+/**
+ * The answer that starts with `entries`, the quote's events after the client's
+ * last: whole, with its length, when they hold the terminal event; else they
+ * are its first chunk and the response follows the quote after them.
+ */
+const answer = (
+  log: EventLog.Service,
+  requestId: string,
+  entries: Arr.NonEmptyReadonlyArray<EventLog.Entry>
+): HttpServerResponse.HttpServerResponse => {
+  const end = entries.findIndex((entry) => QuoteEvent.isTerminal(entry.event))
+  if (end >= 0) return HttpServerResponse.text(messages(entries.slice(0, end + 1)), options)
+  const head = encoder.encode(messages(entries))
+  return HttpServerResponse.stream(follow(log, requestId, Arr.lastNonEmpty(entries).seq, head), options)
+}
+
+/**
+ * Waits for the quote's first events after `afterSeq` (none was recorded
+ * yet), then answers with them (`answer`): a quote that ends in one batch,
+ * the common case, is one answer with its length, never a stream. Nothing is
+ * written meanwhile, as a stream would write nothing either: the headers go
+ * with the first bytes. Woken by the keep-alive ticker, the response starts
+ * with the comment and follows; by the gateway's shutdown, it is empty; a
+ * quote that had ended before `afterSeq` gives the empty answer too.
+ */
+const firstEvents = (log: EventLog.Service, requestId: string, afterSeq: number) =>
+  Effect.scoped(Effect.gen(function*() {
+    const cursor = yield* log.cursor(requestId, afterSeq)
+    yield* keepAliveOf(log, cursor.wake)
+    const drain = yield* Drain.Draining
+    if (drain.draining()) cursor.wake()
+    const entries = yield* cursor.next
+    if (entries === undefined) return empty
+    if (Arr.isReadonlyArrayNonEmpty(entries)) return answer(log, requestId, entries)
+    return drain.draining()
+      ? empty
+      : HttpServerResponse.stream(follow(log, requestId, afterSeq, keepAliveBytes[0]), options)
   }))
 
 /**
  * The SSE response of quote `requestId`'s events after `lastEventId` (all of
  * them when none): those recorded, then each as it is recorded; it ends after
- * the terminal event. The events recorded are read first: when they hold the
- * terminal event (a stream opened, or resumed before its end, after its
- * quote ended), they are the whole response, written at once with its
- * length, without a cursor, a watch or a stream; otherwise the response
- * follows the quote (see `follow`, whose cursor reads them again: one
- * indexed read more). A stream resumed after the terminal event is followed
- * too: the cursor finds the quote ended and the response is empty. A database
- * failure at that first read is `Unavailable` (503, before any event),
- * logged by its reason only.
+ * the terminal event. The events recorded are read first. When they hold the
+ * terminal event (a stream opened, or resumed, after its quote ended), they
+ * are the whole response, written at once with its length. When there are
+ * some, they are the response's first chunk and it follows the quote after
+ * them. When there is none yet (a stream opened just after its POST), the
+ * response waits for the first ones (`firstEvents`): a quote that ends in one
+ * batch of events is one answer with its length too. A database failure
+ * before the first byte is `Unavailable` (503), logged by its reason only.
  */
 export const response = (
   requestId: string,
@@ -208,12 +260,11 @@ export const response = (
   Effect.flatMap(EventLog.EventLog, (log) => {
     const afterSeq = Option.getOrElse(lastEventId, () => 0)
     return log.read(requestId, afterSeq).pipe(
-      Effect.map((entries) => {
-        const end = entries.findIndex((entry) => QuoteEvent.isTerminal(entry.event))
-        return end >= 0
-          ? HttpServerResponse.text(messages(entries.slice(0, end + 1)), { contentType, headers })
-          : HttpServerResponse.stream(follow(log, requestId, afterSeq), { contentType, headers })
-      }),
+      Effect.flatMap((entries) =>
+        Arr.isReadonlyArrayNonEmpty(entries)
+          ? Effect.succeed(answer(log, requestId, entries))
+          : firstEvents(log, requestId, afterSeq)
+      ),
       Effect.catchTag("SqlError", GatewayErrors.unavailableOn)
     )
   })

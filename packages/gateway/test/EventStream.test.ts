@@ -6,10 +6,12 @@
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { describe, expect, it, layer } from "@effect/vitest"
+import * as Quote from "@gcx/core/Quote"
+import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { CardCipher, DurableQuotes, Embedded, EventLog } from "@gcx/workflow"
-import { Effect, Fiber, Layer, Logger, Option, Queue, Result, Schedule, Stream } from "effect"
+import { BigDecimal, DateTime, Effect, Fiber, Layer, Logger, Option, Queue, Result, Schedule, Stream } from "effect"
 import type { HttpBody } from "effect/http"
 import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { SqlError } from "effect/sql"
@@ -19,6 +21,7 @@ import * as Http from "node:http"
 import * as Path from "node:path"
 import * as EventStream from "../src/EventStream.js"
 import * as GatewayErrors from "../src/GatewayErrors.js"
+import * as Drain from "../src/internal/drain.js"
 import { tempDirectory } from "./utils/gateway.js"
 
 /** The route of the gateway's event stream, with the api's mapping of a bad `Last-Event-ID` to 400. */
@@ -247,14 +250,17 @@ describe("EventStream keep-alive", () => {
       follow: () => Stream.never,
       cursor: () => cursor
     })
-  /** The first `count` chunks of a quiet stream's body, as text, in a fiber. */
+  /**
+   * The first `count` chunks of a quiet stream's body, as text, in a fiber: the response waits for
+   * the quote's first events, and starts with the keep-alive that wakes it.
+   */
   const keepAlives = (count: number) =>
     Effect.gen(function*() {
       const response = yield* EventStream.response("quiet", Option.none())
       expect(response.body._tag).toBe("Stream")
       const body = (response.body as HttpBody.Stream).stream
-      return yield* body.pipe(Stream.decodeText, Stream.take(count), Stream.runCollect, Effect.forkChild)
-    })
+      return yield* body.pipe(Stream.decodeText, Stream.take(count), Stream.runCollect)
+    }).pipe(Effect.forkChild)
 
   it.effect("a log that cannot be read answers 503 before any event, its reason logged without the quote's data", () =>
     Effect.gen(function*() {
@@ -299,4 +305,118 @@ describe("EventStream keep-alive", () => {
       yield* TestClock.adjust("15 seconds")
       expect(yield* Fiber.join(second)).toEqual([EventStream.keepAlive, EventStream.keepAlive])
     }).pipe(Effect.provide(quietLog())))
+
+  it.effect("a log that cannot be read while the stream waits for its first events answers 503", () =>
+    Effect.gen(function*() {
+      const error = yield* EventStream.response("quote", Option.none()).pipe(
+        Effect.flip,
+        Effect.provide(Layer.succeed(EventLog.EventLog, {
+          read: () => Effect.succeed([]),
+          follow: () => Stream.never,
+          cursor: () =>
+            Effect.succeed({
+              next: Effect.fail(
+                new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error("down") }) })
+              ),
+              wake: () => {}
+            })
+        })),
+        Effect.provide(Logger.layer([]))
+      )
+      expect(error).toBe(GatewayErrors.unavailable)
+    }))
+})
+
+describe("EventStream before the first event", () => {
+  const timestamp = DateTime.makeUnsafe("2026-11-21T10:00:03.250Z")
+  const submitted: EventLog.Entry = {
+    seq: 1,
+    event: new QuoteEvent.Submitted({ transactionId: "tx-1", timestamp, requestId: "quote" })
+  }
+  const completed: EventLog.Entry = {
+    seq: 2,
+    event: new QuoteEvent.Completed({
+      transactionId: "tx-1",
+      timestamp,
+      quote: new Quote.CompletedQuote({
+        transactionId: "tx-1",
+        actualCardValue: BigDecimal.fromNumberUnsafe(100),
+        exchangeCardValue: BigDecimal.fromNumberUnsafe(85)
+      })
+    })
+  }
+
+  /**
+   * A log whose quote has no event when the stream opens: its cursor hands out the batches offered
+   * to `batches` (`wake` offers `[]`), and counts the cursors opened.
+   */
+  const scripted = Effect.gen(function*() {
+    const batches = yield* Queue.unbounded<ReadonlyArray<EventLog.Entry> | undefined>()
+    let cursors = 0
+    const log: EventLog.Service = {
+      read: () => Effect.succeed([]),
+      follow: () => Stream.never,
+      cursor: () =>
+        Effect.sync(() => {
+          cursors++
+          return { next: Queue.take(batches), wake: () => Queue.offerUnsafe(batches, []) }
+        })
+    }
+    return { batches, log, cursors: () => cursors }
+  })
+
+  /** The response to a stream opened on the scripted log, in a fiber. */
+  const opened = (log: EventLog.Service, draining = () => false) =>
+    EventStream.response("quote", Option.none()).pipe(
+      Effect.provideService(EventLog.EventLog, log),
+      Effect.provideService(Drain.Draining, { draining }),
+      Effect.forkChild
+    )
+
+  const bodyText = (response: HttpServerResponse.HttpServerResponse) =>
+    response.body._tag === "Stream"
+      ? response.body.stream.pipe(Stream.decodeText, Stream.mkString)
+      : Effect.succeed(response.body._tag === "Uint8Array" ? new TextDecoder().decode(response.body.body) : "")
+
+  it.effect("it waits for them, and a quote that ends in that batch is one answer with its length", () =>
+    Effect.gen(function*() {
+      const { batches, cursors, log } = yield* scripted
+      const response = yield* opened(log)
+      yield* Effect.yieldNow
+      expect(response.pollUnsafe()).toBeUndefined()
+      yield* Queue.offer(batches, [submitted, completed])
+      const answer = yield* Fiber.join(response)
+      expect(answer.body._tag).toBe("Uint8Array")
+      expect(yield* bodyText(answer)).toBe(EventStream.message(submitted) + EventStream.message(completed))
+      expect(cursors()).toBe(1)
+    }))
+
+  it.effect("a first batch that does not end the quote starts the stream, which follows after it", () =>
+    Effect.gen(function*() {
+      const { batches, log } = yield* scripted
+      const response = yield* opened(log)
+      yield* Queue.offer(batches, [submitted])
+      const answer = yield* Fiber.join(response)
+      expect(answer.body._tag).toBe("Stream")
+      const text = yield* Effect.forkChild(bodyText(answer))
+      yield* Queue.offer(batches, [completed])
+      yield* Queue.offer(batches, undefined)
+      expect(yield* Fiber.join(text)).toBe(EventStream.message(submitted) + EventStream.message(completed))
+    }))
+
+  it.effect("the gateway's shutdown ends the wait with an empty answer; a quote ended before, too", () =>
+    Effect.gen(function*() {
+      const { batches, log } = yield* scripted
+      let draining = false
+      const response = yield* opened(log, () => draining)
+      yield* Effect.yieldNow
+      draining = true
+      EventStream.wakeAll(log)
+      const answer = yield* Fiber.join(response)
+      expect(answer.body._tag).toBe("Uint8Array")
+      expect(yield* bodyText(answer)).toBe("")
+      const ended = yield* opened(log)
+      yield* Queue.offer(batches, undefined)
+      expect(yield* Effect.flatMap(Fiber.join(ended), bodyText)).toBe("")
+    }))
 })
