@@ -15,6 +15,8 @@ import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as EventLog from "@gcx/workflow/EventLog"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Sse from "effect/encoding/Sse"
@@ -102,31 +104,31 @@ const keepAlives = new WeakMap<EventLog.Service, KeepAlives>()
 
 /**
  * Registers `wake` with the one keep-alive ticker of `log`'s streams (started
- * by the first, in its fiber's context: its `Clock`), until the scope closes;
- * the ticker stops with the last stream. One timer for all the open streams,
- * not one fiber each.
+ * by the first, on its fiber's `Clock` and nothing else of its context: the
+ * ticker holds no request), until the scope closes; the ticker stops with the
+ * last stream. One timer for all the open streams, not one fiber each. The
+ * ticker is started and recorded in one synchronous step: two streams that
+ * open at once never start two.
  */
 const keepAliveOf = (log: EventLog.Service, wake: () => void): Effect.Effect<void, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.suspend(() => {
+    Effect.withFiber((fiber) => {
       let alives = keepAlives.get(log)
       if (alives === undefined) {
         alives = { open: new Set(), ticker: undefined }
         keepAlives.set(log, alives)
       }
       alives.open.add(wake)
-      if (alives.ticker !== undefined) return Effect.succeed(alives)
-      const { open } = alives
-      const tick = Effect.sync(() => {
-        for (const wake of open) wake()
-      })
-      return Effect.map(
-        Effect.forkDetach(Effect.forever(Effect.andThen(Effect.sleep(keepAliveInterval), tick))),
-        (ticker) => {
-          alives.ticker = ticker
-          return alives
-        }
-      )
+      if (alives.ticker === undefined) {
+        const { open } = alives
+        const tick = Effect.sync(() => {
+          for (const wake of open) wake()
+        })
+        alives.ticker = Effect.runForkWith(Context.make(Clock.Clock, fiber.getRef(Clock.Clock)))(
+          Effect.forever(Effect.andThen(Effect.sleep(keepAliveInterval), tick))
+        )
+      }
+      return Effect.succeed(alives)
     }),
     (alives) =>
       Effect.suspend(() => {
@@ -139,9 +141,9 @@ const keepAliveOf = (log: EventLog.Service, wake: () => void): Effect.Effect<voi
   )
 
 /**
- * Wakes every open stream of `log`: when the gateway drains, each sends what
- * is recorded and ends (see `follow`); one still waiting for its first events
- * answers what is recorded, or nothing.
+ * Wakes every open stream of `log`: when the gateway drains, each ends after
+ * one more read (see `follow`); one still waiting for its first events
+ * answers nothing. Their clients resume with `Last-Event-ID` and lose nothing.
  */
 export const wakeAll = (log: EventLog.Service): void => {
   const alives = keepAlives.get(log)
@@ -162,29 +164,42 @@ const options = { contentType, headers } as const
 const empty = HttpServerResponse.text("", options)
 
 /**
+ * A cursor over quote `requestId`'s events after `afterSeq`, woken by the
+ * keep-alive ticker and, when the gateway shuts down, by `wakeAll` (or at
+ * once, when it already does), until the scope closes; and the drain.
+ */
+const watched = (log: EventLog.Service, requestId: string, afterSeq: number) =>
+  Effect.gen(function*() {
+    const cursor = yield* log.cursor(requestId, afterSeq)
+    yield* keepAliveOf(log, cursor.wake)
+    const drain = yield* Drain.Draining
+    if (drain.draining()) cursor.wake()
+    return { cursor, drain }
+  })
+
+/** Logs that a stream ended before its quote did (the client resumes), by its cause and the quote's id. */
+const endedEarly = (requestId: string) => (cause: unknown) =>
+  Effect.as(
+    Effect.logWarning("a quote's event stream ended early", cause).pipe(Effect.annotateLogs({ requestId })),
+    undefined
+  )
+
+/**
  * The followed part of a response: `head` first, then the events after
  * `afterSeq` as they are recorded, until the terminal one. The body is one
  * pull on the log's cursor (`EventLog.cursor`), which the shared keep-alive
  * ticker wakes: no fiber of its own, and no stream combinator, per open
  * stream. A database failure ends it early, with a log; so does the gateway's
- * shutdown (`internal/drain.ts`): the client resumes with `Last-Event-ID`.
+ * shutdown (`internal/drain.ts`): one more read, then the end. The client
+ * resumes with `Last-Event-ID`.
  */
 const follow = (log: EventLog.Service, requestId: string, afterSeq: number, head: Uint8Array) =>
   Stream.unwrap(Effect.gen(function*() {
-    const cursor = yield* log.cursor(requestId, afterSeq)
-    yield* keepAliveOf(log, cursor.wake)
-    // the gateway shuts down (`wakeAll` wakes the open streams): one more read, then the end
-    const drain = yield* Drain.Draining
-    if (drain.draining()) cursor.wake()
+    const { cursor, drain } = yield* watched(log, requestId, afterSeq)
     let first: Arr.NonEmptyReadonlyArray<Uint8Array> | undefined = [head]
     let drained = false
     const next = Effect.suspend(() => drained ? Effect.undefined : cursor.next).pipe(
-      Effect.catchCause((cause) =>
-        Effect.as(
-          Effect.logWarning("a quote's event stream ended early", cause).pipe(Effect.annotateLogs({ requestId })),
-          undefined
-        )
-      ),
+      Effect.catchCause(endedEarly(requestId)),
       Effect.flatMap((entries) => {
         drained = drain.draining()
         if (entries === undefined || (drained && entries.length === 0)) return Cause.done()
@@ -224,16 +239,15 @@ const answer = (
  * the common case, is one answer with its length, never a stream. Nothing is
  * written meanwhile, as a stream would write nothing either: the headers go
  * with the first bytes. Woken by the keep-alive ticker, the response starts
- * with the comment and follows; by the gateway's shutdown, it is empty; a
- * quote that had ended before `afterSeq` gives the empty answer too.
+ * with the comment and follows. The answer is empty when the gateway shuts
+ * down, when the quote had ended before `afterSeq`, and when the log cannot
+ * be read any more (logged): the client resumes, as from a stream that ended
+ * early (a 503 would stop a browser's `EventSource` for good).
  */
 const firstEvents = (log: EventLog.Service, requestId: string, afterSeq: number) =>
   Effect.scoped(Effect.gen(function*() {
-    const cursor = yield* log.cursor(requestId, afterSeq)
-    yield* keepAliveOf(log, cursor.wake)
-    const drain = yield* Drain.Draining
-    if (drain.draining()) cursor.wake()
-    const entries = yield* cursor.next
+    const { cursor, drain } = yield* watched(log, requestId, afterSeq)
+    const entries = yield* cursor.next.pipe(Effect.catchTag("SqlError", endedEarly(requestId)))
     if (entries === undefined) return empty
     if (Arr.isReadonlyArrayNonEmpty(entries)) return answer(log, requestId, entries)
     return drain.draining()
@@ -249,9 +263,10 @@ const firstEvents = (log: EventLog.Service, requestId: string, afterSeq: number)
  * are the whole response, written at once with its length. When there are
  * some, they are the response's first chunk and it follows the quote after
  * them. When there is none yet (a stream opened just after its POST), the
- * response waits for the first ones (`firstEvents`): a quote that ends in one
- * batch of events is one answer with its length too. A database failure
- * before the first byte is `Unavailable` (503), logged by its reason only.
+ * response waits for the first ones, or for the keep-alive (15 s): a quote
+ * that ends in one batch of events is one answer with its length too. A
+ * database that cannot be read when the stream opens is `Unavailable` (503),
+ * logged by its reason only.
  */
 export const response = (
   requestId: string,

@@ -305,26 +305,6 @@ describe("EventStream keep-alive", () => {
       yield* TestClock.adjust("15 seconds")
       expect(yield* Fiber.join(second)).toEqual([EventStream.keepAlive, EventStream.keepAlive])
     }).pipe(Effect.provide(quietLog())))
-
-  it.effect("a log that cannot be read while the stream waits for its first events answers 503", () =>
-    Effect.gen(function*() {
-      const error = yield* EventStream.response("quote", Option.none()).pipe(
-        Effect.flip,
-        Effect.provide(Layer.succeed(EventLog.EventLog, {
-          read: () => Effect.succeed([]),
-          follow: () => Stream.never,
-          cursor: () =>
-            Effect.succeed({
-              next: Effect.fail(
-                new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error("down") }) })
-              ),
-              wake: () => {}
-            })
-        })),
-        Effect.provide(Logger.layer([]))
-      )
-      expect(error).toBe(GatewayErrors.unavailable)
-    }))
 })
 
 describe("EventStream before the first event", () => {
@@ -347,27 +327,43 @@ describe("EventStream before the first event", () => {
   }
 
   /**
-   * A log whose quote has no event when the stream opens: its cursor hands out the batches offered
-   * to `batches` (`wake` offers `[]`), and counts the cursors opened.
+   * A log whose quote has no event when the stream opens: its cursors hand out the batches offered
+   * to `batches` (`wake` offers `[]`); `afterSeqs` holds each cursor's `afterSeq`, `open` the
+   * cursors not yet released, and `waiting` how many reads wait now.
    */
   const scripted = Effect.gen(function*() {
     const batches = yield* Queue.unbounded<ReadonlyArray<EventLog.Entry> | undefined>()
-    let cursors = 0
+    const afterSeqs: Array<number> = []
+    let open = 0
+    let waiting = 0
+    const next = Effect.suspend(() => {
+      waiting++
+      return Queue.take(batches)
+    }).pipe(Effect.ensuring(Effect.sync(() => waiting--)))
     const log: EventLog.Service = {
       read: () => Effect.succeed([]),
       follow: () => Stream.never,
-      cursor: () =>
-        Effect.sync(() => {
-          cursors++
-          return { next: Queue.take(batches), wake: () => Queue.offerUnsafe(batches, []) }
-        })
+      cursor: (_, afterSeq) =>
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            afterSeqs.push(afterSeq)
+            open++
+            return { next, wake: () => Queue.offerUnsafe(batches, []) }
+          }),
+          () => Effect.sync(() => open--)
+        )
     }
-    return { batches, log, cursors: () => cursors }
+    /** Yields until a read waits (bounded): what follows happens while the stream waits. */
+    const untilWaiting = Effect.gen(function*() {
+      for (let step = 0; step < 100 && waiting === 0; step++) yield* Effect.yieldNow
+      expect(waiting).toBe(1)
+    })
+    return { batches, log, afterSeqs, open: () => open, untilWaiting }
   })
 
-  /** The response to a stream opened on the scripted log, in a fiber. */
-  const opened = (log: EventLog.Service, draining = () => false) =>
-    EventStream.response("quote", Option.none()).pipe(
+  /** The response to a stream opened on the scripted log (after `lastEventId`, if given), in a fiber. */
+  const opened = (log: EventLog.Service, draining = () => false, lastEventId?: number) =>
+    EventStream.response("quote", Option.fromUndefinedOr(lastEventId)).pipe(
       Effect.provideService(EventLog.EventLog, log),
       Effect.provideService(Drain.Draining, { draining }),
       Effect.forkChild
@@ -380,21 +376,24 @@ describe("EventStream before the first event", () => {
 
   it.effect("it waits for them, and a quote that ends in that batch is one answer with its length", () =>
     Effect.gen(function*() {
-      const { batches, cursors, log } = yield* scripted
+      const { afterSeqs, batches, log, open, untilWaiting } = yield* scripted
       const response = yield* opened(log)
-      yield* Effect.yieldNow
+      yield* untilWaiting
       expect(response.pollUnsafe()).toBeUndefined()
       yield* Queue.offer(batches, [submitted, completed])
       const answer = yield* Fiber.join(response)
       expect(answer.body._tag).toBe("Uint8Array")
       expect(yield* bodyText(answer)).toBe(EventStream.message(submitted) + EventStream.message(completed))
-      expect(cursors()).toBe(1)
+      expect(afterSeqs).toEqual([0])
+      expect(open()).toBe(0)
     }))
 
   it.effect("a first batch that does not end the quote starts the stream, which follows after it", () =>
     Effect.gen(function*() {
-      const { batches, log } = yield* scripted
+      const { afterSeqs, batches, log, open, untilWaiting } = yield* scripted
       const response = yield* opened(log)
+      yield* untilWaiting
+      expect(response.pollUnsafe()).toBeUndefined()
       yield* Queue.offer(batches, [submitted])
       const answer = yield* Fiber.join(response)
       expect(answer.body._tag).toBe("Stream")
@@ -402,21 +401,67 @@ describe("EventStream before the first event", () => {
       yield* Queue.offer(batches, [completed])
       yield* Queue.offer(batches, undefined)
       expect(yield* Fiber.join(text)).toBe(EventStream.message(submitted) + EventStream.message(completed))
+      // the stream's own cursor starts after the first batch: no repeat
+      expect(afterSeqs).toEqual([0, submitted.seq])
+      expect(open()).toBe(0)
     }))
 
-  it.effect("the gateway's shutdown ends the wait with an empty answer; a quote ended before, too", () =>
+  it.effect("the gateway's shutdown wakes the wait, which ends with an empty answer", () =>
     Effect.gen(function*() {
-      const { batches, log } = yield* scripted
+      const { log, open, untilWaiting } = yield* scripted
       let draining = false
       const response = yield* opened(log, () => draining)
-      yield* Effect.yieldNow
+      yield* untilWaiting
       draining = true
       EventStream.wakeAll(log)
       const answer = yield* Fiber.join(response)
       expect(answer.body._tag).toBe("Uint8Array")
       expect(yield* bodyText(answer)).toBe("")
-      const ended = yield* opened(log)
+      expect(open()).toBe(0)
+    }))
+
+  it.effect("a stream resumed after the terminal event is one empty answer, not a stream", () =>
+    Effect.gen(function*() {
+      const { afterSeqs, batches, log } = yield* scripted
+      const response = yield* opened(log, undefined, completed.seq)
+      // the cursor finds the quote ended: the end
       yield* Queue.offer(batches, undefined)
-      expect(yield* Effect.flatMap(Fiber.join(ended), bodyText)).toBe("")
+      const answer = yield* Fiber.join(response)
+      expect(answer.body._tag).toBe("Uint8Array")
+      expect(yield* bodyText(answer)).toBe("")
+      expect(afterSeqs).toEqual([completed.seq])
+    }))
+
+  it.effect("a client that leaves while the stream waits releases its cursor", () =>
+    Effect.gen(function*() {
+      const { log, open, untilWaiting } = yield* scripted
+      const response = yield* opened(log)
+      yield* untilWaiting
+      expect(open()).toBe(1)
+      yield* Fiber.interrupt(response)
+      expect(open()).toBe(0)
+    }))
+
+  it.effect("a log that fails while the stream waits ends it with an empty answer and a warning", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const answer = yield* EventStream.response("quote-SENTINEL", Option.none()).pipe(
+        Effect.provideService(EventLog.EventLog, {
+          read: () => Effect.succeed([]),
+          follow: () => Stream.never,
+          cursor: () =>
+            Effect.succeed({
+              next: Effect.fail(
+                new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error("down") }) })
+              ),
+              wake: () => {}
+            })
+        }),
+        Effect.provide(Logger.layer([Logger.make((options) => lines.push(Logger.formatJson.log(options)))]))
+      )
+      expect(answer.status).toBe(200)
+      expect(yield* bodyText(answer)).toBe("")
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toContain("ended early")
     }))
 })

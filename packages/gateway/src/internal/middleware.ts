@@ -4,8 +4,12 @@
  * error body (never a stack trace); a 401 carries `WWW-Authenticate:
  * Bearer`; each request is counted and timed (`gcx.gateway.*` metrics) and
  * logged as its method, route, status and duration, nothing else (no header,
- * no body, no query: no card data and no key reaches a log). Once the gateway
- * drains (`drain.ts`), every answer carries `Connection: close`.
+ * no body, no query: no card data and no key reaches a log). The duration runs
+ * until the answer's headers: for an event stream opened before its quote's
+ * first event, it includes the wait for that event (up to the 15 s
+ * keep-alive); a request interrupted meanwhile (its client left) is neither
+ * counted nor logged. Once the gateway drains (`drain.ts`), every answer
+ * carries `Connection: close`.
  */
 import * as Metrics from "@gcx/http/Metrics"
 import * as Cause from "effect/Cause"
