@@ -10,7 +10,7 @@
  *   to its terminal event), `END`, and `RESULT <json>` (wall time, outcomes,
  *   this process's CPU).
  * - `health <json>`: the platform's floor beside `load`: `warmup` pairs of
- *   `GET /healthz` (no key, no schema, no database), then `READY`; on `GO`,
+ *   `GET /healthz` (no key, no path or header schema, no database), then `READY`; on `GO`,
  *   `pairs` pairs at `concurrency`, `END`, and `RESULT <json>` (wall time,
  *   failed requests, this process's CPU).
  * - `streams <json>`: submits `count` quotes (a card that stays pending),
@@ -92,21 +92,29 @@ const nextLine = (expected: string) =>
 
 const count = (record: Record<string, number>, key: string) => (record[key] = (record[key] ?? 0) + 1)
 
-const load = async (settings: LoadSettings): Promise<void> => {
-  const { card, concurrency, quotes, runId, target, warmup } = settings
-  await pool(warmup, concurrency, (index) => GatewayHttp.quote(target, `${runId}-warmup-${index}`, card))
-  const outcomes: Record<string, number> = {}
+/** Prints `READY`, then on `GO` runs `run`, prints `END`, and gives its wall time and this process's CPU. */
+const fromGo = async (run: () => Promise<void>) => {
   print("READY")
   await nextLine("GO")
   const cpu = Cpu.selfMillis()
   const started = performance.now()
-  await pool(quotes, concurrency, async (index) => {
-    count(outcomes, await GatewayHttp.quote(target, `${runId}-${index}`, card).catch((error) => String(error)))
-  })
+  await run()
   const wallMillis = performance.now() - started
   const cpuMillis = Cpu.selfMillis() - cpu
   print("END")
-  print("RESULT", { wallMillis, cpuMillis, outcomes } satisfies LoadResult)
+  return { wallMillis, cpuMillis }
+}
+
+const load = async (settings: LoadSettings): Promise<void> => {
+  const { card, concurrency, quotes, runId, target, warmup } = settings
+  await pool(warmup, concurrency, (index) => GatewayHttp.quote(target, `${runId}-warmup-${index}`, card))
+  const outcomes: Record<string, number> = {}
+  const measured = await fromGo(() =>
+    pool(quotes, concurrency, async (index) => {
+      count(outcomes, await GatewayHttp.quote(target, `${runId}-${index}`, card).catch((error) => String(error)))
+    })
+  )
+  print("RESULT", { ...measured, outcomes } satisfies LoadResult)
 }
 
 const health = async (settings: HealthSettings): Promise<void> => {
@@ -124,15 +132,8 @@ const health = async (settings: HealthSettings): Promise<void> => {
   }
   await pool(warmup, concurrency, pair)
   failures = 0
-  print("READY")
-  await nextLine("GO")
-  const cpu = Cpu.selfMillis()
-  const started = performance.now()
-  await pool(pairs, concurrency, pair)
-  const wallMillis = performance.now() - started
-  const cpuMillis = Cpu.selfMillis() - cpu
-  print("END")
-  print("RESULT", { wallMillis, cpuMillis, failures } satisfies HealthResult)
+  const measured = await fromGo(() => pool(pairs, concurrency, pair))
+  print("RESULT", { ...measured, failures } satisfies HealthResult)
 }
 
 const streams = async (settings: StreamsSettings): Promise<void> => {

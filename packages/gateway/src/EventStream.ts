@@ -263,7 +263,9 @@ const firstEvents = (log: EventLog.Service, requestId: string, afterSeq: number)
  * are the whole response, written at once with its length. When there are
  * some, they are the response's first chunk and it follows the quote after
  * them. When there is none yet (a stream opened just after its POST), the
- * response waits for the first ones, or for the keep-alive (15 s): a quote
+ * response waits for the first ones, or for the keep-alive (15 s), on a
+ * cursor whose first read comes after its watch (one empty read more, which
+ * keeps an ended quote's answer free of the cursor's cost): a quote
  * that ends in one batch of events is one answer with its length too. A
  * database that cannot be read when the stream opens is `Unavailable` (503),
  * logged by its reason only.

@@ -369,6 +369,15 @@ describe("EventStream before the first event", () => {
       Effect.forkChild
     )
 
+  /** A stream opened on a new scripted log, once it waits for the quote's first events. */
+  const waiting = (draining?: () => boolean) =>
+    Effect.gen(function*() {
+      const script = yield* scripted
+      const response = yield* opened(script.log, draining)
+      yield* script.untilWaiting
+      return { ...script, response }
+    })
+
   const bodyText = (response: HttpServerResponse.HttpServerResponse) =>
     response.body._tag === "Stream"
       ? response.body.stream.pipe(Stream.decodeText, Stream.mkString)
@@ -376,9 +385,7 @@ describe("EventStream before the first event", () => {
 
   it.effect("it waits for them, and a quote that ends in that batch is one answer with its length", () =>
     Effect.gen(function*() {
-      const { afterSeqs, batches, log, open, untilWaiting } = yield* scripted
-      const response = yield* opened(log)
-      yield* untilWaiting
+      const { afterSeqs, batches, open, response } = yield* waiting()
       expect(response.pollUnsafe()).toBeUndefined()
       yield* Queue.offer(batches, [submitted, completed])
       const answer = yield* Fiber.join(response)
@@ -390,9 +397,7 @@ describe("EventStream before the first event", () => {
 
   it.effect("a first batch that does not end the quote starts the stream, which follows after it", () =>
     Effect.gen(function*() {
-      const { afterSeqs, batches, log, open, untilWaiting } = yield* scripted
-      const response = yield* opened(log)
-      yield* untilWaiting
+      const { afterSeqs, batches, open, response } = yield* waiting()
       expect(response.pollUnsafe()).toBeUndefined()
       yield* Queue.offer(batches, [submitted])
       const answer = yield* Fiber.join(response)
@@ -408,10 +413,8 @@ describe("EventStream before the first event", () => {
 
   it.effect("the gateway's shutdown wakes the wait, which ends with an empty answer", () =>
     Effect.gen(function*() {
-      const { log, open, untilWaiting } = yield* scripted
       let draining = false
-      const response = yield* opened(log, () => draining)
-      yield* untilWaiting
+      const { log, open, response } = yield* waiting(() => draining)
       draining = true
       EventStream.wakeAll(log)
       const answer = yield* Fiber.join(response)
@@ -434,9 +437,7 @@ describe("EventStream before the first event", () => {
 
   it.effect("a client that leaves while the stream waits releases its cursor", () =>
     Effect.gen(function*() {
-      const { log, open, untilWaiting } = yield* scripted
-      const response = yield* opened(log)
-      yield* untilWaiting
+      const { open, response } = yield* waiting()
       expect(open()).toBe(1)
       yield* Fiber.interrupt(response)
       expect(open()).toBe(0)
