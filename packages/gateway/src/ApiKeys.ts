@@ -16,7 +16,10 @@
  * - `authenticate` keeps the callers it found for `cacheTtl` (5 s by default)
  *   in this process's memory, by the key's hash: a revoked key is refused by
  *   every gateway at most that long after `revoke` (at once by the process that
- *   revoked it). Unknown keys are never cached.
+ *   revoked it). The well-formed keys it did not find are kept as unknown for
+ *   as long: a client that keeps sending a revoked or mistyped key costs the
+ *   database one query per `cacheTtl`, not one per request (a new key is never
+ *   among them: nobody could present it before it was made).
  * - The tables are created when missing, on SQLite and on PostgreSQL alike.
  *   Scaled out, they are in the deployment's PostgreSQL. Embedded, they are in
  *   a SQLite file of their own (`layerFile`, `GCX_GATEWAY_KEYS_FILE`, default
@@ -152,7 +155,7 @@ export const defaults = { ratePerSecond: 20, burst: 40 } as const
 /** How long `authenticate` remembers a caller by default (see the module's doc). */
 export const defaultCacheTtl: Duration.Duration = Duration.seconds(5)
 
-/** The callers `authenticate` remembers at most: past that, the oldest is forgotten. */
+/** The keys, found or unknown, `authenticate` remembers at most: past that, the oldest is forgotten. */
 const cacheCapacity = 10_000
 
 /** What keys look like: the prefix, then 43 base64url characters (32 bytes). */
@@ -257,7 +260,7 @@ const utc = (millis: number | string | bigint): DateTime.Utc => DateTime.makeUns
 
 /** Settings of the service. */
 export interface Options {
-  /** How long `authenticate` remembers a caller (see the module's doc). Default 5 s; 0 remembers none. */
+  /** How long `authenticate` remembers a caller, or a key as unknown (see the module's doc). Default 5 s; 0 remembers none. */
   readonly cacheTtl?: Duration.Input | undefined
 }
 
@@ -295,8 +298,8 @@ export const make = (
     const ttl = Duration.toMillis(Duration.fromInputUnsafe(options.cacheTtl ?? defaultCacheTtl))
     yield* createTables(sql)
 
-    /** The callers found by `authenticate`, by their key's hash, until `expires` (ms). */
-    const cache = new Map<string, { readonly apiKey: ApiKey; readonly expires: number }>()
+    /** What `authenticate` found for a key's hash, until `expires` (ms): its caller, or `undefined` (unknown). */
+    const cache = new Map<string, { readonly apiKey: ApiKey | undefined; readonly expires: number }>()
 
     const endpointOf = (row: WebhookRow) =>
       cipher.openText(row.secret_sealed, sealingContext(row.id)).pipe(
@@ -331,20 +334,23 @@ export const make = (
       const hash = hashKey(key)
       const now = yield* Clock.currentTimeMillis
       const cached = cache.get(hash)
-      if (cached !== undefined && cached.expires > now) return cached.apiKey
-      cache.delete(hash)
-      // the unique index on key_hash finds it: no comparison of key material in this process
-      const [row] = yield* Effect.orDie(
-        sql<KeyRow>`SELECT id, name, rate_per_second, burst, created_at, revoked_at FROM ${sql(keysTable)}
-          WHERE key_hash = ${hash} AND revoked_at IS NULL`
-      )
-      if (row === undefined) return yield* new UnknownApiKey()
-      const apiKey = yield* Effect.orDie(apiKeyOf(row))
-      if (ttl > 0) {
-        if (cache.size >= cacheCapacity) cache.delete(cache.keys().next().value!)
-        cache.set(hash, { apiKey, expires: now + ttl })
+      if (cached === undefined || cached.expires <= now) {
+        cache.delete(hash)
+        // the unique index on key_hash finds it: no comparison of key material in this process
+        const [row] = yield* Effect.orDie(
+          sql<KeyRow>`SELECT id, name, rate_per_second, burst, created_at, revoked_at FROM ${sql(keysTable)}
+            WHERE key_hash = ${hash} AND revoked_at IS NULL`
+        )
+        const apiKey = row === undefined ? undefined : yield* Effect.orDie(apiKeyOf(row))
+        if (ttl > 0) {
+          if (cache.size >= cacheCapacity) cache.delete(cache.keys().next().value!)
+          cache.set(hash, { apiKey, expires: now + ttl })
+        }
+        if (apiKey === undefined) return yield* new UnknownApiKey()
+        return apiKey
       }
-      return apiKey
+      if (cached.apiKey === undefined) return yield* new UnknownApiKey()
+      return cached.apiKey
     })
 
     const find: Service["find"] = (id) =>

@@ -114,6 +114,25 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
         expect((yield* Effect.flip(gateway.authenticate(created.key)))._tag).toBe("UnknownApiKey")
       }).pipe(Effect.provide(TestClock.layer())))
 
+    it.effect("a well-formed key not found stays unknown for cacheTtl (no query), then is looked up again", () =>
+      Effect.gen(function*() {
+        const gateway = yield* keysWith({ cacheTtl: "5 seconds" })
+        const presented = `gcx_sk_${Crypto.randomBytes(32).toString("base64url")}`
+        const refused = () =>
+          Effect.map(Effect.flip(gateway.authenticate(Redacted.make(presented))), (error) => error._tag)
+        expect(yield* refused()).toBe("UnknownApiKey")
+        // A row for that very key appears. Only a test can plant one (a key is random, and made before it is
+        // sent): while the key is remembered as unknown, the row is not looked for.
+        const sql = yield* SqlClient.SqlClient
+        const id = `key_${Crypto.randomBytes(8).toString("hex")}`
+        yield* sql`INSERT INTO ${sql(ApiKeys.keysTable)} (id, name, key_hash, rate_per_second, burst, created_at)
+          VALUES (${id}, ${"planted"}, ${ApiKeys.hashKey(presented)}, ${1}, ${1}, ${0})`
+        yield* TestClock.adjust("4 seconds")
+        expect(yield* refused()).toBe("UnknownApiKey")
+        yield* TestClock.adjust("1 second")
+        expect((yield* gateway.authenticate(Redacted.make(presented))).id).toBe(id)
+      }).pipe(Effect.provide(TestClock.layer())))
+
     it.effect("the database holds the key's SHA-256 only and the webhook secrets sealed: the sentinels are absent", () =>
       Effect.gen(function*() {
         const keys = yield* keysWith()
