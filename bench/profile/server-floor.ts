@@ -124,33 +124,40 @@ const pool = async (count: number, task: () => Promise<unknown>) => {
 
 const main = async () => {
   const [count, rounds] = [Number(process.argv[2] ?? 5000), Number(process.argv[3] ?? 3)]
-  const servers = {
-    node: await nodeServer(),
-    router: await effectServer(RouteLive),
-    httpapi: await effectServer(ApiLive),
-    "httpapi-bearer": await effectServer(ApiLive)
-  }
-  const paths = { node: "/item", router: "/route/item", httpapi: "/open/item", "httpapi-bearer": "/secure/item" }
-  const headers = { authorization: "Bearer token" }
-  const run = (name: keyof typeof servers) =>
-    pool(count, async () => {
-      const answer = await undici.request(`${servers[name].base}${paths[name]}`, { headers })
-      const text = await answer.body.text()
-      if (!text.includes("\"ok\":true")) throw new Error(`${name}: unexpected answer ${text}`)
-    })
-  const names = Object.keys(servers) as Array<keyof typeof servers>
-  for (const name of names) await run(name)
-  for (let round = 0; round < rounds; round++) {
-    const line: Array<string> = []
-    for (const name of round % 2 === 0 ? names : [...names].reverse()) {
-      const before = process.cpuUsage()
-      await run(name)
-      const used = process.cpuUsage(before)
-      line.push(`${name} ${((used.user + used.system) / count).toFixed(1)}`)
+  const servers = [await nodeServer(), await effectServer(RouteLive), await effectServer(ApiLive)] as const
+  try {
+    const [node, router, api] = servers
+    const urls = {
+      node: `${node.base}/item`,
+      router: `${router.base}/route/item`,
+      httpapi: `${api.base}/open/item`,
+      "httpapi-bearer": `${api.base}/secure/item`
     }
-    console.log(line.join("  "))
+    const headers = { authorization: "Bearer token" }
+    const run = (name: keyof typeof urls) =>
+      pool(count, async () => {
+        const answer = await undici.request(urls[name], { headers })
+        const text = await answer.body.text()
+        if (!text.includes("\"ok\":true")) throw new Error(`${name}: unexpected answer ${text}`)
+      })
+    const names = Object.keys(urls) as Array<keyof typeof urls>
+    for (const name of names) await run(name)
+    for (let round = 0; round < rounds; round++) {
+      const line: Array<string> = []
+      for (const name of round % 2 === 0 ? names : [...names].reverse()) {
+        const before = process.cpuUsage()
+        await run(name)
+        const used = process.cpuUsage(before)
+        line.push(`${name} ${((used.user + used.system) / count).toFixed(1)}`)
+      }
+      console.log(line.join("  "))
+    }
+  } finally {
+    for (const server of servers) await server.stop()
   }
-  for (const server of Object.values(servers)) await server.stop()
 }
 
-void main()
+main().catch((error) => {
+  console.error(error)
+  process.exitCode = 1
+})

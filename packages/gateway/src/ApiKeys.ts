@@ -17,9 +17,11 @@
  *   in this process's memory, by the key's hash: a revoked key is refused by
  *   every gateway at most that long after `revoke` (at once by the process that
  *   revoked it). The well-formed keys it did not find are kept as unknown for
- *   as long: a client that keeps sending a revoked or mistyped key costs the
- *   database one query per `cacheTtl`, not one per request (a new key is never
- *   among them: nobody could present it before it was made).
+ *   as long, apart from the callers and fewer of them (a flood of random keys
+ *   never pushes a caller out): a client that keeps sending a revoked or
+ *   mistyped key costs the database about one query per `cacheTtl` on each
+ *   gateway, not one per request. A key is never kept as unknown once made:
+ *   nobody could present it before, and `create` forgets it in its process.
  * - The tables are created when missing, on SQLite and on PostgreSQL alike.
  *   Scaled out, they are in the deployment's PostgreSQL. Embedded, they are in
  *   a SQLite file of their own (`layerFile`, `GCX_GATEWAY_KEYS_FILE`, default
@@ -155,8 +157,18 @@ export const defaults = { ratePerSecond: 20, burst: 40 } as const
 /** How long `authenticate` remembers a caller by default (see the module's doc). */
 export const defaultCacheTtl: Duration.Duration = Duration.seconds(5)
 
-/** The keys, found or unknown, `authenticate` remembers at most: past that, the oldest is forgotten. */
+/** The callers `authenticate` remembers at most: past that, the oldest is forgotten. */
 const cacheCapacity = 10_000
+
+/** The unknown keys `authenticate` remembers at most: past that, the oldest is forgotten. */
+const unknownCapacity = 1_000
+
+/** Sets `key` in `map`, forgetting its oldest entry first when `map` holds `capacity`. */
+const remember = <V>(map: Map<string, V>, capacity: number, key: string, value: V): void => {
+  map.delete(key)
+  if (map.size >= capacity) map.delete(map.keys().next().value!)
+  map.set(key, value)
+}
 
 /** What keys look like: the prefix, then 43 base64url characters (32 bytes). */
 export const keyPattern = /^gcx_sk_[A-Za-z0-9_-]{43}$/
@@ -298,8 +310,12 @@ export const make = (
     const ttl = Duration.toMillis(Duration.fromInputUnsafe(options.cacheTtl ?? defaultCacheTtl))
     yield* createTables(sql)
 
-    /** What `authenticate` found for a key's hash, until `expires` (ms): its caller, or `undefined` (unknown). */
-    const cache = new Map<string, { readonly apiKey: ApiKey | undefined; readonly expires: number }>()
+    /** The callers found by `authenticate`, by their key's hash, until `expires` (ms). */
+    const cache = new Map<string, { readonly apiKey: ApiKey; readonly expires: number }>()
+    /** The hashes of the well-formed keys `authenticate` did not find, each until the time (ms) it maps to. */
+    const unknown = new Map<string, number>()
+    /** Counts `revoke`s: a lookup that a revocation overtook remembers nothing (it may have read the key before). */
+    let revocations = 0
 
     const endpointOf = (row: WebhookRow) =>
       cipher.openText(row.secret_sealed, sealingContext(row.id)).pipe(
@@ -328,29 +344,37 @@ export const make = (
         }))
       )
 
+    /** The caller of the key whose hash is `hash`, from the database, remembered (unknown too) until `now + ttl`. */
+    const lookup = Effect.fnUntraced(function*(hash: string, now: number) {
+      const seen = revocations
+      // the unique index on key_hash finds it: no comparison of key material in this process
+      const [row] = yield* Effect.orDie(
+        sql<KeyRow>`SELECT id, name, rate_per_second, burst, created_at, revoked_at FROM ${sql(keysTable)}
+          WHERE key_hash = ${hash} AND revoked_at IS NULL`
+      )
+      const apiKey = row === undefined ? undefined : yield* Effect.orDie(apiKeyOf(row))
+      cache.delete(hash)
+      unknown.delete(hash)
+      if (ttl > 0 && seen === revocations) {
+        if (apiKey === undefined) remember(unknown, unknownCapacity, hash, now + ttl)
+        else remember(cache, cacheCapacity, hash, { apiKey, expires: now + ttl })
+      }
+      return apiKey
+    })
+
     const authenticate: Service["authenticate"] = Effect.fnUntraced(function*(presented) {
       const key = Redacted.value(presented)
       if (!keyPattern.test(key)) return yield* new UnknownApiKey()
       const hash = hashKey(key)
       const now = yield* Clock.currentTimeMillis
       const cached = cache.get(hash)
-      if (cached === undefined || cached.expires <= now) {
-        cache.delete(hash)
-        // the unique index on key_hash finds it: no comparison of key material in this process
-        const [row] = yield* Effect.orDie(
-          sql<KeyRow>`SELECT id, name, rate_per_second, burst, created_at, revoked_at FROM ${sql(keysTable)}
-            WHERE key_hash = ${hash} AND revoked_at IS NULL`
-        )
-        const apiKey = row === undefined ? undefined : yield* Effect.orDie(apiKeyOf(row))
-        if (ttl > 0) {
-          if (cache.size >= cacheCapacity) cache.delete(cache.keys().next().value!)
-          cache.set(hash, { apiKey, expires: now + ttl })
-        }
-        if (apiKey === undefined) return yield* new UnknownApiKey()
-        return apiKey
-      }
-      if (cached.apiKey === undefined) return yield* new UnknownApiKey()
-      return cached.apiKey
+      const apiKey = cached !== undefined && cached.expires > now
+        ? cached.apiKey
+        : (unknown.get(hash) ?? 0) > now
+        ? undefined
+        : yield* lookup(hash, now)
+      if (apiKey === undefined) return yield* new UnknownApiKey()
+      return apiKey
     })
 
     const find: Service["find"] = (id) =>
@@ -375,16 +399,17 @@ export const make = (
       Effect.gen(function*() {
         const settings = yield* Effect.fromResult(validate(options))
         const key = generateKey()
+        const hash = hashKey(Redacted.value(key))
         const id = newId("key_")
         const createdAt = yield* Clock.currentTimeMillis
         const webhooks = yield* sql.withTransaction(
           Effect.gen(function*() {
             yield* sql`INSERT INTO ${sql(keysTable)} (id, name, key_hash, rate_per_second, burst, created_at)
-              VALUES (${id}, ${settings.name}, ${hashKey(Redacted.value(key))}, ${settings.ratePerSecond},
-                ${settings.burst}, ${createdAt})`
+              VALUES (${id}, ${settings.name}, ${hash}, ${settings.ratePerSecond}, ${settings.burst}, ${createdAt})`
             return yield* Effect.forEach(settings.webhooks, (url) => insertWebhook(id, url, createdAt))
           })
         )
+        unknown.delete(hash)
         // in the order `authenticate` and `find` give them: by creation, then id
         webhooks.sort((a, b) => (a.id < b.id ? -1 : 1))
         const { name, ratePerSecond, burst } = settings
@@ -422,6 +447,7 @@ export const make = (
         const now = yield* Clock.currentTimeMillis
         const revoked = yield* sql<{ readonly key_hash: string }>`UPDATE ${sql(keysTable)} SET revoked_at = ${now}
           WHERE id = ${id} AND revoked_at IS NULL RETURNING key_hash`
+        revocations++
         if (revoked.length > 0) {
           for (const { key_hash } of revoked) cache.delete(key_hash)
           return "revoked" as const

@@ -133,6 +133,29 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
         expect((yield* gateway.authenticate(Redacted.make(presented))).id).toBe(id)
       }).pipe(Effect.provide(TestClock.layer())))
 
+    it.effect("a flood of unknown keys never pushes a caller out: they are remembered apart, at most 1,000", () =>
+      Effect.gen(function*() {
+        const admin = yield* keysWith({ cacheTtl: 0 })
+        const created = yield* admin.create({ name: "flooded" })
+        const gateway = yield* keysWith({ cacheTtl: "5 seconds" })
+        yield* gateway.authenticate(created.key)
+        // revoked behind the gateway's back: only its remembered caller can answer for the key now
+        expect(yield* admin.revoke(created.apiKey.id)).toBe("revoked")
+        const random = () => `gcx_sk_${Crypto.randomBytes(32).toString("base64url")}`
+        const first = random()
+        const flood = [first, ...Array.from({ length: 10_000 }, random)]
+        yield* Effect.forEach(flood, (presented) => Effect.flip(gateway.authenticate(Redacted.make(presented))), {
+          discard: true
+        })
+        expect((yield* gateway.authenticate(created.key)).id).toBe(created.apiKey.id)
+        // the first unknown key was forgotten past 1,000: it is looked up again, and found once it exists
+        const sql = yield* SqlClient.SqlClient
+        const id = `key_${Crypto.randomBytes(8).toString("hex")}`
+        yield* sql`INSERT INTO ${sql(ApiKeys.keysTable)} (id, name, key_hash, rate_per_second, burst, created_at)
+          VALUES (${id}, ${"planted"}, ${ApiKeys.hashKey(first)}, ${1}, ${1}, ${0})`
+        expect((yield* gateway.authenticate(Redacted.make(first))).id).toBe(id)
+      }).pipe(Effect.provide(TestClock.layer())))
+
     it.effect("the database holds the key's SHA-256 only and the webhook secrets sealed: the sentinels are absent", () =>
       Effect.gen(function*() {
         const keys = yield* keysWith()
