@@ -38,6 +38,33 @@ const rows = Effect.gen(function*() {
   return JSON.stringify(dumps, (_, value) => typeof value === "bigint" ? value.toString() : value)
 })
 
+/** A gateway (5 s cache) that has authenticated a new key, which another process then revoked. */
+const cachedThenRevoked = (name: string) =>
+  Effect.gen(function*() {
+    const admin = yield* keysWith({ cacheTtl: 0 })
+    const created = yield* admin.create({ name })
+    const gateway = yield* keysWith({ cacheTtl: "5 seconds" })
+    yield* gateway.authenticate(created.key)
+    expect(yield* admin.revoke(created.apiKey.id)).toBe("revoked")
+    return { created, gateway }
+  })
+
+/** A well-formed key that nobody made. */
+const randomKey = () => `gcx_sk_${Crypto.randomBytes(32).toString("base64url")}`
+
+/**
+ * A row for the key `presented`, written behind the service's back: its id. Only a test can plant one (a key
+ * is random, and made before it is sent).
+ */
+const plant = (presented: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const id = `key_${Crypto.randomBytes(8).toString("hex")}`
+    yield* sql`INSERT INTO ${sql(ApiKeys.keysTable)} (id, name, key_hash, rate_per_second, burst, created_at)
+      VALUES (${id}, ${"planted"}, ${ApiKeys.hashKey(presented)}, ${1}, ${1}, ${0})`
+    return id
+  })
+
 const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?: () => string) =>
   layer(database, { excludeTestServices: true, timeout: 120_000 })(`ApiKeys on ${name}`, (it) => {
     it.effect("create gives a key and webhook secrets of the contract's form; authenticate finds the caller", () =>
@@ -103,11 +130,7 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
 
     it.effect("another process refuses a revoked key once its cache entry expires (cacheTtl)", () =>
       Effect.gen(function*() {
-        const admin = yield* keysWith({ cacheTtl: 0 })
-        const created = yield* admin.create({ name: "cached elsewhere" })
-        const gateway = yield* keysWith({ cacheTtl: "5 seconds" })
-        yield* gateway.authenticate(created.key)
-        expect(yield* admin.revoke(created.apiKey.id)).toBe("revoked")
+        const { created, gateway } = yield* cachedThenRevoked("cached elsewhere")
         yield* TestClock.adjust("4 seconds")
         expect((yield* gateway.authenticate(created.key)).id).toBe(created.apiKey.id)
         yield* TestClock.adjust("1 second")
@@ -117,16 +140,12 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
     it.effect("a well-formed key not found stays unknown for cacheTtl (no query), then is looked up again", () =>
       Effect.gen(function*() {
         const gateway = yield* keysWith({ cacheTtl: "5 seconds" })
-        const presented = `gcx_sk_${Crypto.randomBytes(32).toString("base64url")}`
+        const presented = randomKey()
         const refused = () =>
           Effect.map(Effect.flip(gateway.authenticate(Redacted.make(presented))), (error) => error._tag)
         expect(yield* refused()).toBe("UnknownApiKey")
-        // A row for that very key appears. Only a test can plant one (a key is random, and made before it is
-        // sent): while the key is remembered as unknown, the row is not looked for.
-        const sql = yield* SqlClient.SqlClient
-        const id = `key_${Crypto.randomBytes(8).toString("hex")}`
-        yield* sql`INSERT INTO ${sql(ApiKeys.keysTable)} (id, name, key_hash, rate_per_second, burst, created_at)
-          VALUES (${id}, ${"planted"}, ${ApiKeys.hashKey(presented)}, ${1}, ${1}, ${0})`
+        // a row for that very key appears: while the key is remembered as unknown, it is not looked for
+        const id = yield* plant(presented)
         yield* TestClock.adjust("4 seconds")
         expect(yield* refused()).toBe("UnknownApiKey")
         yield* TestClock.adjust("1 second")
@@ -135,24 +154,16 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
 
     it.effect("a flood of unknown keys never pushes a caller out: they are remembered apart, at most 1,000", () =>
       Effect.gen(function*() {
-        const admin = yield* keysWith({ cacheTtl: 0 })
-        const created = yield* admin.create({ name: "flooded" })
-        const gateway = yield* keysWith({ cacheTtl: "5 seconds" })
-        yield* gateway.authenticate(created.key)
         // revoked behind the gateway's back: only its remembered caller can answer for the key now
-        expect(yield* admin.revoke(created.apiKey.id)).toBe("revoked")
-        const random = () => `gcx_sk_${Crypto.randomBytes(32).toString("base64url")}`
-        const first = random()
-        const flood = [first, ...Array.from({ length: 10_000 }, random)]
+        const { created, gateway } = yield* cachedThenRevoked("flooded")
+        const first = randomKey()
+        const flood = [first, ...Array.from({ length: 10_000 }, randomKey)]
         yield* Effect.forEach(flood, (presented) => Effect.flip(gateway.authenticate(Redacted.make(presented))), {
           discard: true
         })
         expect((yield* gateway.authenticate(created.key)).id).toBe(created.apiKey.id)
         // the first unknown key was forgotten past 1,000: it is looked up again, and found once it exists
-        const sql = yield* SqlClient.SqlClient
-        const id = `key_${Crypto.randomBytes(8).toString("hex")}`
-        yield* sql`INSERT INTO ${sql(ApiKeys.keysTable)} (id, name, key_hash, rate_per_second, burst, created_at)
-          VALUES (${id}, ${"planted"}, ${ApiKeys.hashKey(first)}, ${1}, ${1}, ${0})`
+        const id = yield* plant(first)
         expect((yield* gateway.authenticate(Redacted.make(first))).id).toBe(id)
       }).pipe(Effect.provide(TestClock.layer())))
 
