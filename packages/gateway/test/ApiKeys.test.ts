@@ -5,7 +5,7 @@
  */
 import { assert, describe, expect, it, layer } from "@effect/vitest"
 import { CardCipher } from "@gcx/workflow"
-import { ConfigProvider, Context, Effect, Layer, Option, Redacted, Result } from "effect"
+import { ConfigProvider, Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import * as Crypto from "node:crypto"
@@ -150,6 +150,38 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
         expect(yield* refused()).toBe("UnknownApiKey")
         yield* TestClock.adjust("1 second")
         expect((yield* gateway.authenticate(Redacted.make(presented))).id).toBe(id)
+      }).pipe(Effect.provide(TestClock.layer())))
+
+    it.effect("a lookup that a revoke overtook remembers nothing: the revoking process refuses the key at once", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const read = yield* Deferred.make<void>()
+        const resume = yield* Deferred.make<void>()
+        // the first lookup of a key pauses after its query, before it remembers what it read
+        let paused = false
+        const pausing = new Proxy(sql, {
+          apply: (target, self, args: Array<unknown>) => {
+            const statement = Reflect.apply(target, self, args) as Effect.Effect<unknown, unknown>
+            const text = Array.isArray(args[0]) ? args[0].join("?") : ""
+            if (paused || !text.includes("WHERE key_hash =")) return statement
+            paused = true
+            return Effect.tap(
+              statement,
+              () => Effect.andThen(Deferred.succeed(read, undefined), Deferred.await(resume))
+            )
+          }
+        })
+        const keys = yield* keysWith({ cacheTtl: "5 seconds" }).pipe(
+          Effect.provideService(SqlClient.SqlClient, pausing)
+        )
+        const created = yield* keys.create({ name: "revoked meanwhile" })
+        const lookup = yield* Effect.forkChild(keys.authenticate(created.key))
+        yield* Deferred.await(read)
+        expect(yield* keys.revoke(created.apiKey.id)).toBe("revoked")
+        yield* Deferred.succeed(resume, undefined)
+        // read before the revocation, so it answers; but it is not remembered
+        expect((yield* Fiber.join(lookup)).id).toBe(created.apiKey.id)
+        expect((yield* Effect.flip(keys.authenticate(created.key)))._tag).toBe("UnknownApiKey")
       }).pipe(Effect.provide(TestClock.layer())))
 
     it.effect("a flood of unknown keys never pushes a caller out: they are remembered apart, at most 1,000", () =>
