@@ -24,25 +24,14 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpClient from "effect/http/HttpClient"
 import type * as Layer from "effect/Layer"
 import * as http from "node:http"
-import { createRequire } from "node:module"
 import type { AddressInfo } from "node:net"
 import { countOperations } from "../internal/effectCounts.js"
-
-// The undici that @effect/platform-node uses (not a dependency of the bench itself).
-const undici = createRequire(import.meta.resolve("@effect/platform-node/NodeHttpClient"))("undici") as {
-  readonly request: (url: string) => Promise<{ readonly body: { readonly text: () => Promise<string> } }>
-}
+import { undici } from "../internal/platformUndici.js"
+import { pool } from "../internal/pool.js"
 
 const body = JSON.stringify({ transactionId: "1JXX657P9VCKN74WVFNBH75GWR", isCompleted: true, actualCardValue: 50 })
 
 const counts = countOperations()
-
-const pool = async (count: number, task: () => Promise<unknown>) => {
-  let next = 0
-  await Promise.all(Array.from({ length: 64 }, async () => {
-    while (next++ < count) await task()
-  }))
-}
 
 const measure = async (name: string, count: number, run: () => Promise<void>) => {
   for (let warm = 0; warm < 2; warm++) await run()
@@ -83,7 +72,7 @@ const main = async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/status`
   await measure("undici", count, () =>
-    pool(count, async () => {
+    pool(count, 64, async () => {
       const answer = await undici.request(url)
       await answer.body.text()
     }))

@@ -33,16 +33,9 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
 import * as http from "node:http"
-import { createRequire } from "node:module"
 import type { AddressInfo } from "node:net"
-
-// The undici that @effect/platform-node uses (not a dependency of the bench itself).
-const undici = createRequire(import.meta.resolve("@effect/platform-node/NodeHttpClient"))("undici") as {
-  readonly request: (
-    url: string,
-    options?: { readonly headers?: Record<string, string> }
-  ) => Promise<{ readonly body: { readonly text: () => Promise<string> } }>
-}
+import { undici } from "../internal/platformUndici.js"
+import { pool } from "../internal/pool.js"
 
 const body = JSON.stringify({ id: "item", ok: true })
 
@@ -115,13 +108,6 @@ const nodeServer = async () => {
   }
 }
 
-const pool = async (count: number, task: () => Promise<unknown>) => {
-  let next = 0
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    while (next++ < count) await task()
-  }))
-}
-
 const main = async () => {
   const [count, rounds] = [Number(process.argv[2] ?? 5000), Number(process.argv[3] ?? 3)]
   const servers = [await nodeServer(), await effectServer(RouteLive), await effectServer(ApiLive)] as const
@@ -135,7 +121,7 @@ const main = async () => {
     }
     const headers = { authorization: "Bearer token" }
     const run = (name: keyof typeof urls) =>
-      pool(count, async () => {
+      pool(count, 8, async () => {
         const answer = await undici.request(urls[name], { headers })
         const text = await answer.body.text()
         if (!text.includes("\"ok\":true")) throw new Error(`${name}: unexpected answer ${text}`)
