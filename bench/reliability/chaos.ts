@@ -4,8 +4,7 @@
  * print (outcomes, lost and duplicate transactions, injected faults, token
  * requests against their bounds).
  */
-import type { Errors } from "@gcx/core"
-import { QuoteEvent } from "@gcx/core"
+import { Errors, QuoteEvent } from "@gcx/core"
 import { TokenProvider } from "@gcx/http"
 import type { Faults, Journal, Lifecycle } from "@gcx/sandbox"
 import { TestData } from "@gcx/sandbox"
@@ -52,11 +51,31 @@ export const cards = (count: number) =>
     productLineId: TestData.defaultProductLineId
   }))
 
-/** What the client saw of one quote. */
+/** What the client saw of one quote, over its first POST and the resumes of it (`resumeOf`). */
 export interface Seen {
   readonly events: Array<QuoteEvent.QuoteEvent>
   readonly rejections: Array<Errors.QuoteFailure>
+  /** How many times a refused POST of the quote was resumed: each refusal but the last one was. */
+  resumes: number
 }
+
+/** Nothing seen of a quote yet. */
+export const unseen = (): Seen => ({ events: [], rejections: [], resumes: 0 })
+
+/**
+ * How to resume a POST refused with `error`, as the docs say (packages/http's
+ * README, "Resuming a POST whose outcome is unknown"): an error the client
+ * retries, which persisted past its attempts, may have left a transaction
+ * created; the same requestId, with `previousAttempts` the attempts made,
+ * gets that transaction (or creates it), never a second one. `undefined`
+ * for an error that no transaction can be behind, or that names no requestId.
+ */
+export const resumeOf = (
+  error: Errors.QuoteFailure
+): { readonly requestId: string; readonly previousAttempts: number } | undefined =>
+  Errors.isRetryable(error) && "attempts" in error && error.requestId !== undefined && error.attempts !== undefined
+    ? { requestId: error.requestId, previousAttempts: error.attempts }
+    : undefined
 
 /** What the run left: the client's view, the bus, the server's view and the capture. */
 export interface Run {
@@ -97,7 +116,7 @@ export const figures = (run: Run, settings: Settings) => {
       : terminal?._tag === "Failed"
       ? `Failed ${terminal.error._tag}`
       : quote.rejections.length > 0
-      ? `POST refused: ${quote.rejections[0]!._tag}`
+      ? `POST refused: ${quote.rejections.at(-1)!._tag}`
       : "no outcome"
     outcomes[key] = (outcomes[key] ?? 0) + 1
   }
@@ -136,6 +155,8 @@ export const figures = (run: Run, settings: Settings) => {
     client: settings.client,
     accepted: accepted.length,
     outcomes,
+    /** POSTs refused past their attempts, then resumed with their requestId (`resumeOf`). */
+    resumedPosts: run.seen.reduce((sum, quote) => sum + quote.resumes, 0),
     terminalEventsPerQuote: {
       zero: terminalCounts.filter((count) => count === 0).length,
       one: terminalCounts.filter((count) => count === 1).length,
