@@ -65,15 +65,17 @@ export const unseen = (): Seen => ({ events: [], rejections: [], resumes: 0 })
 /**
  * How to resume a POST refused with `error`, as the docs say (packages/http's
  * README, "Resuming a POST whose outcome is unknown"): an error the client
- * retries, which persisted past its attempts, may have left a transaction
- * created; the same requestId, with `previousAttempts` the attempts made,
- * gets that transaction (or creates it), never a second one. `undefined`
- * for an error that no transaction can be behind, or that names no requestId.
+ * retries, or a token failure, which persisted past its attempts, may have
+ * left a transaction created by an earlier attempt; the same requestId, with
+ * `previousAttempts` the attempts made, gets that transaction (or creates
+ * it), never a second one. `undefined` for an error that no transaction can
+ * be behind, or that names no requestId.
  */
 export const resumeOf = (
   error: Errors.QuoteFailure
 ): { readonly requestId: string; readonly previousAttempts: number } | undefined =>
-  Errors.isRetryable(error) && "attempts" in error && error.requestId !== undefined && error.attempts !== undefined
+  (Errors.isRetryable(error) || error._tag === "TokenError") && "attempts" in error &&
+    error.requestId !== undefined && error.attempts !== undefined
     ? { requestId: error.requestId, previousAttempts: error.attempts }
     : undefined
 

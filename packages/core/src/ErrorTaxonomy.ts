@@ -128,12 +128,21 @@ export class PollTimeout extends Schema.TaggedError<PollTimeout>()("PollTimeout"
   }
 }
 
-/** The token endpoint refused the credentials or could not be reached. */
+/**
+ * The token endpoint refused the credentials or could not be reached. When it
+ * ends a call to the service, it carries the call's `requestId`, its
+ * `attempts` and `retryDelayMillis`, as service errors do: the request of its
+ * last attempt was not sent, but an earlier one may have been, and a POST is
+ * resumed with them like after any failure whose outcome is unknown.
+ */
 export class TokenError extends Schema.TaggedError<TokenError>()("TokenError", {
   message: Schema.String,
   httpStatus: opt(Schema.Number),
   oauthError: opt(Schema.String),
-  traceId: opt(Schema.String)
+  traceId: opt(Schema.String),
+  requestId: opt(Schema.String),
+  attempts: opt(Schema.Number),
+  retryDelayMillis: opt(Schema.Number)
 }) {}
 
 /** Card input refused before any I/O. Names the field; never echoes the value. */

@@ -23,6 +23,7 @@ import {
   type ServiceError,
   type ServiceErrorProps,
   ServiceUnavailable,
+  type TokenError,
   TransactionNotFound,
   Unauthorized,
   UnexpectedResponse,
@@ -227,9 +228,21 @@ export const unexpectedResponse = (
     }`
   }))
 
-/** A copy of a service error that records the attempts made and the total delay spent retrying. */
-export const withAttempts = <E extends ServiceError>(error: E, attempts: number, retryDelay: Duration.Duration): E => {
-  const ErrorClass = error.constructor as new(props: ServiceErrorProps) => E
-  const { _tag: _, ...props } = error as ServiceError
-  return new ErrorClass({ ...props, message: error.message, attempts, retryDelayMillis: Duration.toMillis(retryDelay) })
+/** A copy of a service error (or a `TokenError`) that records the attempts made and the total delay spent retrying. */
+export const withAttempts = <E extends ServiceError | TokenError>(
+  error: E,
+  attempts: number,
+  retryDelay: Duration.Duration
+): E => withProps(error, { attempts, retryDelayMillis: Duration.toMillis(retryDelay) })
+
+/** A copy of a `TokenError` that ended a call to the service, with the call's requestId. */
+export const withRequestId = (error: TokenError, requestId: string): TokenError => withProps(error, { requestId })
+
+const withProps = <E extends ServiceError | TokenError>(
+  error: E,
+  added: { readonly attempts?: number; readonly retryDelayMillis?: number; readonly requestId?: string }
+): E => {
+  const ErrorClass = error.constructor as new(props: object) => E
+  const { _tag: _, ...props } = error as ServiceError | TokenError
+  return new ErrorClass({ ...props, message: error.message, ...added })
 }

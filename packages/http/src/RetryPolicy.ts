@@ -151,13 +151,12 @@ export const delayFor = (
   )
 }
 
-/** Records the attempts and the total retry delay on a service error; a `TokenError` is returned as it is. */
+/** Records the attempts and the total retry delay on the error a call ends with. */
 export const recordAttempts = <E extends RetryableError>(
   error: E,
   attempts: number,
   retryDelay: Duration.Duration
-): E =>
-  error._tag === "TokenError" ? error : Errors.withAttempts(error as Errors.ServiceError, attempts, retryDelay) as E
+): E => Errors.withAttempts(error, attempts, retryDelay)
 
 /**
  * What a retry log line says of the error: its tag, and its ErrorCode and HTTP

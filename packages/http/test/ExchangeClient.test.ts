@@ -5,15 +5,17 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Errors } from "@gcx/core"
-import { ExchangeClient } from "@gcx/http"
+import { ExchangeClient, ExchangeConfig, TokenProvider } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { BigDecimal, Effect, Option } from "effect"
+import { BigDecimal, Effect, Layer, Option } from "effect"
+import { FetchHttpClient } from "effect/http"
 import {
   card,
   closedPort,
   entriesOf,
   hex32,
   journal,
+  optionsFor,
   pollUntilDone,
   pollUntilFailure,
   sandbox,
@@ -25,6 +27,36 @@ const amountOf = (amount: string) => (value: BigDecimal.BigDecimal | undefined) 
   value !== undefined && BigDecimal.equals(value, BigDecimal.fromStringUnsafe(amount))
 
 const reset = Effect.flatMap(Sandbox.SandboxServer, (server) => server.reset)
+
+/** Three attempts, 5 ms apart. */
+const fastRetries = { maxAttempts: 3, baseDelay: "5 millis", maxDelay: "2 seconds", budget: { capacity: 100 } } as const
+
+/**
+ * A client whose token endpoint goes down after its first token: each later
+ * `get` fails with a 503 `TokenError`. A stand-in for the real provider's
+ * `get`, since the endpoint failing exactly between two attempts of one call
+ * is a race in real time; the requests to the service are real.
+ */
+const tokensFailingAfterTheFirst = (options: ExchangeConfig.Options) => {
+  const tokens = Layer.effect(
+    TokenProvider.TokenProvider,
+    Effect.map(TokenProvider.TokenProvider, (real) => {
+      let gets = 0
+      return TokenProvider.TokenProvider.of({
+        ...real,
+        get: Effect.suspend(() =>
+          ++gets === 1 ? real.get : Effect.fail(new Errors.TokenError({ message: "HTTP 503", httpStatus: 503 }))
+        )
+      })
+    })
+  ).pipe(Layer.provide(TokenProvider.layer))
+  return ExchangeClient.layer.pipe(
+    Layer.provide(tokens),
+    Layer.provide(FetchHttpClient.layer),
+    Layer.provide(ExchangeConfig.layer(options)),
+    Layer.orDie
+  )
+}
 
 layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("ExchangeClient", (it) => {
   describe("endpoints", () => {
@@ -383,6 +415,36 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("ExchangeClie
         expect(recorded.transactionsByRequestId).toEqual({ [requestId]: [resumed.transactionId] })
         expect(yield* server.transactions).toHaveLength(1)
       }).pipe(withClient({ retry: { maxAttempts: 3, baseDelay: "5 millis" } })))
+
+    it.effect("a POST ended by a token failure after a lost answer carries its requestId and attempts: resumed, the original transaction", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const server = yield* Sandbox.SandboxServer
+        yield* server.setFaults([{ route: "createQuote", kind: "dropAnswer", times: 1 }])
+        const ended = yield* Effect.flip(
+          Effect.flatMap(ExchangeClient.ExchangeClient, (client) => client.createQuote(card(TestData.Cards.success)))
+        ).pipe(Effect.provide(tokensFailingAfterTheFirst(optionsFor(server, { retry: fastRetries }))))
+        expect(ended).toBeInstanceOf(Errors.TokenError)
+        expect(ended).toMatchObject({ httpStatus: 503, attempts: 3, requestId: expect.stringMatching(hex32) })
+        const { attempts, requestId } = ended as Errors.TokenError
+        // the first POST was processed, its answer lost; the next two never went out
+        const original = (yield* journal).transactionsByRequestId[requestId!]
+        expect(original).toHaveLength(1)
+
+        const client = yield* ExchangeClient.ExchangeClient
+        const resumed = yield* client.createQuote(card(TestData.Cards.success), {
+          requestId: requestId!,
+          previousAttempts: attempts!
+        })
+        expect(resumed.transactionId).toBe(original![0])
+        expect(resumed.attempts).toBe(4)
+        const recorded = yield* journal
+        expect(entriesOf(recorded, "createQuote").map((entry) => [entry.status, entry.previousAttempts])).toEqual([
+          [201, 0],
+          [201, 3]
+        ])
+        expect(yield* server.transactions).toHaveLength(1)
+      }).pipe(withClient()))
 
     it.effect("the same requestId with an unchanged previousAttempts is InvalidRequest request.duplicate.requestId", () =>
       Effect.gen(function*() {

@@ -158,7 +158,9 @@ export const make = (options: {
         requestId: context.requestId,
         attempts,
         retryDelay
-      }))
+      })),
+      // a service error names the requestId of its answer; a token failure, that of the call it ended
+      Effect.mapError((error) => error._tag === "TokenError" ? Errors.withRequestId(error, context.requestId) : error)
     )
 
   return { call }
