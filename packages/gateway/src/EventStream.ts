@@ -15,24 +15,21 @@ import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as EventLog from "@gcx/workflow/EventLog"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Sse from "effect/encoding/Sse"
-import * as Fiber from "effect/Fiber"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as GatewayErrors from "./GatewayErrors.js"
 import * as Drain from "./internal/drain.js"
+import * as KeepAlives from "./internal/keepAlives.js"
 import * as QuoteView from "./QuoteView.js"
 
 /** How often an open stream that has nothing to say sends a comment, so that proxies keep it open. */
-export const keepAliveInterval = Duration.seconds(15)
+export const keepAliveInterval: Duration.Duration = KeepAlives.interval
 
 /** The comment sent every `keepAliveInterval`. */
 export const keepAlive = ": keep-alive\n\n"
@@ -94,63 +91,6 @@ export const parseLastEventId = (
   return /^\d{1,15}$/.test(value) ? Result.succeed(Option.some(Number(value))) : Result.fail(new InvalidLastEventId())
 }
 
-/** The open streams of one event log, woken together by one keep-alive ticker while any is open. */
-interface KeepAlives {
-  readonly open: Set<() => void>
-  ticker: Fiber.Fiber<unknown> | undefined
-}
-
-const keepAlives = new WeakMap<EventLog.Service, KeepAlives>()
-
-/**
- * Registers `wake` with the one keep-alive ticker of `log`'s streams (started
- * by the first, on its fiber's `Clock` and nothing else of its context: the
- * ticker holds no request), until the scope closes; the ticker stops with the
- * last stream. One timer for all the open streams, not one fiber each. The
- * ticker is started and recorded in one synchronous step: two streams that
- * open at once never start two.
- */
-const keepAliveOf = (log: EventLog.Service, wake: () => void): Effect.Effect<void, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.withFiber((fiber) => {
-      let alives = keepAlives.get(log)
-      if (alives === undefined) {
-        alives = { open: new Set(), ticker: undefined }
-        keepAlives.set(log, alives)
-      }
-      alives.open.add(wake)
-      if (alives.ticker === undefined) {
-        const { open } = alives
-        const tick = Effect.sync(() => {
-          for (const wake of open) wake()
-        })
-        alives.ticker = Effect.runForkWith(Context.make(Clock.Clock, fiber.getRef(Clock.Clock)))(
-          Effect.forever(Effect.andThen(Effect.sleep(keepAliveInterval), tick))
-        )
-      }
-      return Effect.succeed(alives)
-    }),
-    (alives) =>
-      Effect.suspend(() => {
-        alives.open.delete(wake)
-        const ticker = alives.ticker
-        if (alives.open.size > 0 || ticker === undefined) return Effect.void
-        alives.ticker = undefined
-        return Fiber.interrupt(ticker)
-      })
-  )
-
-/**
- * Wakes every open stream of `log`: when the gateway drains, each ends after
- * one more read (see `follow`); one still waiting for its first events
- * answers nothing. Their clients resume with `Last-Event-ID` and lose nothing.
- */
-export const wakeAll = (log: EventLog.Service): void => {
-  const alives = keepAlives.get(log)
-  if (alives === undefined) return
-  for (const wake of alives.open) wake()
-}
-
 const encoder = new TextEncoder()
 const keepAliveBytes: Arr.NonEmptyReadonlyArray<Uint8Array> = [encoder.encode(keepAlive)]
 
@@ -165,13 +105,13 @@ const empty = HttpServerResponse.text("", options)
 
 /**
  * A cursor over quote `requestId`'s events after `afterSeq`, woken by the
- * keep-alive ticker and, when the gateway shuts down, by `wakeAll` (or at
- * once, when it already does), until the scope closes; and the drain.
+ * keep-alive ticker and, when the gateway shuts down, by
+ * `internal/keepAlives.ts`'s `wakeAll` (or at once, when it already does), until the scope closes; and the drain.
  */
 const watched = (log: EventLog.Service, requestId: string, afterSeq: number) =>
   Effect.gen(function*() {
     const cursor = yield* log.cursor(requestId, afterSeq)
-    yield* keepAliveOf(log, cursor.wake)
+    yield* KeepAlives.register(log, cursor.wake)
     const drain = yield* Drain.Draining
     if (drain.draining()) cursor.wake()
     return { cursor, drain }

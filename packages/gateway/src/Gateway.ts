@@ -31,11 +31,11 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Http from "node:http"
 import type { ApiKeys } from "./ApiKeys.js"
-import * as EventStream from "./EventStream.js"
 import { GatewayApi, paths } from "./GatewayApi.js"
 import * as GatewayQuotes from "./GatewayQuotes.js"
 import * as Drain from "./internal/drain.js"
 import * as Handlers from "./internal/handlers.js"
+import * as KeepAlives from "./internal/keepAlives.js"
 import * as Middleware from "./internal/middleware.js"
 import * as Readiness from "./internal/readiness.js"
 import type { RateLimit } from "./RateLimit.js"
@@ -113,7 +113,7 @@ export const layer = (
     // built last, so closed first: the drain starts before the server waits for its connections
     const drainFirst = Layer.effectDiscard(Effect.flatMap(EventLog.EventLog, (log) =>
       Effect.addFinalizer(() =>
-        Effect.andThen(start, Effect.sync(() => EventStream.wakeAll(log)))
+        Effect.andThen(start, Effect.sync(() => KeepAlives.wakeAll(log)))
       )))
     return drainFirst.pipe(Layer.provideMerge(serving))
   }))

@@ -22,6 +22,7 @@ import * as Path from "node:path"
 import * as EventStream from "../src/EventStream.js"
 import * as GatewayErrors from "../src/GatewayErrors.js"
 import * as Drain from "../src/internal/drain.js"
+import * as KeepAlives from "../src/internal/keepAlives.js"
 import { tempDirectory } from "./utils/gateway.js"
 
 /** The route of the gateway's event stream, with the api's mapping of a bad `Last-Event-ID` to 400. */
@@ -416,7 +417,7 @@ describe("EventStream before the first event", () => {
       let draining = false
       const { log, open, response } = yield* waiting(() => draining)
       draining = true
-      EventStream.wakeAll(log)
+      KeepAlives.wakeAll(log)
       const answer = yield* Fiber.join(response)
       expect(answer.body._tag).toBe("Uint8Array")
       expect(yield* bodyText(answer)).toBe("")

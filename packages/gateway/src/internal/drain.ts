@@ -35,7 +35,7 @@ const idleSweepMillis = 25
 
 /**
  * A drain of `server`, and `start`, which begins it (once) and returns at
- * once; whoever starts it wakes the open streams (`EventStream.wakeAll`).
+ * once; whoever starts it wakes the open streams (`KeepAlives.wakeAll`).
  * The sweep of idle connections stops when the server has closed, or when
  * the scope closes (a connection still open after the platform's grace
  * period would otherwise keep it going).

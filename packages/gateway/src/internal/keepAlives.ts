@@ -1,0 +1,73 @@
+/**
+ * The keep-alive of the gateway's open event streams: one ticker per event
+ * log wakes all of them every `interval` while any is open (each then sends
+ * a comment, so that proxies keep it open), and `wakeAll` wakes them at once
+ * when the gateway drains. One timer for all the open streams, not one fiber
+ * each.
+ */
+import type * as EventLog from "@gcx/workflow/EventLog"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import type * as Scope from "effect/Scope"
+
+/** How often the open streams are woken. */
+export const interval = Duration.seconds(15)
+
+/** The open streams of one event log, and their ticker while any is open. */
+interface Open {
+  readonly wakes: Set<() => void>
+  ticker: Fiber.Fiber<unknown> | undefined
+}
+
+const byLog = new WeakMap<EventLog.Service, Open>()
+
+/**
+ * Registers `wake` with the one ticker of `log`'s streams (started by the
+ * first, on its fiber's `Clock` and nothing else of its context: the ticker
+ * holds no request), until the scope closes; the ticker stops with the last
+ * stream. The ticker is started and recorded in one synchronous step: two
+ * streams that open at once never start two.
+ */
+export const register = (log: EventLog.Service, wake: () => void): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.withFiber((fiber) => {
+      let open = byLog.get(log)
+      if (open === undefined) {
+        open = { wakes: new Set(), ticker: undefined }
+        byLog.set(log, open)
+      }
+      open.wakes.add(wake)
+      if (open.ticker === undefined) {
+        const { wakes } = open
+        const tick = Effect.sync(() => {
+          for (const wake of wakes) wake()
+        })
+        open.ticker = Effect.runForkWith(Context.make(Clock.Clock, fiber.getRef(Clock.Clock)))(
+          Effect.forever(Effect.andThen(Effect.sleep(interval), tick))
+        )
+      }
+      return Effect.succeed(open)
+    }),
+    (open) =>
+      Effect.suspend(() => {
+        open.wakes.delete(wake)
+        const ticker = open.ticker
+        if (open.wakes.size > 0 || ticker === undefined) return Effect.void
+        open.ticker = undefined
+        return Fiber.interrupt(ticker)
+      })
+  )
+
+/**
+ * Wakes every open stream of `log`: when the gateway drains, each ends after
+ * one more read; one still waiting for its first events answers nothing.
+ * Their clients resume with `Last-Event-ID` and lose nothing.
+ */
+export const wakeAll = (log: EventLog.Service): void => {
+  const open = byLog.get(log)
+  if (open === undefined) return
+  for (const wake of open.wakes) wake()
+}
