@@ -56,6 +56,28 @@ describe("QuotePoller: a requestId belongs to one card", () => {
         expect(sent.posts.map((entry) => [entry.previousAttempts, entry.status])).toEqual([[0, 201], [1, 201]])
       }).pipe(withPoller()))
 
+    it.effect("a POST refused after its attempts is quoted again with the error's requestId and attempts: its transaction", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const poller = yield* QuotePoller.QuotePoller
+        // every answer lost after processing: the first attempt created the transaction
+        yield* server.setFaults([{ route: "createQuote", kind: "dropAnswer" }])
+        const refused = yield* Effect.flip(poller.getQuote(card(Cards.instant)))
+        assert(refused._tag === "TransportError")
+        expect(refused.attempts).toBe(3)
+        const { requestId } = refused
+        assert(requestId !== undefined)
+        const created = (yield* sentFor(requestId)).transactions
+        expect(created).toHaveLength(1)
+
+        yield* server.setFaults([])
+        const quote = yield* poller.getQuote(card(Cards.instant), { requestId, previousAttempts: refused.attempts })
+        expect(quote.transactionId).toBe(created[0])
+        const sent = yield* sentFor(requestId)
+        expect(sent.transactions).toEqual(created)
+        expect(sent.posts.map((entry) => entry.previousAttempts)).toEqual([0, 1, 2, 3])
+      }).pipe(withPoller({ client: { retry: { maxAttempts: 3, baseDelay: "5 millis", maxDelay: "50 millis" } } })))
+
     it.effect("the record is bounded: the oldest requestId is forgotten first", () =>
       Effect.gen(function*() {
         const poller = yield* QuotePoller.QuotePoller
