@@ -9,6 +9,7 @@ import { TokenProvider } from "@gcx/http"
 import type { Faults, Journal, Lifecycle } from "@gcx/sandbox"
 import { TestData } from "@gcx/sandbox"
 import type * as OtlpReceiver from "@gcx/sandbox/OtlpReceiver"
+import { Option } from "effect"
 import { randomBytes, randomInt } from "node:crypto"
 import type * as Capture from "./capture.js"
 
@@ -63,21 +64,17 @@ export interface Seen {
 export const unseen = (): Seen => ({ events: [], rejections: [], resumes: 0 })
 
 /**
- * How to resume a POST refused with `error`, as the docs say (packages/http's
- * README, "Resuming a POST whose outcome is unknown"): an error the client
- * retries, or a token failure, which persisted past its attempts, may have
- * left a transaction created by an earlier attempt; the same requestId, with
- * `previousAttempts` the attempts made, gets that transaction (or creates
- * it), never a second one. `undefined` for an error that no transaction can
- * be behind, or that names no requestId.
+ * How to resume a POST refused with `error`, after `resumes` resumes of it,
+ * as the docs say (`Errors.postResumption`): only a POST that failed at the
+ * attempts cap, the one way a working client gives up on a transaction that
+ * may exist. One that gave up sooner (its retry budget ran dry, or a fault
+ * of the retry policy) is not resumed: its transaction counts as lost.
  */
-export const resumeOf = (
-  error: Errors.QuoteFailure
-): { readonly requestId: string; readonly previousAttempts: number } | undefined =>
-  (Errors.isRetryable(error) || error._tag === "TokenError") && "attempts" in error &&
-    error.requestId !== undefined && error.attempts !== undefined
-    ? { requestId: error.requestId, previousAttempts: error.attempts }
-    : undefined
+export const resumeOf = (error: Errors.QuoteFailure, resumes: number): Errors.PostResumption | undefined =>
+  Option.getOrUndefined(Option.filter(
+    Errors.postResumption(error),
+    (resume) => resume.previousAttempts === clientSettings.retry.maxAttempts * (resumes + 1)
+  ))
 
 /** What the run left: the client's view, the bus, the server's view and the capture. */
 export interface Run {

@@ -5,6 +5,7 @@
  * turns an HTTP answer into the right error.
  */
 import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { ErrorBody, ErrorCodes, normalizeKeys } from "./ErrorBody.js"
@@ -18,6 +19,7 @@ import {
   MissingRequestId,
   OfferExpired,
   PartnerNotFound,
+  type QuoteFailure,
   RateLimited,
   ServerError,
   type ServiceError,
@@ -228,21 +230,58 @@ export const unexpectedResponse = (
     }`
   }))
 
-/** A copy of a service error (or a `TokenError`) that records the attempts made and the total delay spent retrying. */
+/**
+ * A copy of the error a call ended with (a service error or a `TokenError`)
+ * that records the attempts made and the total delay spent retrying. A
+ * `TokenError` also records `requestId`, when given: the POST's it ended (a
+ * service error already carries the requestId of its request).
+ */
 export const withAttempts = <E extends ServiceError | TokenError>(
   error: E,
   attempts: number,
-  retryDelay: Duration.Duration
-): E => withProps(error, { attempts, retryDelayMillis: Duration.toMillis(retryDelay) })
-
-/** A copy of a `TokenError` that ended a call to the service, with the call's requestId. */
-export const withRequestId = (error: TokenError, requestId: string): TokenError => withProps(error, { requestId })
-
-const withProps = <E extends ServiceError | TokenError>(
-  error: E,
-  added: { readonly attempts?: number; readonly retryDelayMillis?: number; readonly requestId?: string }
+  retryDelay: Duration.Duration,
+  requestId?: string | undefined
 ): E => {
   const ErrorClass = error.constructor as new(props: object) => E
   const { _tag: _, ...props } = error as ServiceError | TokenError
-  return new ErrorClass({ ...props, message: error.message, ...added })
+  return new ErrorClass({
+    ...props,
+    message: error.message,
+    attempts,
+    retryDelayMillis: Duration.toMillis(retryDelay),
+    ...(requestId !== undefined && error._tag === "TokenError" ? { requestId } : {})
+  })
 }
+
+/** The errors after which a POST may have created its transaction: an attempt may have been processed unanswered. */
+const mayHaveCreated: ReadonlySet<QuoteFailure["_tag"]> = new Set([
+  "TransportError",
+  "ServiceUnavailable",
+  "RateLimited",
+  "ServerError",
+  "Unauthorized",
+  "UnexpectedResponse",
+  "TokenError"
+])
+
+/** What resumes a POST: its requestId, and the attempts made with it before (`previousAttempts`). */
+export interface PostResumption {
+  readonly requestId: string
+  readonly previousAttempts: number
+}
+
+/**
+ * How to resume the POST that `error` ended, when an attempt of it may have
+ * created the transaction (no answer, a 5xx, a 429, a 401, an unreadable
+ * answer, or a token failure after one of those): quote the same card again
+ * with the same requestId and `previousAttempts` the attempts made, and the
+ * service answers that transaction, or creates it, never a second one.
+ * `None` for an error after which no transaction exists (a card outcome, a
+ * request fault, a local error before any I/O), and for an error of a GET,
+ * which names its transaction (follow that with `track`).
+ */
+export const postResumption = (error: QuoteFailure): Option.Option<PostResumption> =>
+  mayHaveCreated.has(error._tag) && "attempts" in error && error.requestId !== undefined &&
+    error.attempts !== undefined && !("transactionId" in error && error.transactionId !== undefined)
+    ? Option.some({ requestId: error.requestId, previousAttempts: error.attempts })
+    : Option.none()

@@ -151,12 +151,17 @@ export const delayFor = (
   )
 }
 
-/** Records the attempts and the total retry delay on the error a call ends with. */
+/**
+ * Records the attempts and the total retry delay on the error a call ends
+ * with; on a `TokenError` that ends a POST, its `requestId` too, which
+ * resumes it (`Errors.postResumption`).
+ */
 export const recordAttempts = <E extends RetryableError>(
   error: E,
   attempts: number,
-  retryDelay: Duration.Duration
-): E => Errors.withAttempts(error, attempts, retryDelay)
+  retryDelay: Duration.Duration,
+  postRequestId?: string | undefined
+): E => Errors.withAttempts(error, attempts, retryDelay, postRequestId)
 
 /**
  * What a retry log line says of the error: its tag, and its ErrorCode and HTTP
@@ -184,10 +189,12 @@ const logAnnotations = (error: RetryableError): Record<string, unknown> => {
  *   it is retried with backoff within the cap and the budget, as giving up
  *   would lose the transaction. A 401 after another failure gets its own
  *   recovery (the fresh token may have expired since).
- * - `attempts` (on the result, on service errors and in `RetryInfo`) counts
+ * - `attempts` (on the result, on the errors and in `RetryInfo`) counts
  *   every attempt of the request: the `previousAttempts` given plus those of
  *   this call. So `previousAttempts: error.attempts` resumes a failed call.
- * - Service errors leave with `attempts` and `retryDelayMillis` recorded.
+ * - Errors leave with `attempts` and `retryDelayMillis` recorded; a
+ *   `TokenError` that ends a POST with its `requestId` too (a service error
+ *   has it already).
  * - Each retry is logged at debug level with `logAnnotations`.
  */
 export const execute = <A, E extends RetryableError, R>(options: {
@@ -198,9 +205,12 @@ export const execute = <A, E extends RetryableError, R>(options: {
   readonly onRetry?: ((info: RetryInfo) => Effect.Effect<void>) | undefined
   /** Attempts of the same request made before this call (default 0). */
   readonly previousAttempts?: number | undefined
+  /** The request's requestId: recorded on a `TokenError` that ends a POST, which then can be resumed. */
+  readonly requestId?: string | undefined
 }): Effect.Effect<Attempted<A>, E, R> => {
   const { budget, operation, settings } = options
   const before = options.previousAttempts ?? 0
+  const postRequestId = operation === "createQuote" ? options.requestId : undefined
   const retry = (info: RetryInfo) =>
     Effect.logDebug(`retrying ${operation}`).pipe(
       Effect.annotateLogs({
@@ -222,7 +232,7 @@ export const execute = <A, E extends RetryableError, R>(options: {
     Effect.matchEffect(options.attempt(before + attempt - 1), {
       onSuccess: (value) => Effect.succeed({ value, attempts: before + attempt, retryDelay }),
       onFailure: (error) => {
-        const fail = Effect.fail(recordAttempts(error, before + attempt, retryDelay))
+        const fail = Effect.fail(recordAttempts(error, before + attempt, retryDelay, postRequestId))
         const next = { operation, attempt: before + attempt + 1, error }
         const stillUncertain = uncertain || leavesOutcomeUnknown(error)
         if (error._tag === "Unauthorized" && !reauthorized) {

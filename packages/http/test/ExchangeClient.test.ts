@@ -421,23 +421,27 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("ExchangeClie
         yield* reset
         const server = yield* Sandbox.SandboxServer
         yield* server.setFaults([{ route: "createQuote", kind: "dropAnswer", times: 1 }])
-        const ended = yield* Effect.flip(
-          Effect.flatMap(ExchangeClient.ExchangeClient, (client) => client.createQuote(card(TestData.Cards.success)))
-        ).pipe(Effect.provide(tokensFailingAfterTheFirst(optionsFor(server, { retry: fastRetries }))))
+        const [ended, heartbeat] = yield* Effect.flatMap(ExchangeClient.ExchangeClient, (client) =>
+          Effect.all([
+            Effect.flip(client.createQuote(card(TestData.Cards.success))),
+            Effect.flip(client.heartbeat)
+          ])).pipe(Effect.provide(tokensFailingAfterTheFirst(optionsFor(server, { retry: fastRetries }))))
         expect(ended).toBeInstanceOf(Errors.TokenError)
         expect(ended).toMatchObject({ httpStatus: 503, attempts: 3, requestId: expect.stringMatching(hex32) })
-        const { attempts, requestId } = ended as Errors.TokenError
+        // a GET's token failure names no requestId: it is never resumed as a POST's
+        expect(heartbeat).toMatchObject({ _tag: "TokenError", attempts: 3 })
+        expect(heartbeat).not.toHaveProperty("requestId")
+        expect(Errors.postResumption(heartbeat)).toEqual(Option.none())
+        const resumption = Option.getOrThrow(Errors.postResumption(ended))
+        const { previousAttempts: attempts, requestId } = resumption
         // the first POST was processed, its answer lost; the next two never went out
-        const original = (yield* journal).transactionsByRequestId[requestId!]
+        const original = (yield* journal).transactionsByRequestId[requestId]
         expect(original).toHaveLength(1)
 
         const client = yield* ExchangeClient.ExchangeClient
-        const resumed = yield* client.createQuote(card(TestData.Cards.success), {
-          requestId: requestId!,
-          previousAttempts: attempts!
-        })
+        const resumed = yield* client.createQuote(card(TestData.Cards.success), resumption)
         expect(resumed.transactionId).toBe(original![0])
-        expect(resumed.attempts).toBe(4)
+        expect(resumed.attempts).toBe(attempts + 1)
         const recorded = yield* journal
         expect(entriesOf(recorded, "createQuote").map((entry) => [entry.status, entry.previousAttempts])).toEqual([
           [201, 0],

@@ -1,7 +1,7 @@
 import { assert, describe, expect, it, layer } from "@effect/vitest"
-import { Card } from "@gcx/core"
+import { Card, Errors } from "@gcx/core"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { Effect, Redacted, Stream } from "effect"
+import { Effect, Option, Redacted, Stream } from "effect"
 import { CardFingerprint, QuotePoller } from "../src/index.js"
 import { card, sandbox, withPoller } from "./fixtures.js"
 
@@ -62,16 +62,16 @@ describe("QuotePoller: a requestId belongs to one card", () => {
         const poller = yield* QuotePoller.QuotePoller
         // every answer lost after processing: the first attempt created the transaction
         yield* server.setFaults([{ route: "createQuote", kind: "dropAnswer" }])
-        const refused = yield* Effect.flip(poller.getQuote(card(Cards.instant)))
-        assert(refused._tag === "TransportError")
-        expect(refused.attempts).toBe(3)
-        const { requestId } = refused
-        assert(requestId !== undefined)
+        const refused = yield* Effect.flip(Stream.runDrain(poller.quote(card(Cards.instant))))
+        expect(refused._tag).toBe("TransportError")
+        const resumption = Option.getOrThrow(Errors.postResumption(refused))
+        const { previousAttempts, requestId } = resumption
+        expect(previousAttempts).toBe(3)
         const created = (yield* sentFor(requestId)).transactions
         expect(created).toHaveLength(1)
 
         yield* server.setFaults([])
-        const quote = yield* poller.getQuote(card(Cards.instant), { requestId, previousAttempts: refused.attempts })
+        const quote = yield* poller.getQuote(card(Cards.instant), resumption)
         expect(quote.transactionId).toBe(created[0])
         const sent = yield* sentFor(requestId)
         expect(sent.transactions).toEqual(created)

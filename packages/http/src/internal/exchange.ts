@@ -151,6 +151,7 @@ export const make = (options: {
       budget,
       onRetry: options.onRetry,
       previousAttempts: options.previousAttempts,
+      requestId: context.requestId,
       attempt: (previousAttempts) => attempt(operation, request, context, read, previousAttempts)
     }).pipe(
       Effect.map(({ attempts, retryDelay, value }) => ({
@@ -158,9 +159,7 @@ export const make = (options: {
         requestId: context.requestId,
         attempts,
         retryDelay
-      })),
-      // a service error names the requestId of its answer; a token failure, that of the call it ended
-      Effect.mapError((error) => error._tag === "TokenError" ? Errors.withRequestId(error, context.requestId) : error)
+      }))
     )
 
   return { call }

@@ -39,7 +39,7 @@ export const maxUnexpectedInARow = 3
 export const retryAfterOf = (error: Errors.QuoteFailure): number | undefined =>
   "retryAfterMillis" in error ? error.retryAfterMillis : undefined
 
-/** The attempts a failed call made (1 when it does not say: a token failure, a scripted error). */
+/** The attempts a failed call made (1 when it does not say: an error made without the client, as in a test). */
 export const attemptsOf = (error: Errors.QuoteFailure): number =>
   "attempts" in error && typeof error.attempts === "number" && error.attempts > 0 ? error.attempts : 1
 
