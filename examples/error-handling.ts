@@ -5,14 +5,15 @@
  *
  * Every failure of `getQuote` is a tagged error. Card outcomes carry the service's userMessage,
  * meant for the customer; retrying gives the same answer. A merchant outcome is transient: the
- * customer should try later. Service failures were already retried by the SDK within its budget.
+ * customer should try later. Service failures were already retried by the SDK within its budget; a
+ * POST refused after them is resumed once, since its transaction may exist.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { type Errors, Money } from "@gcx/core"
+import { Errors, Money } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import * as UndiciClient from "@gcx/http/UndiciClient"
 import { QuoteEvents, QuoteJournal, QuotePoller } from "@gcx/poller"
-import { Console, Effect, Layer } from "effect"
+import { Console, Effect, Layer, Option } from "effect"
 
 const GcxLive = QuotePoller.layer().pipe(
   Layer.provide(Layer.merge(QuoteEvents.layer(), QuoteJournal.layerNoop)),
@@ -23,10 +24,27 @@ const GcxLive = QuotePoller.layer().pipe(
 /** The service's userMessage, or our own words when it sent none. */
 const said = (error: { readonly userMessage?: string | undefined }, fallback: string) => error.userMessage ?? fallback
 
+/**
+ * The quote of one card. A POST refused after the SDK's retries (no answer, a 5xx...) may still have
+ * created the transaction: quoted again with its requestId and attempts, the service answers that
+ * same transaction, never a second one (`Errors.postResumption`; `None` when nothing can exist).
+ */
+const quoteCard = (cardNumber: string) =>
+  Effect.flatMap(QuotePoller.QuotePoller, (poller) => {
+    const card = { cardNumber, pinNumber: "1234", productLineId: "1000" }
+    return poller.getQuote(card).pipe(
+      Effect.catch((error) =>
+        Option.match(Errors.postResumption(error), {
+          onNone: () => Effect.fail(error),
+          onSome: (resumption) => poller.getQuote(card, resumption)
+        })
+      )
+    )
+  })
+
 /** What the customer sees for one card. */
 const answerFor = (cardNumber: string) =>
-  QuotePoller.QuotePoller.pipe(
-    Effect.flatMap((poller) => poller.getQuote({ cardNumber, pinNumber: "1234", productLineId: "1000" })),
+  quoteCard(cardNumber).pipe(
     Effect.map((quote) => `We offer ${Money.format(quote.exchangeCardValue)} for this card.`),
     Effect.catchTags({
       // Card outcomes: show the service's message; do not retry.
