@@ -134,6 +134,45 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
       expect(sent.map((entry) => [entry.previousAttempts, entry.status])).toEqual([[0, 201], [1, 201]])
     })))
 
+  it.effect("a POST whose answers are lost to the attempts cap is resumed by the workflow: the original transaction", () =>
+    withQuotes()(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const quotes = yield* DurableQuotes.DurableQuotes
+      // the first run of the submit activity: every attempt (4) processed, its answer lost
+      yield* server.setFaults([{ route: "createQuote", kind: "dropAnswer", times: 4 }])
+      const requestId = "durable-lost-answers-1"
+      const quote = yield* quotes.execute(card(TestData.Cards.success), { requestId }).pipe(
+        Effect.ensuring(server.setFaults([]))
+      )
+      const journal = yield* server.journal
+      expect(journal.transactionsByRequestId[requestId]).toEqual([quote.transactionId])
+      const sent = journal.entries.filter((entry) => entry.route === "createQuote" && entry.requestId === requestId)
+      expect(sent.map((entry) => [entry.previousAttempts, entry.faults ?? []])).toEqual([
+        [0, ["dropAnswer"]],
+        [1, ["dropAnswer"]],
+        [2, ["dropAnswer"]],
+        [3, ["dropAnswer"]],
+        [4, []]
+      ])
+    })))
+
+  it.effect("a POST whose answers are always lost fails after 6 runs of its attempts, with one requestId and one transaction", () =>
+    withQuotes()(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const quotes = yield* DurableQuotes.DurableQuotes
+      yield* server.setFaults([{ route: "createQuote", kind: "dropAnswer" }])
+      const requestId = "durable-lost-answers-2"
+      const error = yield* Effect.flip(quotes.execute(card(TestData.Cards.success), { requestId })).pipe(
+        Effect.ensuring(server.setFaults([]))
+      )
+      assert(error._tag === "TransportError")
+      expect(error.attempts).toBe(24)
+      const journal = yield* server.journal
+      expect(journal.transactionsByRequestId[requestId]).toHaveLength(1)
+      const sent = journal.entries.filter((entry) => entry.route === "createQuote" && entry.requestId === requestId)
+      expect(sent.map((entry) => entry.previousAttempts)).toEqual(Array.from({ length: 24 }, (_, index) => index))
+    })))
+
   it.effect("QuoteOutcomes is told each terminal outcome once, with its requestId and transactionId", () =>
     Effect.gen(function*() {
       const server = yield* Sandbox.SandboxServer

@@ -19,7 +19,7 @@
  * provides the quote (`CurrentPayload`, `CurrentSubmission`) around each, and
  * the engine runs the activity in the body's context.
  */
-import { RequestIdConflict } from "@gcx/core/Errors"
+import * as Errors from "@gcx/core/Errors"
 import * as Quote from "@gcx/core/Quote"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as ExchangeClient from "@gcx/http/ExchangeClient"
@@ -49,7 +49,7 @@ const nextAttempt = (requestIds: RequestIds.Service, { executionId, payload }: C
     Effect.retry(databaseRetry),
     Effect.orDie,
     Effect.flatMap(Option.match({
-      onNone: () => Effect.fail(new RequestIdConflict({ requestId: payload.requestId })),
+      onNone: () => Effect.fail(new Errors.RequestIdConflict({ requestId: payload.requestId })),
       onSome: Effect.succeed
     }))
   )
@@ -136,9 +136,25 @@ const submitActivity = Activity.make({
   })
 })
 
-/** The submit activity of one quote (its workflow `executionId`): open the card, POST with durable attempt counting, publish `Submitted`. */
+/**
+ * How the workflow runs the submit activity again after its POST failed while
+ * an attempt of it may have created the transaction (`Errors.postResumption`:
+ * no answer, a 5xx, a 429... to the client's attempts cap). Each run takes
+ * its `previousAttempts` from the durable counter, so the service answers the
+ * transaction an earlier attempt created instead of a second one; without
+ * this, the quote would fail and the transaction be lost. Bounded: at most 5
+ * runs more, each with the client's attempts and backoff.
+ */
+const resumeLostPosts = <A, R>(activity: Effect.Effect<A, DurableQuoteFailure, R>) =>
+  Activity.retry(activity, { while: (error) => Option.isSome(Errors.postResumption(error)), times: 5 })
+
+/**
+ * The submit activity of one quote (its workflow `executionId`): open the
+ * card, POST with durable attempt counting, publish `Submitted`; run again
+ * while the POST failed and its transaction may exist (see `resumeLostPosts`).
+ */
 export const submit = (payload: Payload, executionId: string) =>
-  Effect.provideService(submitActivity, CurrentPayload, { payload, executionId })
+  Effect.provideService(submitActivity, CurrentPayload, { payload, executionId }).pipe(resumeLostPosts)
 
 /** The outcome activity, made once per runner: poll the transaction in `CurrentSubmission` until it is terminal. */
 const makeOutcomeActivity = (options: Options) =>
