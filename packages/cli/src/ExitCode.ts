@@ -83,7 +83,8 @@ export type Failure =
   | JournalError
   | BatchKeyError
 
-const isQuoteFailure = (error: unknown): error is Errors.QuoteFailure =>
+/** Whether a failure is one of the quote failures (`Errors.QuoteFailure`), by its tag. */
+export const isQuoteFailure = (error: unknown): error is Errors.QuoteFailure =>
   Predicate.hasProperty(error, "_tag") && typeof error._tag === "string" &&
   Object.prototype.hasOwnProperty.call(ErrorTraits.Traits, error._tag)
 

@@ -51,10 +51,12 @@ const noAnswer = (error: unknown): error is Errors.TransportError | Errors.Token
 
 /**
  * Turns a failure that got no answer into one line naming the host and the
- * cause (same exit code); other failures pass as they are.
+ * cause (same exit code), then `hint`'s text for the error, if any; other
+ * failures pass as they are.
  */
 export const explain = <A, E, R>(
-  effect: Effect.Effect<A, E, R>
+  effect: Effect.Effect<A, E, R>,
+  hint: (error: Errors.TransportError | Errors.TokenError) => string = () => ""
 ): Effect.Effect<A, E | ExitCode.CliError, R | ExchangeConfig.ExchangeConfig> =>
   Effect.catchIf(
     effect,
@@ -67,7 +69,7 @@ export const explain = <A, E, R>(
         const host = target === undefined ? "?" : `${target.host}:${target.port}`
         return yield* new ExitCode.CliError({
           code: ExitCode.ofQuoteFailure(error),
-          message: `${ExitCode.describeQuoteFailure(error)}; host ${host}: ${cause}`
+          message: `${ExitCode.describeQuoteFailure(error)}; host ${host}: ${cause}${hint(error)}`
         })
       })
   )

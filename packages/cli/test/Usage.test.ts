@@ -76,6 +76,19 @@ describe("usage errors", () => {
           "GCX_GATEWAY_PORT must be a port, 0 to 65535",
           "serve"
         ],
+        [["quote", ...card, "--previous-attempts", "2"], {}, "--previous-attempts needs --request-id", "quote"],
+        [
+          ["quote", ...card, "--request-id", "r-1", "--previous-attempts", "1.5"],
+          {},
+          "--previous-attempts must be a whole number of at least 0, got '1.5'",
+          "quote"
+        ],
+        [
+          ["quote", ...card, "--durable", "--request-id", "r-1", "--previous-attempts", "2"],
+          {},
+          "--previous-attempts is for a quote without --durable",
+          "quote"
+        ],
         [["result"], {}, "requestId", "result"],
         [["result", "abc", "--timeout", "0"], {}, "--timeout must be a number above 0", "result"]
       ]

@@ -6,6 +6,7 @@ import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as ConnectionFlags from "../ConnectionFlags.js"
 import * as Durable from "../Durable.js"
+import * as GcxFlag from "../Flag.js"
 import * as Help from "../Help.js"
 import * as Lazy from "../Lazy.js"
 import * as Polling from "../Polling.js"
@@ -26,6 +27,12 @@ export const options = {
     Flag.withDescription(
       "the quote's requestId (idempotency key); one card's alone. Default: fresh; with --durable, " +
         "that of the card's unfinished quote (an interrupted run resumes, no second POST)"
+    ),
+    Flag.optional
+  ),
+  previousAttempts: GcxFlag.number("previous-attempts", "n", { integer: true, min: 0 }).pipe(
+    Flag.withDescription(
+      "attempts of --request-id made before: resumes a POST refused after its retries (its error line gives both)"
     ),
     Flag.optional
   ),

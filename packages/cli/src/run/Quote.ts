@@ -50,10 +50,14 @@ export const follow = <E, R>(
     return yield* events(mode).pipe(Stream.tap(show), Stream.runLast, Effect.flatMap(outcome))
   }))
 
-/** Submits one quote (under `requestId` when given) and follows it; fails with its error. */
+/** Submits one quote (under `requestId`, after `previousAttempts`, when given) and follows it; fails with its error. */
 export const run = (
   card: Card.CardInput,
-  options: Polling.Flags & { readonly json: boolean; readonly requestId?: Option.Option<string> | undefined }
+  options: Polling.Flags & {
+    readonly json: boolean
+    readonly requestId?: Option.Option<string> | undefined
+    readonly previousAttempts?: Option.Option<number> | undefined
+  }
 ): Effect.Effect<
   Quote.CompletedQuote,
   Errors.QuoteFailure,
@@ -69,6 +73,10 @@ export const run = (
             ...Option.match(options.requestId ?? Option.none(), {
               onNone: () => ({}),
               onSome: (requestId) => ({ requestId })
+            }),
+            ...Option.match(options.previousAttempts ?? Option.none(), {
+              onNone: () => ({}),
+              onSome: (previousAttempts) => ({ previousAttempts })
             })
           }),
         options.json
@@ -81,6 +89,7 @@ export interface Flags extends Polling.Flags {
   readonly pin: Redacted.Redacted<string>
   readonly product: string
   readonly requestId: Option.Option<string>
+  readonly previousAttempts: Option.Option<number>
   readonly json: boolean
   readonly durable: boolean
   readonly connection: Connection.Flags
@@ -88,24 +97,57 @@ export interface Flags extends Polling.Flags {
 
 const isRequestId = Schema.is(Ids.RequestId)
 
+const usage = (message: string) => Effect.fail(new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message }))
+
+/**
+ * The error line of a POST refused after its retries while an attempt of it
+ * may have created the quote (`Errors.postResumption`): it ends with the
+ * flags that resume it. A failure with no answer also names the host and
+ * the cause (`Reachability`).
+ */
+const resumable = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
+  const hint = (error: Errors.QuoteFailure) =>
+    Option.match(Errors.postResumption(error), {
+      onNone: () => "",
+      onSome: ({ previousAttempts, requestId }) =>
+        `; the quote may exist: resume it with --request-id ${requestId} --previous-attempts ${previousAttempts}`
+    })
+  return Reachability.explain(effect, hint).pipe(
+    Effect.catchIf(
+      (error): error is E & Errors.QuoteFailure => ExitCode.isQuoteFailure(error) && hint(error) !== "",
+      (error) =>
+        Effect.fail(
+          new ExitCode.CliError({
+            code: ExitCode.ofQuoteFailure(error),
+            message: `${ExitCode.describeQuoteFailure(error)}${hint(error)}`
+          })
+        )
+    )
+  )
+}
+
 /**
  * The `quote` command's handler: the quote of the flags, on the connection (or `--durable`) they give.
  * With `--durable` and no `--request-id`, the quote takes the requestId of this card's unfinished quote
- * (`DurableQuotes.claim`): a run interrupted and run again resumes it, and POSTs nothing twice.
+ * (`DurableQuotes.claim`): a run interrupted and run again resumes it, and POSTs nothing twice. A
+ * durable quote counts its attempts in its database (and resumes a POST whose answers were lost by
+ * itself): `--previous-attempts` is for a quote in this process only.
  */
-export const handler = ({ card, connection, durable, pin, product, ...options }: Flags) =>
-  Option.isSome(options.requestId) && !isRequestId(options.requestId.value)
-    ? Effect.fail(
-      new ExitCode.CliError({
-        code: ExitCode.ExitCode.Usage,
-        message: "--request-id must be 1 to 64 visible ASCII characters"
-      })
-    )
-    : run({ cardNumber: card, pinNumber: pin, productLineId: product }, options).pipe(
+export const handler = ({ card, connection, durable, pin, product, ...options }: Flags) => {
+  if (Option.isSome(options.requestId) && !isRequestId(options.requestId.value)) {
+    return usage("--request-id must be 1 to 64 visible ASCII characters")
+  }
+  if (Option.isSome(options.previousAttempts) && Option.isNone(options.requestId)) {
+    return usage("--previous-attempts needs --request-id: the attempts made with that requestId")
+  }
+  if (Option.isSome(options.previousAttempts) && durable) {
+    return usage("--previous-attempts is for a quote without --durable: a durable quote counts its attempts itself")
+  }
+  const quote = run({ cardNumber: card, pinNumber: pin, productLineId: product }, options)
+  return durable
+    ? quote.pipe(
       Reachability.explain,
-      Effect.provide(
-        durable
-          ? Durable.pollerLayer(connection, { resumeByCard: Option.isNone(options.requestId) })
-          : Connection.pollerLayer(connection)
-      )
+      Effect.provide(Durable.pollerLayer(connection, { resumeByCard: Option.isNone(options.requestId) }))
     )
+    : quote.pipe(resumable, Effect.provide(Connection.pollerLayer(connection)))
+}
