@@ -271,14 +271,16 @@ export interface PostResumption {
 }
 
 /**
- * How to resume the POST that `error` ended, when an attempt of it may have
+ * How to resume the POST that `error` ended (an error of `createQuote`, or of
+ * a quote refused before `Submitted`), when an attempt of it may have
  * created the transaction (no answer, a 5xx, a 429, a 401, an unreadable
  * answer, or a token failure after one of those): quote the same card again
  * with the same requestId and `previousAttempts` the attempts made, and the
  * service answers that transaction, or creates it, never a second one.
  * `None` for an error after which no transaction exists (a card outcome, a
- * request fault, a local error before any I/O), and for an error of a GET,
- * which names its transaction (follow that with `track`).
+ * request fault, a local error before any I/O), and for an error of a quote's
+ * GET, which names its transaction (follow that with `track`). Not for the
+ * heartbeat's errors: it creates nothing.
  */
 export const postResumption = (error: QuoteFailure): Option.Option<PostResumption> =>
   mayHaveCreated.has(error._tag) && "attempts" in error && error.requestId !== undefined &&
