@@ -130,10 +130,12 @@ export class PollTimeout extends Schema.TaggedError<PollTimeout>()("PollTimeout"
 
 /**
  * The token endpoint refused the credentials or could not be reached. When it
- * ends a call to the service, it carries the call's `requestId`, its
- * `attempts` and `retryDelayMillis`, as service errors do: the request of its
- * last attempt was not sent, but an earlier one may have been, and a POST is
- * resumed with them like after any failure whose outcome is unknown.
+ * ends a call to the service, it carries the call's `attempts` and
+ * `retryDelayMillis`, as service errors do; when it ends a POST after an
+ * attempt that may have been processed (no answer, a cut or garbled one), the
+ * POST's `requestId` too: the request of its last attempt was not sent, but
+ * that earlier one may have created the transaction, and the POST is resumed
+ * with them (`Errors.postResumption`).
  */
 export class TokenError extends Schema.TaggedError<TokenError>()("TokenError", {
   message: Schema.String,

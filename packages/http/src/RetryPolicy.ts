@@ -193,8 +193,8 @@ const logAnnotations = (error: RetryableError): Record<string, unknown> => {
  *   every attempt of the request: the `previousAttempts` given plus those of
  *   this call. So `previousAttempts: error.attempts` resumes a failed call.
  * - Errors leave with `attempts` and `retryDelayMillis` recorded; a
- *   `TokenError` that ends a POST with its `requestId` too (a service error
- *   has it already).
+ *   `TokenError` that ends a POST after an attempt that may have been
+ *   processed, with its `requestId` too (a service error has it already).
  * - Each retry is logged at debug level with `logAnnotations`.
  */
 export const execute = <A, E extends RetryableError, R>(options: {
@@ -205,7 +205,11 @@ export const execute = <A, E extends RetryableError, R>(options: {
   readonly onRetry?: ((info: RetryInfo) => Effect.Effect<void>) | undefined
   /** Attempts of the same request made before this call (default 0). */
   readonly previousAttempts?: number | undefined
-  /** The request's requestId: recorded on a `TokenError` that ends a POST, which then can be resumed. */
+  /**
+   * The request's requestId: recorded on a `TokenError` that ends a POST after
+   * an attempt that may have been processed (no answer, a cut or garbled one),
+   * so that the POST can be resumed.
+   */
   readonly requestId?: string | undefined
 }): Effect.Effect<Attempted<A>, E, R> => {
   const { budget, operation, settings } = options
@@ -232,9 +236,12 @@ export const execute = <A, E extends RetryableError, R>(options: {
     Effect.matchEffect(options.attempt(before + attempt - 1), {
       onSuccess: (value) => Effect.succeed({ value, attempts: before + attempt, retryDelay }),
       onFailure: (error) => {
-        const fail = Effect.fail(recordAttempts(error, before + attempt, retryDelay, postRequestId))
-        const next = { operation, attempt: before + attempt + 1, error }
         const stillUncertain = uncertain || leavesOutcomeUnknown(error)
+        // a token failure names the POST only when an attempt of it may have been processed
+        const fail = Effect.fail(
+          recordAttempts(error, before + attempt, retryDelay, stillUncertain ? postRequestId : undefined)
+        )
+        const next = { operation, attempt: before + attempt + 1, error }
         if (error._tag === "Unauthorized" && !reauthorized) {
           return retry({ ...next, delay: Duration.zero }).pipe(
             Effect.andThen(loop(attempt + 1, retryDelay, true, stillUncertain))

@@ -32,12 +32,12 @@ const reset = Effect.flatMap(Sandbox.SandboxServer, (server) => server.reset)
 const fastRetries = { maxAttempts: 3, baseDelay: "5 millis", maxDelay: "2 seconds", budget: { capacity: 100 } } as const
 
 /**
- * A client whose token endpoint goes down after its first token: each later
- * `get` fails with a 503 `TokenError`. A stand-in for the real provider's
- * `get`, since the endpoint failing exactly between two attempts of one call
- * is a race in real time; the requests to the service are real.
+ * A client whose token endpoint goes down after its first `good` tokens: each
+ * later `get` fails with a 503 `TokenError`. A stand-in for the real
+ * provider's `get`, since the endpoint failing exactly between two attempts of
+ * one call is a race in real time; the requests to the service are real.
  */
-const tokensFailingAfterTheFirst = (options: ExchangeConfig.Options) => {
+const tokensFailingAfter = (good: number, options: ExchangeConfig.Options) => {
   const tokens = Layer.effect(
     TokenProvider.TokenProvider,
     Effect.map(TokenProvider.TokenProvider, (real) => {
@@ -45,7 +45,7 @@ const tokensFailingAfterTheFirst = (options: ExchangeConfig.Options) => {
       return TokenProvider.TokenProvider.of({
         ...real,
         get: Effect.suspend(() =>
-          ++gets === 1 ? real.get : Effect.fail(new Errors.TokenError({ message: "HTTP 503", httpStatus: 503 }))
+          ++gets <= good ? real.get : Effect.fail(new Errors.TokenError({ message: "HTTP 503", httpStatus: 503 }))
         )
       })
     })
@@ -425,7 +425,7 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("ExchangeClie
           Effect.all([
             Effect.flip(client.createQuote(card(TestData.Cards.success))),
             Effect.flip(client.heartbeat)
-          ])).pipe(Effect.provide(tokensFailingAfterTheFirst(optionsFor(server, { retry: fastRetries }))))
+          ])).pipe(Effect.provide(tokensFailingAfter(1, optionsFor(server, { retry: fastRetries }))))
         expect(ended).toBeInstanceOf(Errors.TokenError)
         expect(ended).toMatchObject({ httpStatus: 503, attempts: 3, requestId: expect.stringMatching(hex32) })
         // a GET's token failure names no requestId: it is never resumed as a POST's
@@ -449,6 +449,19 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("ExchangeClie
         ])
         expect(yield* server.transactions).toHaveLength(1)
       }).pipe(withClient()))
+
+    it.effect("a POST none of whose attempts went out (no token) names no requestId: nothing to resume", () =>
+      Effect.gen(function*() {
+        yield* reset
+        const server = yield* Sandbox.SandboxServer
+        const ended = yield* Effect.flip(
+          Effect.flatMap(ExchangeClient.ExchangeClient, (client) => client.createQuote(card(TestData.Cards.success)))
+        ).pipe(Effect.provide(tokensFailingAfter(0, optionsFor(server, { retry: fastRetries }))))
+        expect(ended).toMatchObject({ _tag: "TokenError", attempts: 3 })
+        expect(ended).not.toHaveProperty("requestId")
+        expect(Errors.postResumption(ended)).toEqual(Option.none())
+        expect(entriesOf(yield* journal, "createQuote")).toEqual([])
+      }))
 
     it.effect("the same requestId with an unchanged previousAttempts is InvalidRequest request.duplicate.requestId", () =>
       Effect.gen(function*() {

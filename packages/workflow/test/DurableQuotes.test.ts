@@ -156,7 +156,7 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
       ])
     })))
 
-  it.effect("a POST whose answers are always lost fails after 6 runs of its attempts, with one requestId and one transaction", () =>
+  it.effect("a POST whose answers are always lost fails after 3 runs of its attempts, with one requestId and one transaction", () =>
     withQuotes()(Effect.gen(function*() {
       const server = yield* Sandbox.SandboxServer
       const quotes = yield* DurableQuotes.DurableQuotes
@@ -166,11 +166,11 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
         Effect.ensuring(server.setFaults([]))
       )
       assert(error._tag === "TransportError")
-      expect(error.attempts).toBe(24)
+      expect(error.attempts).toBe(12)
       const journal = yield* server.journal
       expect(journal.transactionsByRequestId[requestId]).toHaveLength(1)
       const sent = journal.entries.filter((entry) => entry.route === "createQuote" && entry.requestId === requestId)
-      expect(sent.map((entry) => entry.previousAttempts)).toEqual(Array.from({ length: 24 }, (_, index) => index))
+      expect(sent.map((entry) => entry.previousAttempts)).toEqual(Array.from({ length: 12 }, (_, index) => index))
     })))
 
   it.effect("QuoteOutcomes is told each terminal outcome once, with its requestId and transactionId", () =>
