@@ -74,8 +74,9 @@ export interface Service {
   ) => Effect.Effect<Option.Option<number>, SqlError.SqlError>
   /**
    * The workflow `executionId` of `requestId` could not open its card: the
-   * requestId is free for the next `register`. Does nothing when `executionId`
-   * is not the workflow recorded for `requestId`.
+   * requestId is free for the next `register`, for any card when it was never
+   * POSTed, else for its own card only. Does nothing when `executionId` is not
+   * the workflow recorded for `requestId`.
    */
   readonly release: (requestId: string, executionId: string) => Effect.Effect<void, SqlError.SqlError>
   /**
@@ -102,6 +103,7 @@ interface Row {
   readonly key_id: string
   readonly fingerprint: string
   readonly opened: number | boolean
+  readonly attempts: number | string
 }
 
 /** How many times `register` reads a row again that changed under it (another node registered or freed it). */
@@ -144,17 +146,22 @@ export const make: Effect.Effect<Service, SqlError.SqlError, SqlClient.SqlClient
             (request_id, execution_id, key_id, fingerprint) VALUES (${requestId}, ${executionId}, ${keyId}, ${fingerprint})
             ON CONFLICT (request_id) DO NOTHING RETURNING execution_id`
           if (inserted.length > 0) return executionId
-          const [row] = yield* sql<Row>`SELECT execution_id, key_id, fingerprint, opened FROM ${sql(table)}
+          const [row] = yield* sql<Row>`SELECT execution_id, key_id, fingerprint, opened, attempts FROM ${sql(table)}
             WHERE request_id = ${requestId}`
           if (row === undefined) continue
           if (Number(row.opened) !== 0) {
             if (sameCard(row, card)) return row.execution_id
             return yield* new RequestIdConflict({ requestId })
           }
-          // Its card could not be opened: the requestId is free, for this card or any other.
+          // Its card could not be opened: the requestId is free, for this card or any other; but once
+          // it was POSTed, for its card only: the service would answer another card with that card's
+          // transaction (the attempts are counted on).
+          const attempts = Number(row.attempts)
+          if (attempts > 0 && !sameCard(row, card)) return yield* new RequestIdConflict({ requestId })
           const replaced = yield* sql<{ readonly execution_id: string }>`UPDATE ${sql(table)}
             SET execution_id = ${executionId}, key_id = ${keyId}, fingerprint = ${fingerprint}, opened = 1
             WHERE request_id = ${requestId} AND execution_id = ${row.execution_id} AND opened = 0
+            AND attempts = ${attempts}
             RETURNING execution_id`
           if (replaced.length > 0) return executionId
         }

@@ -1,7 +1,7 @@
 import { assert, expect, layer } from "@effect/vitest"
 import { Card } from "@gcx/core"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { Effect, Exit, Result } from "effect"
+import { Effect, Exit, Layer, Option, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import { CardCipher, DurableQuotes, QuoteWorkflow, RequestIds } from "../src/index.js"
@@ -70,6 +70,32 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes: a requestId belo
       const quote = yield* quotes.execute(card(Cards.success), { requestId })
       expect((yield* quotes.result(requestId)).transactionId).toBe(quote.transactionId)
       expect(yield* sentFor(requestId)).toEqual({ transactions: [quote.transactionId], posts: 1 })
+    })))
+
+  it.effect("a requestId freed after its card could not be opened: any card when never POSTed, its own card once POSTed", () =>
+    withQuotes()(Effect.gen(function*() {
+      const requestIds = yield* RequestIds.RequestIds.pipe(
+        Effect.provide(RequestIds.layer.pipe(Layer.provide(CardCipher.layer(dataKey)))),
+        Effect.orDie
+      )
+      const [first, other] = yield* Effect.orDie(
+        Effect.all([Card.validate(card(Cards.success)), Card.validate(card(Cards.instant, "4321"))])
+      )
+      // never POSTed: freed for any card
+      const unsent = yield* Effect.orDie(requestIds.register("reqid-freed-1", first))
+      yield* Effect.orDie(requestIds.release("reqid-freed-1", unsent))
+      const taken = yield* Effect.orDie(requestIds.register("reqid-freed-1", other))
+      expect(taken).not.toBe(unsent)
+      // POSTed once: the service would answer another card with this card's transaction
+      const sent = yield* Effect.orDie(requestIds.register("reqid-freed-2", first))
+      expect(yield* Effect.orDie(requestIds.nextAttempt("reqid-freed-2", sent))).toEqual(Option.some(0))
+      yield* Effect.orDie(requestIds.release("reqid-freed-2", sent))
+      const refused = yield* Effect.flip(requestIds.register("reqid-freed-2", other))
+      assert(refused._tag === "RequestIdConflict")
+      // its own card takes it again, and counts its attempts on
+      const again = yield* Effect.orDie(requestIds.register("reqid-freed-2", first))
+      expect(again).not.toBe(sent)
+      expect(yield* Effect.orDie(requestIds.nextAttempt("reqid-freed-2", again))).toEqual(Option.some(1))
     })))
 
   it.effect("a run not recorded for its requestId sends no POST, even with a card sealed here (a replayed run)", () =>
