@@ -52,12 +52,15 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("gcx quote: a
   it.effect("a refusal after which nothing exists names no flags to resume it", () =>
     Effect.gen(function*() {
       const server = yield* Sandbox.SandboxServer
-      const refused = yield* gcxInProcess(
-        ["quote", ...cardArgs(TestData.Cards.success, "9999")],
-        envFor(server)
+      const invalid = yield* gcxInProcess(["quote", ...cardArgs(TestData.Cards.success, "9999")], envFor(server))
+      expect(invalid.code).toBe(2)
+      expect(expectOneErrorLine(invalid.stderr, "InvalidRequest")).not.toContain("--previous-attempts")
+      // 503s to the cap: refused before processing, every time
+      yield* server.setFaults([{ route: "createQuote", kind: "status503" }])
+      const unavailable = yield* gcxInProcess(["quote", ...cardArgs(TestData.Cards.success)], envFor(server)).pipe(
+        Effect.ensuring(server.setFaults([]))
       )
-      expect(refused.code).toBe(2)
-      const line = expectOneErrorLine(refused.stderr, "InvalidRequest")
-      expect(line).not.toContain("--previous-attempts")
+      expect(unavailable.code).toBe(5)
+      expect(expectOneErrorLine(unavailable.stderr, "ServiceUnavailable")).not.toContain("--previous-attempts")
     }))
 })

@@ -24,7 +24,9 @@ export const ServiceErrorFields = {
   transactionId: opt(Schema.String),
   retryAfterMillis: opt(Schema.Number),
   attempts: opt(Schema.Number),
-  retryDelayMillis: opt(Schema.Number)
+  retryDelayMillis: opt(Schema.Number),
+  /** Set on the error that ends a POST when one of its attempts may have been processed: see `Errors.postResumption`. */
+  outcomeUnknown: opt(Schema.Boolean)
 }
 
 /** The constructor argument shared by every service error. */
@@ -132,8 +134,8 @@ export class PollTimeout extends Schema.TaggedError<PollTimeout>()("PollTimeout"
  * The token endpoint refused the credentials or could not be reached. When it
  * ends a call to the service, it carries the call's `attempts` and
  * `retryDelayMillis`, as service errors do; when it ends a POST after an
- * attempt that may have been processed (no answer, a cut or garbled one), the
- * POST's `requestId` too: the request of its last attempt was not sent, but
+ * attempt that may have been processed, the POST's `requestId` and
+ * `outcomeUnknown` too: the request of its last attempt was not sent, but
  * that earlier one may have created the transaction, and the POST is resumed
  * with them (`Errors.postResumption`).
  */
@@ -144,7 +146,8 @@ export class TokenError extends Schema.TaggedError<TokenError>()("TokenError", {
   traceId: opt(Schema.String),
   requestId: opt(Schema.String),
   attempts: opt(Schema.Number),
-  retryDelayMillis: opt(Schema.Number)
+  retryDelayMillis: opt(Schema.Number),
+  outcomeUnknown: opt(Schema.Boolean)
 }) {}
 
 /** Card input refused before any I/O. Names the field; never echoes the value. */

@@ -230,17 +230,25 @@ export const unexpectedResponse = (
     }`
   }))
 
+/** What is known of the POST an error ends (see `withAttempts`). */
+export interface PostFailure {
+  /** The POST's requestId (a service error carries it already; a `TokenError` gets it here). */
+  readonly requestId: string
+  /** Whether one of its attempts may have been processed: no answer, a cut or garbled one, a 500, 502 or 504. */
+  readonly outcomeUnknown: boolean
+}
+
 /**
  * A copy of the error a call ended with (a service error or a `TokenError`)
- * that records the attempts made and the total delay spent retrying. A
- * `TokenError` also records `requestId`, when given: the POST's it ended (a
- * service error already carries the requestId of its request).
+ * that records the attempts made and the total delay spent retrying; for an
+ * error that ends a POST one of whose attempts may have been processed,
+ * `outcomeUnknown`, and on a `TokenError` the POST's `requestId` too.
  */
 export const withAttempts = <E extends ServiceError | TokenError>(
   error: E,
   attempts: number,
   retryDelay: Duration.Duration,
-  requestId?: string | undefined
+  post?: PostFailure | undefined
 ): E => {
   const ErrorClass = error.constructor as new(props: object) => E
   const { _tag: _, ...props } = error as ServiceError | TokenError
@@ -249,20 +257,11 @@ export const withAttempts = <E extends ServiceError | TokenError>(
     message: error.message,
     attempts,
     retryDelayMillis: Duration.toMillis(retryDelay),
-    ...(requestId !== undefined && error._tag === "TokenError" ? { requestId } : {})
+    ...(post?.outcomeUnknown === true
+      ? { outcomeUnknown: true, ...(error._tag === "TokenError" ? { requestId: post.requestId } : {}) }
+      : {})
   })
 }
-
-/** The errors after which a POST may have created its transaction: an attempt may have been processed unanswered. */
-const mayHaveCreated: ReadonlySet<QuoteFailure["_tag"]> = new Set([
-  "TransportError",
-  "ServiceUnavailable",
-  "RateLimited",
-  "ServerError",
-  "Unauthorized",
-  "UnexpectedResponse",
-  "TokenError"
-])
 
 /** What resumes a POST: its requestId, and the attempts made with it before (`previousAttempts`). */
 export interface PostResumption {
@@ -271,19 +270,18 @@ export interface PostResumption {
 }
 
 /**
- * How to resume the POST that `error` ended (an error of `createQuote`, or of
- * a quote refused before `Submitted`), when an attempt of it may have
- * created the transaction (no answer, a 5xx, a 429, a 401, an unreadable
- * answer, or a token failure after one of those): quote the same card again
- * with the same requestId and `previousAttempts` the attempts made, and the
- * service answers that transaction, or creates it, never a second one.
- * `None` for an error after which no transaction exists (a card outcome, a
- * request fault, a local error before any I/O), and for an error of a quote's
- * GET, which names its transaction (follow that with `track`). Not for the
- * heartbeat's errors: it creates nothing.
+ * How to resume the POST that `error` ended, when one of its attempts may
+ * have created the transaction (`outcomeUnknown`: no answer, a cut or garbled
+ * one, a 500, 502 or 504, then failures to the attempts cap): quote the same
+ * card again with the same requestId and `previousAttempts` the attempts
+ * made, and the service answers that transaction, or creates it, never a
+ * second one. `None` for any other error: one of a POST whose attempts were
+ * all refused before processing (a refused connection, a 503, a 429, a 401, a
+ * token failure), a card outcome, a request fault, a local error, and any
+ * error of a GET.
  */
 export const postResumption = (error: QuoteFailure): Option.Option<PostResumption> =>
-  mayHaveCreated.has(error._tag) && "attempts" in error && error.requestId !== undefined &&
-    error.attempts !== undefined && !("transactionId" in error && error.transactionId !== undefined)
+  "outcomeUnknown" in error && error.outcomeUnknown === true && error.requestId !== undefined &&
+    error.attempts !== undefined
     ? Option.some({ requestId: error.requestId, previousAttempts: error.attempts })
     : Option.none()

@@ -621,50 +621,48 @@ describe("Errors.withAttempts", () => {
 })
 
 describe("Errors.withAttempts on a TokenError", () => {
-  it("records the attempts, and the POST's requestId when given; a service error keeps its own", () => {
+  it("records the attempts; after a POST an attempt of which may have been processed, its requestId too", () => {
     const token = new Errors.TokenError({ message: "HTTP 503", httpStatus: 503 })
-    expect(Errors.withAttempts(token, 3, Duration.millis(20), "post-1")).toMatchObject({
-      _tag: "TokenError",
-      message: "HTTP 503",
-      httpStatus: 503,
-      attempts: 3,
-      retryDelayMillis: 20,
-      requestId: "post-1"
-    })
-    expect(Errors.withAttempts(token, 3, Duration.zero).requestId).toBeUndefined()
+    expect(Errors.withAttempts(token, 3, Duration.millis(20), { requestId: "post-1", outcomeUnknown: true }))
+      .toMatchObject({
+        _tag: "TokenError",
+        message: "HTTP 503",
+        httpStatus: 503,
+        attempts: 3,
+        retryDelayMillis: 20,
+        requestId: "post-1",
+        outcomeUnknown: true
+      })
+    const unsent = Errors.withAttempts(token, 3, Duration.zero, { requestId: "post-2", outcomeUnknown: false })
+    expect(unsent).not.toHaveProperty("requestId")
+    expect(unsent).not.toHaveProperty("outcomeUnknown")
     const service = new Errors.ServerError({ message: "HTTP 500", requestId: "its-own" })
-    expect(Errors.withAttempts(service, 2, Duration.zero, "other").requestId).toBe("its-own")
+    expect(Errors.withAttempts(service, 2, Duration.zero, { requestId: "other", outcomeUnknown: true }))
+      .toMatchObject({ requestId: "its-own", outcomeUnknown: true })
   })
 })
 
 describe("Errors.postResumption", () => {
-  const ended = { requestId: "r-1", attempts: 10 }
+  const ended = { requestId: "r-1", attempts: 10, outcomeUnknown: true }
   it.each([
     new Errors.TransportError({ message: "reset", reason: "Reset", ...ended }),
-    new Errors.TransportError({ message: "refused", reason: "Connect", ...ended }),
     new Errors.ServiceUnavailable({ message: "HTTP 503", ...ended }),
-    new Errors.RateLimited({ message: "HTTP 429", ...ended }),
     new Errors.ServerError({ message: "HTTP 500", ...ended }),
-    new Errors.Unauthorized({ message: "HTTP 401", ...ended }),
     new Errors.UnexpectedResponse({ message: "cut", httpStatus: 201, ...ended }),
     new Errors.TokenError({ message: "HTTP 503", httpStatus: 503, ...ended })
-  ])("a POST ended by $_tag may have created its transaction: its requestId and attempts", (error) => {
+  ])("a POST ended by $_tag after an attempt that may have been processed: its requestId and attempts", (error) => {
     expect(Errors.postResumption(error)).toEqual(Option.some({ requestId: "r-1", previousAttempts: 10 }))
   })
 
   it.each([
-    // the outcome is known: no transaction, or a refusal of the card
-    new Errors.InvalidCard({ message: "invalid", ...ended }),
-    new Errors.InvalidRequest({ message: "bad", ...ended }),
-    new Errors.MerchantUnavailable({ message: "later", ...ended }),
-    new Errors.InvalidCardInput({ field: "card.cardNumber", reason: "is empty" }),
-    // a GET's error names its transaction: track it, never POST its requestId
-    new Errors.ServiceUnavailable({ message: "HTTP 503", transactionId: "tx-1", ...ended }),
-    new Errors.UnexpectedResponse({ message: "cut", httpStatus: 200, transactionId: "tx-1", ...ended }),
-    // a GET's token failure names no requestId; nor does an error made without the client
-    new Errors.TokenError({ message: "HTTP 503", httpStatus: 503, attempts: 3 }),
-    new Errors.TransportError({ message: "reset", reason: "Reset" })
-  ])("not after $_tag without what resumes a POST", (error) => {
+    // no attempt may have been processed: nothing to resume
+    new Errors.TransportError({ message: "refused", reason: "Connect", requestId: "r-1", attempts: 10 }),
+    new Errors.ServiceUnavailable({ message: "HTTP 503", requestId: "r-1", attempts: 10 }),
+    new Errors.TokenError({ message: "HTTP 401", httpStatus: 401, attempts: 1 }),
+    // errors made without the client, and local ones
+    new Errors.TransportError({ message: "reset", reason: "Reset" }),
+    new Errors.InvalidCardInput({ field: "card.cardNumber", reason: "is empty" })
+  ])("not after $_tag without outcomeUnknown", (error) => {
     expect(Errors.postResumption(error)).toEqual(Option.none())
   })
 })

@@ -153,15 +153,20 @@ export const delayFor = (
 
 /**
  * Records the attempts and the total retry delay on the error a call ends
- * with; on a `TokenError` that ends a POST, its `requestId` too, which
- * resumes it (`Errors.postResumption`).
+ * with; for the error that ends a POST, what resumes it
+ * (`Errors.withAttempts`, `Errors.postResumption`).
  */
 export const recordAttempts = <E extends RetryableError>(
   error: E,
   attempts: number,
   retryDelay: Duration.Duration,
-  postRequestId?: string | undefined
-): E => Errors.withAttempts(error, attempts, retryDelay, postRequestId)
+  post?: Errors.PostFailure | undefined
+): E => Errors.withAttempts(error, attempts, retryDelay, post)
+
+/** An answer the service may give after processing the request: a 500, 502 or 504. */
+const answeredAfterProcessing = (error: RetryableError): boolean =>
+  error._tag === "ServerError" ||
+  (error._tag === "ServiceUnavailable" && (error.httpStatus === 502 || error.httpStatus === 504))
 
 /**
  * What a retry log line says of the error: its tag, and its ErrorCode and HTTP
@@ -192,9 +197,10 @@ const logAnnotations = (error: RetryableError): Record<string, unknown> => {
  * - `attempts` (on the result, on the errors and in `RetryInfo`) counts
  *   every attempt of the request: the `previousAttempts` given plus those of
  *   this call. So `previousAttempts: error.attempts` resumes a failed call.
- * - Errors leave with `attempts` and `retryDelayMillis` recorded; a
- *   `TokenError` that ends a POST after an attempt that may have been
- *   processed, with its `requestId` too (a service error has it already).
+ * - Errors leave with `attempts` and `retryDelayMillis` recorded; the one
+ *   that ends a POST an attempt of which may have been processed (no answer,
+ *   a cut or garbled one, a 500, 502 or 504) with `outcomeUnknown`, and a
+ *   `TokenError` with the POST's `requestId` too (`Errors.postResumption`).
  * - Each retry is logged at debug level with `logAnnotations`.
  */
 export const execute = <A, E extends RetryableError, R>(options: {
@@ -206,9 +212,9 @@ export const execute = <A, E extends RetryableError, R>(options: {
   /** Attempts of the same request made before this call (default 0). */
   readonly previousAttempts?: number | undefined
   /**
-   * The request's requestId: recorded on a `TokenError` that ends a POST after
-   * an attempt that may have been processed (no answer, a cut or garbled one),
-   * so that the POST can be resumed.
+   * The request's requestId: for a POST, what the error that ends it records
+   * when one of its attempts may have been processed (`Errors.PostFailure`),
+   * so that it can be resumed.
    */
   readonly requestId?: string | undefined
 }): Effect.Effect<Attempted<A>, E, R> => {
@@ -231,20 +237,23 @@ export const execute = <A, E extends RetryableError, R>(options: {
     attempt: number,
     retryDelay: Duration.Duration,
     reauthorized: boolean,
-    uncertain: boolean
+    uncertain: boolean,
+    // an attempt may have been processed (a 500, 502 or 504 too, which `uncertain` does not count)
+    processed: boolean
   ): Effect.Effect<Attempted<A>, E, R> =>
     Effect.matchEffect(options.attempt(before + attempt - 1), {
       onSuccess: (value) => Effect.succeed({ value, attempts: before + attempt, retryDelay }),
       onFailure: (error) => {
         const stillUncertain = uncertain || leavesOutcomeUnknown(error)
-        // a token failure names the POST only when an attempt of it may have been processed
-        const fail = Effect.fail(
-          recordAttempts(error, before + attempt, retryDelay, stillUncertain ? postRequestId : undefined)
-        )
+        const stillProcessed = processed || stillUncertain || answeredAfterProcessing(error)
+        const post = postRequestId === undefined
+          ? undefined
+          : { requestId: postRequestId, outcomeUnknown: stillProcessed }
+        const fail = Effect.fail(recordAttempts(error, before + attempt, retryDelay, post))
         const next = { operation, attempt: before + attempt + 1, error }
         if (error._tag === "Unauthorized" && !reauthorized) {
           return retry({ ...next, delay: Duration.zero }).pipe(
-            Effect.andThen(loop(attempt + 1, retryDelay, true, stillUncertain))
+            Effect.andThen(loop(attempt + 1, retryDelay, true, stillUncertain, stillProcessed))
           )
         }
         // Two 401s in a row fail the call, unless an earlier attempt may have been processed: then the
@@ -259,7 +268,9 @@ export const execute = <A, E extends RetryableError, R>(options: {
                 granted
                   ? retry({ ...next, delay }).pipe(
                     // a failure other than 401: a later 401 is not "in a row" and gets its recovery
-                    Effect.andThen(loop(attempt + 1, Duration.sum(retryDelay, delay), false, stillUncertain))
+                    Effect.andThen(
+                      loop(attempt + 1, Duration.sum(retryDelay, delay), false, stillUncertain, stillProcessed)
+                    )
                   )
                   : Effect.logDebug(`retry budget exhausted; ${operation} fails`).pipe(
                     Effect.annotateLogs(logAnnotations(error)),
@@ -271,5 +282,5 @@ export const execute = <A, E extends RetryableError, R>(options: {
       }
     })
   // A call that resumes earlier attempts (previousAttempts > 0) may find its request processed already.
-  return loop(1, Duration.zero, false, before > 0)
+  return loop(1, Duration.zero, false, before > 0, before > 0)
 }
