@@ -25,9 +25,10 @@ const GcxLive = QuotePoller.layer().pipe(
 const said = (error: { readonly userMessage?: string | undefined }, fallback: string) => error.userMessage ?? fallback
 
 /**
- * The quote of one card. A POST refused after the SDK's retries (no answer, a 5xx...) may still have
- * created the transaction: quoted again with its requestId and attempts, the service answers that
- * same transaction, never a second one (`Errors.postResumption`; `None` when nothing can exist).
+ * The quote of one card. A POST refused after the SDK's retries, one attempt of which got no answer
+ * (or a cut one, or a 500), may still have created the transaction: quoted again with its requestId
+ * and attempts, the service answers that same transaction, never a second one
+ * (`Errors.postResumption`; `None` when nothing can exist).
  */
 const quoteCard = (cardNumber: string) =>
   Effect.flatMap(QuotePoller.QuotePoller, (poller) => {

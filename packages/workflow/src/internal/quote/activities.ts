@@ -139,14 +139,12 @@ const submitActivity = Activity.make({
 /**
  * How the workflow runs the submit activity again after its POST failed while
  * an attempt of it may have created the transaction (`Errors.postResumption`:
- * no answer, a 5xx, a 429... to the client's attempts cap). Each run takes
- * its `previousAttempts` from the durable counter, so the service answers the
- * transaction an earlier attempt created instead of a second one; without
- * this, the quote would fail and the transaction be lost. Bounded: at most 2
- * runs more, each with the client's attempts and backoff (with the client's
- * attempts cap at 4, a run fails only after 4 failures in a row: two more
- * runs make a lost transaction 8 failures in a row rarer still, and an outage
- * costs at most 3 times the POSTs).
+ * an attempt got no answer, a cut or garbled one, or a 500, 502 or 504). Each
+ * run takes its `previousAttempts` from the durable counter, so the service
+ * answers the transaction an earlier attempt created instead of a second one;
+ * without this, the quote would fail and the transaction be lost. Bounded: at
+ * most 2 runs more, each with the client's attempts and backoff, so an outage
+ * costs at most 3 times the POSTs.
  */
 const resumeLostPosts = <A, R>(activity: Effect.Effect<A, DurableQuoteFailure, R>) =>
   Activity.retry(activity, { while: (error) => Option.isSome(Errors.postResumption(error)), times: 2 })
