@@ -176,6 +176,8 @@ export const durablePoller = (pollerOptions: Options = {}) =>
         const progress = events.pipe(
           Stream.filter((event) => {
             if (event._tag === "Submitted" && event.requestId === requestId) transactionId = event.transactionId
+            // before `Submitted`, the POST's `Retrying` events name the requestId (e.g. the workflow's pause)
+            if (event._tag === "Retrying" && event.transactionId === "") return event.requestId === requestId
             return event.transactionId === transactionId && !QuoteEvent.isTerminal(event)
           }),
           // a runner relays `Submitted` without the card: this node shows its own, masked

@@ -7,7 +7,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { CardCipher, DurableQuotes, Embedded } from "@gcx/workflow"
-import { Effect, Layer, Option, Result } from "effect"
+import { Effect, Layer, Option, Result, Stream } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
@@ -15,7 +15,8 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as DurablePoller from "../src/DurablePoller.js"
 import * as ExitCode from "../src/ExitCode.js"
-import { cardArgs, envFor, expectOneErrorLine, gcx, interruptedGcx, pin, sandbox } from "./helpers.js"
+import * as Render from "../src/Render.js"
+import { cardArgs, embeddedQuotes, envFor, expectOneErrorLine, gcx, interruptedGcx, pin, sandbox } from "./helpers.js"
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-durable-test-"))
 const { Cards } = TestData
@@ -182,6 +183,31 @@ describe.concurrent("gcx --durable", () => {
         )
         expect(text).toContain("set GCX_DATA_KEY_PREVIOUS to that key")
         expect(text).not.toContain("the service refused")
+      }).pipe(Effect.scoped))
+  })
+
+  // a sandbox of its own: its faults would reach the other tests' POSTs
+  layer(sandbox({ timeScale: 0.3 }), { excludeTestServices: true })("a POST whose answers are lost", (it) => {
+    it.effect("the workflow's pause before it sends the POST again is shown as a Retrying line, before Submitted", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const input = { cardNumber: Cards.instant, pinNumber: pin, productLineId: TestData.defaultProductLineId }
+        yield* server.setFaults([{ route: "createQuote", kind: "dropAnswer", times: 4 }])
+        const events = yield* Effect.flatMap(
+          DurablePoller.durablePoller(),
+          (poller) => Stream.runCollect(poller.quote(input))
+        ).pipe(
+          Effect.provide(
+            embeddedQuotes(server, Path.join(directory, "lost-answers.db"), CardCipher.generateKey(), ["100 millis"])
+          ),
+          Effect.ensuring(server.setFaults([]))
+        )
+        expect(events.map((event) => event._tag)).toEqual(["Retrying", "Submitted", "Completed"])
+        expect(events.filter((event) => event._tag === "Retrying").map(Render.retryText)).toEqual([
+          "attempt 5 in 100 ms: TransportError"
+        ])
+        const journal = yield* server.journal
+        expect(Object.values(journal.transactionsByRequestId).flat()).toEqual([events[1]!.transactionId])
       }).pipe(Effect.scoped))
   })
 })

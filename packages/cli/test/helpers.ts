@@ -5,9 +5,12 @@
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { expect } from "@effect/vitest"
+import { ExchangeClient } from "@gcx/http"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import type { Scope } from "effect"
-import { ConfigProvider, Console, Effect, Option } from "effect"
+import { CardCipher, Embedded } from "@gcx/workflow"
+import type { Duration, Scope } from "effect"
+import { ConfigProvider, Console, Effect, Layer, Option } from "effect"
+import { FetchHttpClient } from "effect/http"
 import * as ChildProcess from "node:child_process"
 import * as Http from "node:http"
 import * as Path from "node:path"
@@ -295,3 +298,23 @@ export const connectionFlags = (flags: Partial<Connection.Flags> = {}): Connecti
   embedded: false,
   ...flags
 })
+
+/**
+ * Durable quotes embedded in `filename` under `dataKey`, in the test process, for `server`'s default
+ * partner with fast retries; a POST whose answers are lost is sent again after `resumeDelays`.
+ */
+export const embeddedQuotes = (
+  server: Sandbox.Service,
+  filename: string,
+  dataKey: string,
+  resumeDelays: ReadonlyArray<Duration.Input>
+) =>
+  Embedded.layerQuotes({ filename, track: { resumeDelays } }).pipe(
+    Layer.provide(CardCipher.layer(dataKey)),
+    Layer.provide(ExchangeClient.layerWith({
+      ...Sandbox.clientOptions(server),
+      retry: { baseDelay: "10 millis", maxDelay: "50 millis" }
+    })),
+    Layer.provide(FetchHttpClient.layer),
+    Layer.orDie
+  )

@@ -4,6 +4,8 @@
  * Every event carries its transactionId and a timestamp, and encodes to JSON
  * and back without loss. Card values appear only in `Completed`.
  */
+import type * as DateTime from "effect/DateTime"
+import type * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { QuoteFailure } from "./Errors.js"
@@ -67,6 +69,37 @@ export class Retrying extends Schema.TaggedClass<Retrying>()("Retrying", {
   delay: Delay,
   reason: Schema.String
 }) {}
+
+/** What a `Retrying` event says of a failure: its tag, and its HTTP status when known (never its text). */
+const reasonOf = (error: QuoteFailure): string => {
+  const status = "httpStatus" in error && error.httpStatus !== undefined ? ` (HTTP ${error.httpStatus})` : ""
+  return `${error._tag}${status}`
+}
+
+/**
+ * A `Retrying` event: request number `attempt` is sent after `delay`, because
+ * of `error` (its reason: the error's tag, and its HTTP status when known).
+ * A retry of the POST, before the transaction exists, has an empty
+ * `transactionId` and names its `requestId`.
+ */
+export const retrying = (
+  fields: {
+    readonly transactionId: string
+    readonly timestamp: DateTime.Utc
+    readonly attempt: number
+    readonly delay: Duration.Duration
+    readonly requestId?: string | undefined
+  },
+  error: QuoteFailure
+): Retrying =>
+  new Retrying({
+    transactionId: fields.transactionId,
+    timestamp: fields.timestamp,
+    attempt: fields.attempt,
+    delay: fields.delay,
+    reason: reasonOf(error),
+    ...(fields.requestId !== undefined ? { requestId: fields.requestId } : {})
+  }, { disableChecks: true })
 
 /** The quote completed: the card values may be used. */
 export class Completed extends Schema.TaggedClass<Completed>()("Completed", {

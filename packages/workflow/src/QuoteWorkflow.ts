@@ -21,16 +21,20 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import type * as CardCipher from "./CardCipher.js"
-import { outcomes, submit } from "./internal/quote/activities.js"
+import { outcomes, submits } from "./internal/quote/activities.js"
 import { type DurableQuoteFailure, name, type Payload, QuoteWorkflow } from "./internal/quote/definition.js"
 import type { Options } from "./internal/quote/submission.js"
 import * as RequestIds from "./RequestIds.js"
 
 export {
+  /** The pauses before a POST whose transaction may exist is sent again, unless `Options.resumeDelays` says otherwise. */
+  defaultResumeDelays,
   /** The outcome activities of a runner: one for its polling options. */
   outcomes,
   /** The submit activity of one quote: open the card, POST with durable attempt counting, publish `Submitted`. */
-  submit
+  submit,
+  /** The submit activities of a runner: one for its `resumeDelays`. */
+  submits
 } from "./internal/quote/activities.js"
 export {
   /**
@@ -46,7 +50,7 @@ export {
   QuoteWorkflow
 } from "./internal/quote/definition.js"
 export {
-  /** How a runner polls its quotes. */
+  /** How a runner runs its quotes: how it polls them, and when it sends again a POST whose transaction may exist. */
   type Options,
   /**
    * The service's hint less the time since the POST was answered, never below
@@ -109,10 +113,16 @@ export const QuoteTransactions = Context.Reference<QuoteTransactions>(
  */
 export const makeRun = (options: Options = {}) => {
   const outcome = outcomes(options)
-  return (payload: Payload, executionId: string) => run(payload, executionId, outcome)
+  const submit = submits(options)
+  return (payload: Payload, executionId: string) => run(payload, executionId, submit, outcome)
 }
 
-const run = Effect.fnUntraced(function*(payload: Payload, executionId: string, outcome: ReturnType<typeof outcomes>) {
+const run = Effect.fnUntraced(function*(
+  payload: Payload,
+  executionId: string,
+  submit: ReturnType<typeof submits>,
+  outcome: ReturnType<typeof outcomes>
+) {
   const told = yield* QuoteOutcomes
   const transactions = yield* QuoteTransactions
   const { requestId } = payload

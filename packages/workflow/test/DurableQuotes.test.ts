@@ -3,10 +3,25 @@ import { Card, Errors } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { QuoteEvents } from "@gcx/poller"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { BigDecimal, Effect, Equal, Exit, Fiber, Layer, Option, Queue, Result, Stream } from "effect"
+import {
+  BigDecimal,
+  Clock,
+  DateTime,
+  Duration,
+  Effect,
+  Equal,
+  Exit,
+  Fiber,
+  Layer,
+  Option,
+  Queue,
+  Result,
+  Schedule,
+  Stream
+} from "effect"
 import { SqlClient } from "effect/sql"
 import * as Path from "node:path"
-import { CardCipher, DurableQuotes, Embedded, QuoteWorkflow, RequestIds } from "../src/index.js"
+import { CardCipher, DurableQuotes, Embedded, EventLog, QuoteWorkflow, RequestIds } from "../src/index.js"
 import { card, dataKey, quotesLayer, sandbox, tempDatabase, tempDirectory, withQuotes } from "./fixtures.js"
 
 /** A data key of another deployment. */
@@ -134,8 +149,8 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
       expect(sent.map((entry) => [entry.previousAttempts, entry.status])).toEqual([[0, 201], [1, 201]])
     })))
 
-  it.effect("a POST whose answers are lost to the attempts cap is resumed by the workflow: the original transaction", () =>
-    withQuotes()(Effect.gen(function*() {
+  it.effect("a POST whose answers are lost to the attempts cap is resumed by the workflow after its pause: the original transaction", () =>
+    withQuotes({ track: { resumeDelays: ["1 second"] } })(Effect.gen(function*() {
       const server = yield* Sandbox.SandboxServer
       const quotes = yield* DurableQuotes.DurableQuotes
       // the first run of the submit activity: every attempt (4) processed, its answer lost
@@ -154,10 +169,66 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
         [3, ["dropAnswer"]],
         [4, []]
       ])
+      // the run again waited for its pause, on the engine's durable timer
+      const [lost, resumed] = sent.slice(3).map((entry) => DateTime.toEpochMillis(entry.time))
+      expect(resumed! - lost!).toBeGreaterThanOrEqual(1_000)
+      // the quote's followers were told why it waited: one Retrying event, before the outcome
+      const events = yield* Stream.unwrap(Effect.map(EventLog.EventLog, (log) => log.follow(requestId, 0))).pipe(
+        Stream.map(({ event }) => event),
+        Stream.filter((event) => event._tag !== "Progress" && event._tag !== "StepCompleted"),
+        Stream.runCollect,
+        Effect.provide(EventLog.layer()),
+        Effect.orDie
+      )
+      expect(events.map((event) => event._tag)).toEqual(["Retrying", "Submitted", "Completed"])
+      const retrying = events[0]!
+      assert(retrying._tag === "Retrying")
+      expect([retrying.requestId, retrying.attempt, Duration.toMillis(retrying.delay), retrying.reason]).toEqual([
+        requestId,
+        5,
+        1_000,
+        "TransportError"
+      ])
     })))
 
+  it.effect("a quote paused before its POST is sent again survives a restart: the timer fires in the new process", () =>
+    Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const filename = yield* tempDatabase
+      const requestId = "durable-lost-answers-restart"
+      const options = { track: { resumeDelays: ["6 seconds"] as const } }
+      const sent = Effect.map(
+        server.journal,
+        (journal) => journal.entries.filter((entry) => entry.route === "createQuote" && entry.requestId === requestId)
+      )
+      yield* server.setFaults([{ route: "createQuote", kind: "dropAnswer", times: 4 }])
+      // the first process: its run ends with 4 lost answers; it stops 3 s into the 6 s pause, at once (a
+      // workflow waiting on a durable timer holds no activity open)
+      yield* Effect.gen(function*() {
+        const quotes = yield* DurableQuotes.DurableQuotes
+        yield* quotes.submit(card(TestData.Cards.success), { requestId })
+        yield* Effect.repeat(sent, { until: (entries) => entries.length >= 4, schedule: Schedule.spaced("20 millis") })
+        yield* Effect.sleep("3 seconds")
+      }).pipe(Effect.provide(quotesLayer(server, filename, options), { local: true }), Effect.scoped)
+      const stopped = yield* Clock.currentTimeMillis
+      // the second process, on the same file, sends the POST again once the timer is due: no second transaction
+      const quote = yield* Effect.flatMap(DurableQuotes.DurableQuotes, (quotes) => quotes.result(requestId)).pipe(
+        Effect.provide(quotesLayer(server, filename, options), { local: true })
+      )
+      const journal = yield* server.journal
+      expect(journal.transactionsByRequestId[requestId]).toEqual([quote.transactionId])
+      const posts = yield* sent
+      expect(posts.map((entry) => entry.previousAttempts)).toEqual([0, 1, 2, 3, 4])
+      // the timer the first process set is the one that fired in the second: not lost, not started again (9 s)
+      const [lost, resumed] = posts.slice(3).map((entry) => DateTime.toEpochMillis(entry.time))
+      expect(stopped - lost!).toBeLessThan(5_000)
+      expect(resumed! - lost!).toBeGreaterThanOrEqual(6_000)
+      expect(resumed! - lost!).toBeLessThan(8_500)
+      expect(resumed!).toBeGreaterThan(stopped)
+    }).pipe(Effect.ensuring(Effect.flatMap(Sandbox.SandboxServer, (server) => server.setFaults([]))), Effect.scoped))
+
   it.effect("a POST whose answers are always lost fails after 3 runs of its attempts, with one requestId and one transaction", () =>
-    withQuotes()(Effect.gen(function*() {
+    withQuotes({ track: { resumeDelays: ["100 millis", "100 millis"] } })(Effect.gen(function*() {
       const server = yield* Sandbox.SandboxServer
       const quotes = yield* DurableQuotes.DurableQuotes
       yield* server.setFaults([{ route: "createQuote", kind: "dropAnswer" }])

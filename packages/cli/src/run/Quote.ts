@@ -102,15 +102,19 @@ const usage = (message: string) => Effect.fail(new ExitCode.CliError({ code: Exi
 /**
  * The error line of a POST refused after its retries while an attempt of it
  * may have created the quote (`Errors.postResumption`): it ends with the
- * flags that resume it. A failure with no answer also names the host and
- * the cause (`Reachability`).
+ * flags that resume it. A durable quote fails so only after the workflow's
+ * own runs again; its requestId then answers that failure, so the line says
+ * to resume it without `--durable` (its attempts are the durable counter's).
+ * A failure with no answer also names the host and the cause
+ * (`Reachability`).
  */
-const resumable = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
+const resumable = (durable: boolean) => <A, E, R>(effect: Effect.Effect<A, E, R>) => {
   const hint = (error: Errors.QuoteFailure) =>
     Option.match(Errors.postResumption(error), {
       onNone: () => "",
       onSome: ({ previousAttempts, requestId }) =>
-        `; the quote may exist: resume it with --request-id ${requestId} --previous-attempts ${previousAttempts}`
+        `; the quote may exist: resume it${durable ? " without --durable," : ""} with --request-id ${requestId} ` +
+        `--previous-attempts ${previousAttempts}`
     })
   return Reachability.explain(effect, hint).pipe(
     Effect.catchIf(
@@ -146,8 +150,8 @@ export const handler = ({ card, connection, durable, pin, product, ...options }:
   const quote = run({ cardNumber: card, pinNumber: pin, productLineId: product }, options)
   return durable
     ? quote.pipe(
-      Reachability.explain,
+      resumable(true),
       Effect.provide(Durable.pollerLayer(connection, { resumeByCard: Option.isNone(options.requestId) }))
     )
-    : quote.pipe(resumable, Effect.provide(Connection.pollerLayer(connection)))
+    : quote.pipe(resumable(false), Effect.provide(Connection.pollerLayer(connection)))
 }

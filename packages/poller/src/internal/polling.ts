@@ -106,7 +106,7 @@ export const make = (
     Effect.flatMap(
       timestampNow,
       (timestamp) =>
-        emit(entry, Tracking.retrying({ transactionId: entry.transactionId, timestamp, attempt, delay }, error))
+        emit(entry, QuoteEvent.retrying({ transactionId: entry.transactionId, timestamp, attempt, delay }, error))
     )
 
   const poll = Effect.fnUntraced(function*(entry: Entry) {

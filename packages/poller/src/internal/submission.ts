@@ -85,7 +85,7 @@ export const submit = (
         onRetry: (info) =>
           Effect.flatMap(DateTime.now, (timestamp) => {
             if (previousAttempts !== undefined) requestIds.retried(requestId)
-            const event = Tracking.retrying(
+            const event = QuoteEvent.retrying(
               { transactionId: "", timestamp, attempt: info.attempt, delay: info.delay, requestId },
               info.error
             )

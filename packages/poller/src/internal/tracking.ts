@@ -8,7 +8,6 @@
 import { Errors, Quote, QuoteEvent } from "@gcx/core"
 import type { Transaction } from "@gcx/core"
 import type * as DateTime from "effect/DateTime"
-import type * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 
 /** What the tracker remembers between polls, to emit only what changed. */
@@ -119,29 +118,3 @@ export const terminalFor = (
         )
       }, disableChecks)
   })
-
-/** What a `Retrying` event says of the failure: its tag, and its HTTP status when known. */
-const reasonOf = (error: Errors.QuoteFailure): string => {
-  const status = "httpStatus" in error && error.httpStatus !== undefined ? ` (HTTP ${error.httpStatus})` : ""
-  return `${error._tag}${status}`
-}
-
-/** A `Retrying` event: request number `attempt` is sent after `delay`, because of `error`. */
-export const retrying = (
-  fields: {
-    readonly transactionId: string
-    readonly timestamp: DateTime.Utc
-    readonly attempt: number
-    readonly delay: Duration.Duration
-    readonly requestId?: string | undefined
-  },
-  error: Errors.QuoteFailure
-): QuoteEvent.Retrying =>
-  new QuoteEvent.Retrying({
-    transactionId: fields.transactionId,
-    timestamp: fields.timestamp,
-    attempt: fields.attempt,
-    delay: fields.delay,
-    reason: reasonOf(error),
-    ...(fields.requestId !== undefined ? { requestId: fields.requestId } : {})
-  }, disableChecks)

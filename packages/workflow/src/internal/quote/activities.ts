@@ -9,6 +9,9 @@
  *   let through: one run under another execution id (a `run` not submitted
  *   through `DurableQuotes`) fails with `RequestIdConflict` and sends nothing.
  *   A card that cannot be opened frees the requestId (`RequestIds.release`).
+ *   A POST that failed while its transaction may exist is sent again after a
+ *   pause on a durable timer, announced by a `Retrying` event (`submits`,
+ *   `Options.resumeDelays`).
  * - `outcome` polls the persisted transaction until it is terminal, through
  *   the runner's `QuotePoller` (one record in its due queue per quote, the
  *   poller's schedule and deadline; the events go to the bus). A replay reads
@@ -28,11 +31,14 @@ import * as QuotePoller from "@gcx/poller/QuotePoller"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Activity from "effect/workflow/Activity"
+import * as DurableClock from "effect/workflow/DurableClock"
+import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import * as CardCipher from "../../CardCipher.js"
 import * as RequestIds from "../../RequestIds.js"
 import { DurableQuoteFailure, name, type Payload } from "./definition.js"
@@ -136,29 +142,93 @@ const submitActivity = Activity.make({
   })
 })
 
+/** The pauses before each run again of a POST whose transaction may exist (`Options.resumeDelays`): 30 s, then 5 min. */
+export const defaultResumeDelays: ReadonlyArray<Duration.Input> = ["30 seconds", "5 minutes"]
+
+/**
+ * Announces, once (an activity: a replay reads it back), that the POST of the
+ * quote is sent again after `delay`: a `Retrying` event on the bus (so the
+ * quote's followers see why it waits), and a log line.
+ */
+const paused = (requestId: string, run: number, delay: Duration.Duration, error: DurableQuoteFailure) =>
+  Activity.make({
+    name: `${name}/submit/pause-${run}`,
+    execute: Effect.gen(function*() {
+      const bus = yield* QuoteEvents.QuoteEvents
+      const attempts = Option.match(Errors.postResumption(error), {
+        onNone: () => 0,
+        onSome: (post) => post.previousAttempts
+      })
+      const timestamp = yield* DateTime.now
+      yield* bus.publish(
+        QuoteEvent.retrying({ transactionId: "", timestamp, attempt: attempts + 1, delay, requestId }, error)
+      )
+      yield* Effect.logInfo("the POST of a durable quote may have created its transaction: it is sent again").pipe(
+        Effect.annotateLogs({ requestId, run: run + 1, after: Duration.format(delay) })
+      )
+    })
+  })
+
 /**
  * How the workflow runs the submit activity again after its POST failed while
  * an attempt of it may have created the transaction (`Errors.postResumption`:
  * an attempt got no answer, a cut or garbled one, or a 500, 502 or 504). Each
  * run takes its `previousAttempts` from the durable counter, so the service
  * answers the transaction an earlier attempt created instead of a second one;
- * without this, the quote would fail and the transaction be lost. Bounded: at
- * most 2 runs more, each with the client's attempts and backoff, so an outage
- * costs at most 3 times the POSTs.
+ * without this, the quote would fail and the transaction be lost.
+ *
+ * Before each run again, the workflow pauses on a durable timer
+ * (`DurableClock`: a restart neither loses nor repeats it), so that an outage
+ * has time to pass; one run more per pause, each with the client's attempts
+ * and backoff, so an outage costs at most `1 + delays` times the POSTs. The
+ * runs are the activity's attempts (`Activity.CurrentAttempt`), as with
+ * `Activity.retry`: each result is persisted apart.
  */
-const resumeLostPosts = <A, R>(activity: Effect.Effect<A, DurableQuoteFailure, R>) =>
-  Activity.retry(activity, { while: (error) => Option.isSome(Errors.postResumption(error)), times: 2 })
+/** What running the submit activity again needs of the workflow body: its engine and instance, and the bus. */
+type Workflow = WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance | QuoteEvents.QuoteEvents
 
-/**
- * The submit activity of one quote (its workflow `executionId`): open the
- * card, POST with durable attempt counting, publish `Submitted`; run again
- * while the POST failed and its transaction may exist (see `resumeLostPosts`).
- */
-export const submit = (payload: Payload, executionId: string) =>
-  Effect.provideService(submitActivity, CurrentPayload, { payload, executionId }).pipe(resumeLostPosts)
+const resumeLostPosts = (delays: ReadonlyArray<Duration.Duration>) =>
+<A, R>(
+  requestId: string,
+  activity: Effect.Effect<A, DurableQuoteFailure, R>
+): Effect.Effect<A, DurableQuoteFailure, R | Workflow> => {
+  const from = (run: number): Effect.Effect<A, DurableQuoteFailure, R | Workflow> =>
+    Effect.provideService(activity, Activity.CurrentAttempt, run).pipe(
+      Effect.catchIf(
+        (error) => run <= delays.length && Option.isSome(Errors.postResumption(error)),
+        (error) =>
+          paused(requestId, run, delays[run - 1]!, error).pipe(
+            Effect.andThen(DurableClock.sleep({
+              name: `${name}/submit/resume-${run}`,
+              duration: delays[run - 1]!,
+              inMemoryThreshold: 0
+            })),
+            Effect.andThen(Effect.suspend(() => from(run + 1)))
+          )
+      )
+    )
+  return from(1)
+}
+
+/** The submit activities of a runner: one for its `resumeDelays`. */
+export const submits = (options: Pick<Options, "resumeDelays"> = {}) => {
+  const resume = resumeLostPosts((options.resumeDelays ?? defaultResumeDelays).map(Duration.fromInputUnsafe))
+  /**
+   * The submit activity of one quote (its workflow `executionId`): open the
+   * card, POST with durable attempt counting, publish `Submitted`; run again
+   * after a pause while the POST failed and its transaction may exist (see
+   * `resumeLostPosts`).
+   */
+  return (payload: Payload, executionId: string) =>
+    resume(payload.requestId, Effect.provideService(submitActivity, CurrentPayload, { payload, executionId }))
+}
+
+/** The submit activity of one quote with `options`' `resumeDelays` (see `submits`). */
+export const submit = (payload: Payload, executionId: string, options: Pick<Options, "resumeDelays"> = {}) =>
+  submits(options)(payload, executionId)
 
 /** The outcome activity, made once per runner: poll the transaction in `CurrentSubmission` until it is terminal. */
-const makeOutcomeActivity = (options: Options) =>
+const makeOutcomeActivity = ({ resumeDelays: _, ...track }: Options) =>
   Activity.make({
     name: `${name}/outcome`,
     success: Quote.CompletedQuote,
@@ -168,8 +238,8 @@ const makeOutcomeActivity = (options: Options) =>
       const poller = yield* QuotePoller.QuotePoller
       const now = yield* Clock.currentTimeMillis
       const terminal = yield* poller.track(submission.transactionId, {
-        ...options,
-        expectedCompletionTime: remainingHint(submission, now, options)
+        ...track,
+        expectedCompletionTime: remainingHint(submission, now, track)
       }).pipe(Stream.filter(QuoteEvent.isTerminal), Stream.runHead)
       // No terminal event: the poller stopped (its runner is shutting down); the engine runs the activity again.
       if (Option.isNone(terminal)) return yield* Effect.interrupt

@@ -5,11 +5,20 @@
 import * as Quote from "@gcx/core/Quote"
 import * as PollSchedule from "@gcx/poller/PollSchedule"
 import type * as QuotePoller from "@gcx/poller/QuotePoller"
+import type * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 
-/** How a runner polls its quotes. */
-export interface Options extends Omit<QuotePoller.TrackOptions, "expectedCompletionTime"> {}
+/** How a runner runs its quotes: how it polls them, and when it sends again a POST whose transaction may exist. */
+export interface Options extends Omit<QuotePoller.TrackOptions, "expectedCompletionTime"> {
+  /**
+   * The pauses before the submit activity runs again after its POST failed
+   * while an attempt may have created the transaction (`Errors.postResumption`):
+   * one run more per pause, on a durable timer. Default: 30 s, then 5 min
+   * (3 runs at most). Empty: the quote fails at the first such failure.
+   */
+  readonly resumeDelays?: ReadonlyArray<Duration.Input> | undefined
+}
 
 /** The persisted result of the submit activity: the transaction, and the quote when the POST answered it completed. */
 export class Submission extends Schema.Class<Submission>("@gcx/workflow/Submission")({
