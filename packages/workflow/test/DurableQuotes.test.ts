@@ -191,7 +191,7 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
       ])
     })))
 
-  it.effect("a quote paused before its POST is sent again survives a restart: the timer fires in the new process", () =>
+  it.effect("a quote paused before its POST is sent again survives a restart: the timer and the decision are the first process's", () =>
     Effect.gen(function*() {
       const server = yield* Sandbox.SandboxServer
       const filename = yield* tempDatabase
@@ -211,9 +211,10 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
         yield* Effect.sleep("3 seconds")
       }).pipe(Effect.provide(quotesLayer(server, filename, options), { local: true }), Effect.scoped)
       const stopped = yield* Clock.currentTimeMillis
-      // the second process, on the same file, sends the POST again once the timer is due: no second transaction
+      // the second process, on the same file, sends the POST again once the timer is due: no second transaction.
+      // It would run no POST again itself (no pauses): the first run's decision, recorded, is what it follows.
       const quote = yield* Effect.flatMap(DurableQuotes.DurableQuotes, (quotes) => quotes.result(requestId)).pipe(
-        Effect.provide(quotesLayer(server, filename, options), { local: true })
+        Effect.provide(quotesLayer(server, filename, { track: { resumeDelays: [] } }), { local: true })
       )
       const journal = yield* server.journal
       expect(journal.transactionsByRequestId[requestId]).toEqual([quote.transactionId])

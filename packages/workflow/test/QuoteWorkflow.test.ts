@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { PollSchedule } from "@gcx/poller"
+import type { Duration } from "effect"
 import { QuoteWorkflow } from "../src/index.js"
 
 const submission = (fields: Partial<QuoteWorkflow.Submission>) =>
@@ -24,5 +25,17 @@ describe("QuoteWorkflow.remainingHint", () => {
     const answered = submission({ expectedCompletionTime: 3, submittedAt: 10_000 })
     expect(QuoteWorkflow.remainingHint(answered, 50_000, { schedule: PollSchedule.fixed("1 second") })).toBe(3)
     expect(QuoteWorkflow.remainingHint(submission({ submittedAt: 10_000 }), 50_000)).toBeUndefined()
+  })
+})
+
+describe("QuoteWorkflow.submits", () => {
+  it("refuses a resume delay that is not a finite duration of at least 0, naming the setting", () => {
+    for (const delay of [Number.POSITIVE_INFINITY, -5, Number.NaN, "soon", "-1 seconds"]) {
+      expect(() => QuoteWorkflow.submits({ resumeDelays: ["1 second", delay as Duration.Input] })).toThrow(
+        /^resumeDelays\[1\] must be a finite duration of at least 0/
+      )
+    }
+    // zero is a run again at once; fractions of a millisecond are taken up to the next one
+    expect(typeof QuoteWorkflow.submits({ resumeDelays: [0, 0.4, "2 minutes"] })).toBe("function")
   })
 })

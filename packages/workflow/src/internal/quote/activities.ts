@@ -35,6 +35,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Activity from "effect/workflow/Activity"
 import * as DurableClock from "effect/workflow/DurableClock"
@@ -110,8 +111,8 @@ const submitActivity = Activity.make({
     )
     const previousAttempts = yield* nextAttempt(requestIds, current)
     if (previousAttempts > 0) {
-      // an earlier run sent the POST and stopped before its answer was recorded: the same requestId again
-      yield* Effect.logInfo("resuming a durable quote whose POST was interrupted").pipe(
+      // an earlier run sent the POST, and either stopped before its answer was recorded or lost its answers
+      yield* Effect.logInfo("sending the POST of a durable quote again, counting its attempts on").pipe(
         Effect.annotateLogs({ requestId: payload.requestId, previousAttempts })
       )
     }
@@ -146,14 +147,22 @@ const submitActivity = Activity.make({
 export const defaultResumeDelays: ReadonlyArray<Duration.Input> = ["30 seconds", "5 minutes"]
 
 /**
- * Announces, once (an activity: a replay reads it back), that the POST of the
- * quote is sent again after `delay`: a `Retrying` event on the bus (so the
- * quote's followers see why it waits), and a log line.
+ * Decides, once, whether the POST of the quote is sent again after run `run`
+ * failed with `error`, and after how long: `delays[run - 1]` in milliseconds,
+ * or null once the runs are spent. An activity: a replay reads the decision
+ * back, whatever the settings of the runner that replays it (another runner,
+ * or this one restarted with other `resumeDelays`). A pause is announced by a
+ * `Retrying` event on the bus (so the quote's followers see why it waits) and
+ * a log line: at least once (a runner that dies between the announcement and
+ * the decision's record announces it again).
  */
-const paused = (requestId: string, run: number, delay: Duration.Duration, error: DurableQuoteFailure) =>
+const pause = (requestId: string, run: number, delays: ReadonlyArray<Duration.Duration>, error: DurableQuoteFailure) =>
   Activity.make({
     name: `${name}/submit/pause-${run}`,
+    success: Schema.NullOr(Schema.Number),
     execute: Effect.gen(function*() {
+      const delay = delays[run - 1]
+      if (delay === undefined) return null
       const bus = yield* QuoteEvents.QuoteEvents
       const attempts = Option.match(Errors.postResumption(error), {
         onNone: () => 0,
@@ -166,8 +175,12 @@ const paused = (requestId: string, run: number, delay: Duration.Duration, error:
       yield* Effect.logInfo("the POST of a durable quote may have created its transaction: it is sent again").pipe(
         Effect.annotateLogs({ requestId, run: run + 1, after: Duration.format(delay) })
       )
+      return Duration.toMillis(delay)
     })
   })
+
+/** What running the submit activity again needs of the workflow body: its engine and instance, and the bus. */
+type Workflow = WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance | QuoteEvents.QuoteEvents
 
 /**
  * How the workflow runs the submit activity again after its POST failed while
@@ -182,11 +195,9 @@ const paused = (requestId: string, run: number, delay: Duration.Duration, error:
  * has time to pass; one run more per pause, each with the client's attempts
  * and backoff, so an outage costs at most `1 + delays` times the POSTs. The
  * runs are the activity's attempts (`Activity.CurrentAttempt`), as with
- * `Activity.retry`: each result is persisted apart.
+ * `Activity.retry`: each result is persisted apart; so is each decision
+ * (`pause`).
  */
-/** What running the submit activity again needs of the workflow body: its engine and instance, and the bus. */
-type Workflow = WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance | QuoteEvents.QuoteEvents
-
 const resumeLostPosts = (delays: ReadonlyArray<Duration.Duration>) =>
 <A, R>(
   requestId: string,
@@ -195,24 +206,41 @@ const resumeLostPosts = (delays: ReadonlyArray<Duration.Duration>) =>
   const from = (run: number): Effect.Effect<A, DurableQuoteFailure, R | Workflow> =>
     Effect.provideService(activity, Activity.CurrentAttempt, run).pipe(
       Effect.catchIf(
-        (error) => run <= delays.length && Option.isSome(Errors.postResumption(error)),
+        (error) => Option.isSome(Errors.postResumption(error)),
         (error) =>
-          paused(requestId, run, delays[run - 1]!, error).pipe(
-            Effect.andThen(DurableClock.sleep({
-              name: `${name}/submit/resume-${run}`,
-              duration: delays[run - 1]!,
-              inMemoryThreshold: 0
-            })),
-            Effect.andThen(Effect.suspend(() => from(run + 1)))
-          )
+          Effect.flatMap(pause(requestId, run, delays, error), (millis) =>
+            millis === null
+              ? Effect.fail(error)
+              : DurableClock.sleep({ name: `${name}/submit/resume-${run}`, duration: millis, inMemoryThreshold: 0 })
+                .pipe(Effect.andThen(Effect.suspend(() => from(run + 1)))))
       )
     )
   return from(1)
 }
 
-/** The submit activities of a runner: one for its `resumeDelays`. */
+/**
+ * The pauses of `Options.resumeDelays` (default `defaultResumeDelays`), in
+ * whole milliseconds; throws a `RangeError` that names the setting for one
+ * that is not a finite duration of at least 0.
+ */
+const resumeDelaysOf = (options: Pick<Options, "resumeDelays">): ReadonlyArray<Duration.Duration> =>
+  (options.resumeDelays ?? defaultResumeDelays).map((input, index) => {
+    // (Effect reads NaN milliseconds as zero: refused here, as a setting gone wrong)
+    const delay = Number.isNaN(input) ? Option.none() : Duration.fromInput(input)
+    if (Option.isNone(delay) || !Duration.isFinite(delay.value) || Duration.isNegative(delay.value)) {
+      throw new RangeError(
+        `resumeDelays[${index}] must be a finite duration of at least 0 (e.g. "30 seconds"), got ${String(input)}`
+      )
+    }
+    return Duration.millis(Math.ceil(Duration.toMillis(delay.value)))
+  })
+
+/**
+ * The submit activities of a runner: one for its `resumeDelays` (a delay
+ * that is not a finite duration of at least 0 throws a `RangeError`).
+ */
 export const submits = (options: Pick<Options, "resumeDelays"> = {}) => {
-  const resume = resumeLostPosts((options.resumeDelays ?? defaultResumeDelays).map(Duration.fromInputUnsafe))
+  const resume = resumeLostPosts(resumeDelaysOf(options))
   /**
    * The submit activity of one quote (its workflow `executionId`): open the
    * card, POST with durable attempt counting, publish `Submitted`; run again
