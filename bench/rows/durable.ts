@@ -30,7 +30,8 @@
  * side; the goal is the p50 a durable quote adds to the in-process one, ≤ 30 ms.
  * Database transactions per quote: the delta of `pg_stat_database.xact_commit`
  * for the gcx database over the measured runs (the runner's background
- * heartbeats and storage polls included).
+ * heartbeats and storage polls included), and the same for the engine's floor
+ * on its own database beside it, so that the goal's gap to the engine shows.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
@@ -161,17 +162,21 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       socketPlain: [],
       socketTls: []
     }
-    let transactions = 0
+    // the transactions of the durable quotes, and of the engine's floor beside them (its database of its own)
+    const counted: Partial<Record<Side, string>> = { postgres: databaseName, floorPostgres: "gcx_floor" }
+    const transactions = { postgres: 0, floorPostgres: 0 }
     for (let round = 0; round < rounds; round++) {
       // the compared sides next to each other, in alternating order: no side always follows the same one
       const order = round % 2 === 0 ? sideNames : [...sideNames].reverse()
       for (const side of order) {
+        const counting = counted[side]
         // read while the runner is stopped: the delta is its measured run's
-        const before = side === "postgres" ? yield* committed(databaseName).pipe(Effect.provide(admin)) : 0
+        const before = counting === undefined ? 0 : yield* committed(counting).pipe(Effect.provide(admin))
         const result = yield* resumed(side, runOnce(side))
         // the runner is stopped now: its idle connections flush their statistics within 10 s, not 1
-        if (side === "postgres") {
-          transactions += (yield* committed(databaseName, "11 seconds").pipe(Effect.provide(admin))) - before
+        if (counting !== undefined) {
+          transactions[side as keyof typeof transactions] +=
+            (yield* committed(counting, "11 seconds").pipe(Effect.provide(admin))) - before
         }
         runs[side].push(result)
         context.log(
@@ -194,9 +199,12 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
     const postgres = {
       ...medianRun(runs.postgres),
       latency: yield* latencyOf("postgres"),
-      transactionsPerQuote: transactions / (postgresQuotes * rounds)
+      transactionsPerQuote: transactions.postgres / (postgresQuotes * rounds)
     }
-    const floorPostgres = medianRun(runs.floorPostgres)
+    const floorPostgres = {
+      ...medianRun(runs.floorPostgres),
+      transactionsPerQuote: transactions.floorPostgres / (postgresQuotes * rounds)
+    }
     const plainSocket = medianRun(runs.socketPlain)
     const tlsSocket = medianRun(runs.socketTls)
     const authCpuMillisPerQuote = median(
@@ -267,7 +275,10 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         embedded: figures(embedded, embedded.latency),
         engineFloor: figures(floor),
         postgres: { ...figures(postgres, postgres.latency), transactionsPerQuote },
-        engineFloorPostgres: figures(floorPostgres),
+        engineFloorPostgres: {
+          ...figures(floorPostgres),
+          transactionsPerQuote: round(floorPostgres.transactionsPerQuote, 2)
+        },
         rounds: Object.fromEntries(sideNames.map((side) => [side, runs[side].map((run) => figures(run))])),
         // the table's CPU column: each side's process plus the database server's, the median of the rounds' sums
         cpuMillisPerQuote: Object.fromEntries(sideNames.map((side) => [side, round(medianCpu(side), 3)])),
@@ -326,10 +337,11 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           ratio: fmt(paired(runs.socketTls, runs.socketPlain, (run) => run.clientCpuMillisPerQuote), 2)
         },
         {
-          measure: "PostgreSQL transactions per quote (pg_stat_database.xact_commit delta)",
+          measure: "PostgreSQL transactions per quote (pg_stat_database.xact_commit delta); baseline: the " +
+            "engine's floor (a no-op workflow and activity), for information",
           gcx: fmt(transactionsPerQuote, 1),
-          baseline: "-",
-          ratio: "-",
+          baseline: fmt(floorPostgres.transactionsPerQuote, 1),
+          ratio: fmt(transactionsPerQuote / floorPostgres.transactionsPerQuote, 2),
           goal: "durable.transactions"
         }
       ],
