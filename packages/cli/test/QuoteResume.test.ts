@@ -55,7 +55,7 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("gcx quote: a
     }))
 
   it.effect(
-    "a durable quote failed so after the workflow's runs again names the flags without --durable; they resume it",
+    "a durable quote failed so after the workflow's runs again: quote and result name the flags without --durable; they resume it",
     () =>
       Effect.gen(function*() {
         const server = yield* Sandbox.SandboxServer
@@ -93,9 +93,13 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("gcx quote: a
           env
         )
         expect(failed.code).toBe(5)
-        expect(expectOneErrorLine(failed.stderr, "TransportError")).toMatch(
+        const hint =
           /; the quote may exist: resume it without --durable, with --request-id durable-resume-without-durable --previous-attempts 12$/
-        )
+        expect(expectOneErrorLine(failed.stderr, "TransportError")).toMatch(hint)
+        // so does `gcx result`, which shows the stored failure
+        const shown = yield* gcxInProcess(["result", requestId], env)
+        expect(shown.code).toBe(5)
+        expect(expectOneErrorLine(shown.stderr, "TransportError")).toMatch(hint)
         const resumed = yield* gcxInProcess(
           [
             "quote",

@@ -100,35 +100,47 @@ const isRequestId = Schema.is(Ids.RequestId)
 const usage = (message: string) => Effect.fail(new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message }))
 
 /**
- * The error line of a POST refused after its retries while an attempt of it
- * may have created the quote (`Errors.postResumption`): it ends with the
- * flags that resume it. A durable quote fails so only after the workflow's
- * own runs again; its requestId then answers that failure, so the line says
- * to resume it without `--durable` (its attempts are the durable counter's).
- * A failure with no answer also names the host and the cause
- * (`Reachability`).
+ * The end of the error line of a POST refused after its retries while an
+ * attempt of it may have created the quote (`Errors.postResumption`): the
+ * flags that resume it; empty for any other failure. A durable quote fails
+ * so only after the workflow's own runs again, and its requestId then answers
+ * that failure: the line says to resume it without `--durable` (its attempts
+ * are the durable counter's).
  */
-const resumable = (durable: boolean) => <A, E, R>(effect: Effect.Effect<A, E, R>) => {
-  const hint = (error: Errors.QuoteFailure) =>
-    Option.match(Errors.postResumption(error), {
-      onNone: () => "",
-      onSome: ({ previousAttempts, requestId }) =>
-        `; the quote may exist: resume it${durable ? " without --durable," : ""} with --request-id ${requestId} ` +
-        `--previous-attempts ${previousAttempts}`
-    })
-  return Reachability.explain(effect, hint).pipe(
-    Effect.catchIf(
-      (error): error is E & Errors.QuoteFailure => ExitCode.isQuoteFailure(error) && hint(error) !== "",
-      (error) =>
-        Effect.fail(
-          new ExitCode.CliError({
-            code: ExitCode.ofQuoteFailure(error),
-            message: `${ExitCode.describeQuoteFailure(error)}${hint(error)}`
-          })
-        )
-    )
+const resumeHint = (durable: boolean) => (error: Errors.QuoteFailure): string =>
+  Option.match(Errors.postResumption(error), {
+    onNone: () => "",
+    onSome: ({ previousAttempts, requestId }) =>
+      `; the quote may exist: resume it${durable ? " without --durable," : ""} with --request-id ${requestId} ` +
+      `--previous-attempts ${previousAttempts}`
+  })
+
+/**
+ * A failure whose POST may have created the quote, as its error line ending
+ * with the flags that resume it (`resumeHint`); other failures pass as they
+ * are. For `gcx result`, which shows a durable quote's stored failure.
+ */
+export const withResumeHint = (durable: boolean) => <A, E, R>(effect: Effect.Effect<A, E, R>) => {
+  const hint = resumeHint(durable)
+  return Effect.catchIf(
+    effect,
+    (error): error is E & Errors.QuoteFailure => ExitCode.isQuoteFailure(error) && hint(error) !== "",
+    (error) =>
+      Effect.fail(
+        new ExitCode.CliError({
+          code: ExitCode.ofQuoteFailure(error),
+          message: `${ExitCode.describeQuoteFailure(error)}${hint(error)}`
+        })
+      )
   )
 }
+
+/**
+ * `withResumeHint` over `Reachability.explain`: a failure with no answer also
+ * names the host and the cause, then the flags that resume the POST.
+ */
+const resumable = (durable: boolean) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  withResumeHint(durable)(Reachability.explain(effect, resumeHint(durable)))
 
 /**
  * The `quote` command's handler: the quote of the flags, on the connection (or `--durable`) they give.
