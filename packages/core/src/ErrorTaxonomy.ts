@@ -25,7 +25,11 @@ export const ServiceErrorFields = {
   retryAfterMillis: opt(Schema.Number),
   attempts: opt(Schema.Number),
   retryDelayMillis: opt(Schema.Number),
-  /** Set on the error that ends a POST when one of its attempts may have been processed: see `Errors.postResumption`. */
+  /**
+   * Set on the error that ends a POST when one of its attempts may have been
+   * processed, unless it is a card or merchant outcome (the service's answer):
+   * see `Errors.postResumption`.
+   */
   outcomeUnknown: opt(Schema.Boolean)
 }
 

@@ -169,6 +169,16 @@ const answeredAfterProcessing = (error: RetryableError): boolean =>
   (error._tag === "ServiceUnavailable" && (error.httpStatus === 502 || error.httpStatus === 504))
 
 /**
+ * A card or merchant outcome: the service's answer to the request, whatever
+ * its attempts before were (a request it processed already is answered as it
+ * was the first time). A POST that ends in one leaves nothing unknown.
+ */
+const isVerdict = (error: RetryableError): boolean => {
+  const group = Errors.groupOf(error)
+  return group === "card" || group === "merchant"
+}
+
+/**
  * What a retry log line says of the error: its tag, and its ErrorCode and HTTP
  * status when known. Never its message, which can echo the server's text.
  */
@@ -248,7 +258,7 @@ export const execute = <A, E extends RetryableError, R>(options: {
         const stillProcessed = processed || stillUncertain || answeredAfterProcessing(error)
         const post = postRequestId === undefined
           ? undefined
-          : { requestId: postRequestId, outcomeUnknown: stillProcessed }
+          : { requestId: postRequestId, outcomeUnknown: stillProcessed && !isVerdict(error) }
         const fail = Effect.fail(recordAttempts(error, before + attempt, retryDelay, post))
         const next = { operation, attempt: before + attempt + 1, error }
         if (error._tag === "Unauthorized" && !reauthorized) {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import { Errors } from "@gcx/core"
 import { RetryBudget, RetryPolicy } from "@gcx/http"
 import { Duration, Effect, Fiber, Logger, Option, Ref, References } from "effect"
@@ -39,6 +39,7 @@ const scripted = (
     readonly operation?: RetryPolicy.Operation
     readonly onRetry?: (info: RetryPolicy.RetryInfo) => Effect.Effect<void>
     readonly previousAttempts?: number
+    readonly requestId?: string
   } = {}
 ) =>
   Effect.gen(function*() {
@@ -50,6 +51,7 @@ const scripted = (
       budget,
       onRetry: options.onRetry,
       previousAttempts: options.previousAttempts,
+      requestId: options.requestId,
       attempt: (previousAttempts) =>
         Ref.updateAndGet(sent, (all) => [...all, previousAttempts]).pipe(
           Effect.flatMap((all) =>
@@ -331,6 +333,35 @@ describe("RetryPolicy.execute", () => {
             ["createQuote", 3, "ServiceUnavailable", 2000]
           ]
         )
+    }))
+
+  it.effect("a resumed POST ended by a card or merchant outcome is answered: no outcomeUnknown, no resumption", () =>
+    Effect.gen(function*() {
+      const resume = (failure: RetryPolicy.RetryableError) =>
+        Effect.flatMap(
+          scripted([failure], { operation: "createQuote", requestId: "r-verdict", previousAttempts: 2 }),
+          ({ fiber }) => Fiber.join(fiber)
+        )
+      // as the client makes them: a POST's errors name its requestId
+      const named = { requestId: "r-verdict", httpStatus: 400 }
+      for (
+        const verdict of [
+          new Errors.InvalidCard({ message: "invalid card", ...named }),
+          new Errors.MerchantUnavailable({ message: "merchant unavailable", ...named })
+        ]
+      ) {
+        const ended = yield* resume(verdict)
+        assert(ended._tag === "Failure")
+        expect(ended.failure).toMatchObject({ _tag: verdict._tag, attempts: 3 })
+        expect(ended.failure).not.toHaveProperty("outcomeUnknown")
+        expect(Errors.postResumption(ended.failure)).toEqual(Option.none())
+      }
+      // any other end of a resumed POST may still leave its earlier attempts' transaction unknown
+      const refused = yield* resume(new Errors.InvalidRequest({ message: "HTTP 400", ...named }))
+      assert(refused._tag === "Failure")
+      expect(Errors.postResumption(refused.failure)).toEqual(
+        Option.some({ requestId: "r-verdict", previousAttempts: 3 })
+      )
     }))
 
   it.effect("previousAttempts resumes the count: sent from it up, attempts include it, the cap is per call", () =>

@@ -29,13 +29,13 @@ describe("QuoteWorkflow.remainingHint", () => {
 })
 
 describe("QuoteWorkflow.submits", () => {
-  it("refuses a resume delay that is not a finite duration of at least 0, naming the setting", () => {
-    for (const delay of [Number.POSITIVE_INFINITY, -5, Number.NaN, "soon", "-1 seconds"]) {
+  it("refuses a resume delay that is not a duration from 0 to 1 day, naming the setting", () => {
+    for (const delay of [Number.POSITIVE_INFINITY, -5, Number.NaN, "soon", "-1 seconds", "25 hours", 1e20]) {
       expect(() => QuoteWorkflow.submits({ resumeDelays: ["1 second", delay as Duration.Input] })).toThrow(
-        /^resumeDelays\[1\] must be a finite duration of at least 0/
+        /^resumeDelays\[1\] must be a duration from 0 to 1 day/
       )
     }
     // zero is a run again at once; fractions of a millisecond are taken up to the next one
-    expect(typeof QuoteWorkflow.submits({ resumeDelays: [0, 0.4, "2 minutes"] })).toBe("function")
+    expect(typeof QuoteWorkflow.submits({ resumeDelays: [0, 0.4, "2 minutes", "1 day"] })).toBe("function")
   })
 })

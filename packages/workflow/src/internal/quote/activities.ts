@@ -218,18 +218,24 @@ const resumeLostPosts = (delays: ReadonlyArray<Duration.Duration>) =>
   return from(1)
 }
 
+/** The longest pause of `Options.resumeDelays`: the engine's timer takes no date past JavaScript's. */
+const maxResumeDelay = Duration.days(1)
+
 /**
  * The pauses of `Options.resumeDelays` (default `defaultResumeDelays`), in
  * whole milliseconds; throws a `RangeError` that names the setting for one
- * that is not a finite duration of at least 0.
+ * that is not a duration from 0 to 1 day.
  */
 const resumeDelaysOf = (options: Pick<Options, "resumeDelays">): ReadonlyArray<Duration.Duration> =>
   (options.resumeDelays ?? defaultResumeDelays).map((input, index) => {
     // (Effect reads NaN milliseconds as zero: refused here, as a setting gone wrong)
     const delay = Number.isNaN(input) ? Option.none() : Duration.fromInput(input)
-    if (Option.isNone(delay) || !Duration.isFinite(delay.value) || Duration.isNegative(delay.value)) {
+    if (
+      Option.isNone(delay) || Duration.isNegative(delay.value) ||
+      Duration.isGreaterThan(delay.value, maxResumeDelay)
+    ) {
       throw new RangeError(
-        `resumeDelays[${index}] must be a finite duration of at least 0 (e.g. "30 seconds"), got ${String(input)}`
+        `resumeDelays[${index}] must be a duration from 0 to 1 day (e.g. "30 seconds"), got ${String(input)}`
       )
     }
     return Duration.millis(Math.ceil(Duration.toMillis(delay.value)))
@@ -237,7 +243,9 @@ const resumeDelaysOf = (options: Pick<Options, "resumeDelays">): ReadonlyArray<D
 
 /**
  * The submit activities of a runner: one for its `resumeDelays` (a delay
- * that is not a finite duration of at least 0 throws a `RangeError`).
+ * that is not a duration from 0 to 1 day throws a `RangeError`, so the
+ * layers that take them, `QuoteWorkflow.layer`, `DurableQuotes.layerRunner`
+ * and `Embedded.layerQuotes`, throw it when called).
  */
 export const submits = (options: Pick<Options, "resumeDelays"> = {}) => {
   const resume = resumeLostPosts(resumeDelaysOf(options))
