@@ -19,7 +19,8 @@ import {
   messagesOf,
   type Running,
   sandbox,
-  start
+  start,
+  type StartOptions
 } from "./utils/gateway.js"
 
 /** The card data of the tests' quotes: a card number and a PIN that no answer or log line may show. */
@@ -30,9 +31,9 @@ const post = (gateway: Running, key: string, idempotencyKey: string) =>
   call(`${gateway.url}/v1/quotes`, { method: "POST", key, idempotencyKey, body: cardBody(card, pin) })
 
 /** Runs a test against a fresh gateway with the real stores (and a fresh sandbox). */
-const withGateway = <A, E>(test: (gateway: Running) => Effect.Effect<A, E>) =>
+const withGateway = <A, E>(test: (gateway: Running) => Effect.Effect<A, E>, options: StartOptions = {}) =>
   Effect.gen(function*() {
-    return yield* test(yield* start({ stores: "real" }))
+    return yield* test(yield* start({ stores: "real", ...options }))
   }).pipe(Effect.scoped, Effect.provide(sandbox))
 
 /** Neither the card number nor the PIN in any answer (body or header) or log line of the gateway. */
@@ -162,4 +163,26 @@ describe("the gateway with its real stores (ApiKeys, RateLimit, EventLog on SQLi
         expectNoCardData(gateway, [posted, ...bad, whole, resumed, done])
       })
     ))
+
+  it.live("a POST whose answers are lost: the stream starts with the engine's pause (Retrying), then the quote", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const key = Redacted.value((yield* gateway.keys.create({ name: "lost answers" })).key)
+        // the first run's attempts (4) all processed, their answers lost
+        yield* gateway.sandbox.setFaults([{ route: "createQuote", kind: "dropAnswer", times: 4 }])
+        const posted = yield* post(gateway, key, "lost-1")
+        const id: string = posted.json.id
+        const whole = yield* call(`${gateway.url}/v1/quotes/${id}/events`, { key })
+        const [pause, ...rest] = messagesOf(whole.text)
+        expect(pause).toMatchObject({
+          id: 1,
+          event: "Retrying",
+          data: { transactionId: "", requestId: id, attempt: 5, delay: 200, reason: "TransportError" }
+        })
+        // the rest, numbered on from it, is the whole stream of the quote
+        expectWholeStream(rest.map((message) => ({ ...message, id: message.id - 1 })), "Completed")
+        const created = (yield* gateway.sandbox.journal).transactionsByRequestId[id]
+        expect(created).toEqual([rest[0]!.data.transactionId])
+        expectNoCardData(gateway, [posted, whole])
+      }).pipe(Effect.ensuring(gateway.sandbox.setFaults([]))), { resumeDelays: ["200 millis"] }))
 })

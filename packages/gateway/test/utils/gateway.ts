@@ -78,6 +78,8 @@ export interface StartOptions {
   readonly stores?: "standIns" | "real"
   /** The gateway's database file, for a restart on the same one. Default: a new file in a temporary directory. */
   readonly filename?: string
+  /** The pauses before a POST whose answers were lost is sent again (`track.resumeDelays`). Default the runner's. */
+  readonly resumeDelays?: ReadonlyArray<Duration.Input>
 }
 
 /** The in-memory stand-ins of the callers' stores, for the callers of `keys`. */
@@ -106,7 +108,7 @@ export const start = (options: StartOptions = {}) =>
     const capture = Logger.make(({ fiber, message }) => {
       logs.push(JSON.stringify({ message, annotations: fiber.getRef(References.CurrentLogAnnotations) }))
     })
-    const deployment = Embedded.layerQuotes({ filename }).pipe(
+    const deployment = Embedded.layerQuotes({ filename, track: { resumeDelays: options.resumeDelays } }).pipe(
       Layer.provideMerge(CardCipher.layer(dataKey)),
       Layer.provideMerge(ExchangeClient.layerWith({
         ...Sandbox.clientOptions(server),
