@@ -14,6 +14,21 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { cardArgs, embeddedQuotes, envFor, expectOneErrorLine, gcxInProcess, pin, sandbox } from "./helpers.js"
 
+/** `gcx quote --json` of the success card with the flags that resume `requestId` after `previousAttempts`. */
+const resume = (server: Sandbox.Service, requestId: string, previousAttempts: number) =>
+  gcxInProcess(
+    [
+      "quote",
+      ...cardArgs(TestData.Cards.success),
+      "--request-id",
+      requestId,
+      "--previous-attempts",
+      String(previousAttempts),
+      "--json"
+    ],
+    envFor(server)
+  )
+
 layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("gcx quote: a refused POST", (it) => {
   it.effect("names --request-id and --previous-attempts, which resume it: the original transaction", () =>
     Effect.gen(function*() {
@@ -30,18 +45,7 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("gcx quote: a
       const created = (yield* server.journal).transactionsByRequestId[requestId!]
       expect(created).toHaveLength(1)
 
-      const resumed = yield* gcxInProcess(
-        [
-          "quote",
-          ...cardArgs(TestData.Cards.success),
-          "--request-id",
-          requestId!,
-          "--previous-attempts",
-          "4",
-          "--json"
-        ],
-        envFor(server)
-      )
+      const resumed = yield* resume(server, requestId!, 4)
       expect(resumed.code).toBe(0)
       expect(JSON.parse(resumed.stdout.split("\n")[0]!)).toMatchObject({
         _tag: "Submitted",
@@ -100,18 +104,7 @@ layer(sandbox({ timeScale: 0.01 }), { excludeTestServices: true })("gcx quote: a
         const shown = yield* gcxInProcess(["result", requestId], env)
         expect(shown.code).toBe(5)
         expect(expectOneErrorLine(shown.stderr, "TransportError")).toMatch(hint)
-        const resumed = yield* gcxInProcess(
-          [
-            "quote",
-            ...cardArgs(TestData.Cards.success),
-            "--request-id",
-            requestId,
-            "--previous-attempts",
-            "12",
-            "--json"
-          ],
-          envFor(server)
-        )
+        const resumed = yield* resume(server, requestId, 12)
         expect(resumed.code).toBe(0)
         expect(JSON.parse(resumed.stdout.split("\n")[0]!)).toMatchObject({
           _tag: "Submitted",
