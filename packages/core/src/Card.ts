@@ -58,23 +58,38 @@ export const checkField = (field: CardField, raw: unknown): Result.Result<string
 }
 
 /**
+ * Checks a secret field (`checkField`): the `Redacted` given when it holds the
+ * value already trimmed, else a new one; so that a `Card` validated again (each
+ * layer validates what it is handed) is returned as it is.
+ */
+const checkSecret = (field: CardField, raw: unknown): Result.Result<Redacted.Redacted<string>, InvalidCardInput> =>
+  Result.map(
+    checkField(field, raw),
+    (trimmed) =>
+      Redacted.isRedacted(raw) && Redacted.value(raw) === trimmed
+        ? raw as Redacted.Redacted<string>
+        : Redacted.make(trimmed)
+  )
+
+/**
  * Validates card input before any I/O: every field a non-empty string, trimmed,
  * without control characters, at most 64 characters. Fails with
  * `InvalidCardInput` naming the field, never echoing the card number or PIN.
+ * A `Card` that passes unchanged is returned as it is.
  */
 export const validateResult = (input: unknown): Result.Result<Card, InvalidCardInput> => {
   const record: { readonly [key: string]: unknown } = Predicate.isObject(input) ? input : {}
   return Result.all({
-    cardNumber: checkField("card.cardNumber", record.cardNumber),
-    pinNumber: checkField("card.pinNumber", record.pinNumber),
+    cardNumber: checkSecret("card.cardNumber", record.cardNumber),
+    pinNumber: checkSecret("card.pinNumber", record.pinNumber),
     productLineId: checkField("card.productLineId", record.productLineId)
   }).pipe(
-    Result.map(({ cardNumber, pinNumber, productLineId }) =>
-      // The fields were just checked: skip the constructor's checks (its type checks are cheap).
-      new Card(
-        { cardNumber: Redacted.make(cardNumber), pinNumber: Redacted.make(pinNumber), productLineId },
-        { disableChecks: true }
-      )
+    Result.map((fields) =>
+      input instanceof Card && fields.cardNumber === input.cardNumber && fields.pinNumber === input.pinNumber &&
+        fields.productLineId === input.productLineId
+        ? input
+        // The fields were just checked: skip the constructor's checks (its type checks are cheap).
+        : new Card(fields, { disableChecks: true })
     )
   )
 }

@@ -75,6 +75,27 @@ describe("Card.validate", () => {
     expect(Redacted.value(card.pinNumber)).toBe(SENTINEL_PIN)
   })
 
+  it("returns a valid card as it is: each layer validates what it is handed, allocating nothing again", () => {
+    const card = Result.getOrThrow(Card.validateResult(valid))
+    expect(Result.getOrThrow(Card.validateResult(card))).toBe(card)
+    // a Card whose fields need trimming (made without validation) gives a new, trimmed one
+    const untrimmed = new Card.Card({
+      cardNumber: Redacted.make(SENTINEL_CARD),
+      pinNumber: Redacted.make(` ${SENTINEL_PIN}`),
+      productLineId: " pl "
+    })
+    const trimmed = Result.getOrThrow(Card.validateResult(untrimmed))
+    expect(trimmed).not.toBe(untrimmed)
+    expect([Redacted.value(trimmed.cardNumber), Redacted.value(trimmed.pinNumber), trimmed.productLineId])
+      .toEqual([SENTINEL_CARD, SENTINEL_PIN, "pl"])
+    // and an invalid one is refused, as any input
+    expectRefused(
+      new Card.Card({ cardNumber: Redacted.make(" "), pinNumber: card.pinNumber, productLineId: "pl" }),
+      "card.cardNumber",
+      /must not be empty/
+    )
+  })
+
   it("accepts exactly 64 characters, after trimming", () => {
     const card = Result.getOrThrow(Card.validateResult({ ...valid, productLineId: `  ${"p".repeat(64)}  ` }))
     expect(card.productLineId).toHaveLength(Card.MAX_FIELD_LENGTH)

@@ -104,18 +104,24 @@ const options = { contentType, headers } as const
 const empty = HttpServerResponse.text("", options)
 
 /**
- * A cursor over quote `requestId`'s events after `afterSeq`, woken by the
- * keep-alive ticker and, when the gateway shuts down, by
- * `internal/keepAlives.ts`'s `wakeAll` (or at once, when it already does), until the scope closes; and the drain.
+ * `cursor` woken by the keep-alive ticker and, when the gateway shuts down,
+ * by `internal/keepAlives.ts`'s `wakeAll` (or at once, when it already
+ * does), until the scope closes; and the drain.
  */
-const watched = (log: EventLog.Service, requestId: string, afterSeq: number) =>
+const awake = (log: EventLog.Service, cursor: EventLog.Cursor) =>
   Effect.gen(function*() {
-    const cursor = yield* log.cursor(requestId, afterSeq)
     yield* KeepAlives.register(log, cursor.wake)
     const drain = yield* Drain.Draining
     if (drain.draining()) cursor.wake()
-    return { cursor, drain }
+    return drain
   })
+
+/** A cursor over quote `requestId`'s events after `afterSeq`, `awake`, until the scope closes; and the drain. */
+const watched = (log: EventLog.Service, requestId: string, afterSeq: number) =>
+  Effect.flatMap(
+    log.cursor(requestId, afterSeq),
+    (cursor) => Effect.map(awake(log, cursor), (drain) => ({ cursor, drain }))
+  )
 
 /** Logs that a stream ended before its quote did (the client resumes), by its cause and the quote's id. */
 const endedEarly = (requestId: string) => (cause: unknown) =>
@@ -174,19 +180,29 @@ const answer = (
 }
 
 /**
- * Waits for the quote's first events after `afterSeq` (none was recorded
- * yet), then answers with them (`answer`): a quote that ends in one batch,
- * the common case, is one answer with its length, never a stream. Nothing is
- * written meanwhile, as a stream would write nothing either: the headers go
- * with the first bytes. Woken by the keep-alive ticker, the response starts
- * with the comment and follows. The answer is empty when the gateway shuts
- * down, when the quote had ended before `afterSeq`, and when the log cannot
- * be read any more (logged): the client resumes, as from a stream that ended
- * early (a 503 would stop a browser's `EventSource` for good).
+ * The answer of a stream that opens: the quote's events after `afterSeq`,
+ * from a cursor watching the quote first (`EventLog.Cursor.poll`). Those
+ * recorded are answered at once (`answer`); a database that cannot be read
+ * then is `Unavailable` (503). When there is none yet (a stream opened just
+ * after its POST), it waits for the first ones, then answers with them: a
+ * quote that ends in one batch, the common case, is one answer with its
+ * length, never a stream, and one read (the events this process records are
+ * handed over). Nothing is written meanwhile, as a stream would write
+ * nothing either: the headers go with the first bytes. Woken by the
+ * keep-alive ticker, the response starts with the comment and follows. The
+ * answer is empty when the gateway shuts down, when the quote had ended
+ * before `afterSeq`, and when the log cannot be read any more once waiting
+ * (logged): the client resumes, as from a stream that ended early (a 503
+ * would stop a browser's `EventSource` for good).
  */
-const firstEvents = (log: EventLog.Service, requestId: string, afterSeq: number) =>
+const opened = (log: EventLog.Service, requestId: string, afterSeq: number) =>
   Effect.scoped(Effect.gen(function*() {
-    const { cursor, drain } = yield* watched(log, requestId, afterSeq)
+    const cursor = yield* log.cursor(requestId, afterSeq)
+    const recorded = yield* Effect.catchTag(cursor.poll, "SqlError", GatewayErrors.unavailableOn)
+    if (recorded === undefined) return empty
+    if (Arr.isReadonlyArrayNonEmpty(recorded)) return answer(log, requestId, recorded)
+    // nothing yet: kept awake while it waits (a quote that had ended needs no ticker)
+    const drain = yield* awake(log, cursor)
     const entries = yield* cursor.next.pipe(Effect.catchTag("SqlError", endedEarly(requestId)))
     if (entries === undefined) return empty
     if (Arr.isReadonlyArrayNonEmpty(entries)) return answer(log, requestId, entries)
@@ -198,30 +214,16 @@ const firstEvents = (log: EventLog.Service, requestId: string, afterSeq: number)
 /**
  * The SSE response of quote `requestId`'s events after `lastEventId` (all of
  * them when none): those recorded, then each as it is recorded; it ends after
- * the terminal event. The events recorded are read first. When they hold the
- * terminal event (a stream opened, or resumed, after its quote ended), they
- * are the whole response, written at once with its length. When there are
- * some, they are the response's first chunk and it follows the quote after
- * them. When there is none yet (a stream opened just after its POST), the
- * response waits for the first ones, or for the keep-alive (15 s), on a
- * cursor whose first read comes after its watch (one empty read more, which
- * keeps an ended quote's answer free of the cursor's cost): a quote
- * that ends in one batch of events is one answer with its length too. A
- * database that cannot be read when the stream opens is `Unavailable` (503),
- * logged by its reason only.
+ * the terminal event. When the events recorded hold the terminal event (a
+ * stream opened, or resumed, after its quote ended), they are the whole
+ * response, written at once with its length. When there are some, they are
+ * the response's first chunk and it follows the quote after them. When there
+ * is none yet, the response waits for the first ones, or for the keep-alive
+ * (15 s): see `opened`. A database that cannot be read when the stream opens
+ * is `Unavailable` (503), logged by its reason only.
  */
 export const response = (
   requestId: string,
   lastEventId: Option.Option<number>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayErrors.Unavailable, EventLog.EventLog> =>
-  Effect.flatMap(EventLog.EventLog, (log) => {
-    const afterSeq = Option.getOrElse(lastEventId, () => 0)
-    return log.read(requestId, afterSeq).pipe(
-      Effect.flatMap((entries) =>
-        Arr.isReadonlyArrayNonEmpty(entries)
-          ? Effect.succeed(answer(log, requestId, entries))
-          : firstEvents(log, requestId, afterSeq)
-      ),
-      Effect.catchTag("SqlError", GatewayErrors.unavailableOn)
-    )
-  })
+  Effect.flatMap(EventLog.EventLog, (log) => opened(log, requestId, Option.getOrElse(lastEventId, () => 0)))

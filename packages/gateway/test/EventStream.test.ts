@@ -189,6 +189,8 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.05 }), { excludeTestService
           // the stream resumed after the terminal event ends at once, empty
           const after = yield* receive(url, { lastEventId: String(completed.id) })
           expect(after).toMatchObject({ status: 200, closed: true, messages: [] })
+          // followed live (the writer's entries, handed over), it says what its replay (the table's) says
+          expect((yield* receive(url)).messages).toEqual(all)
         })
       ))
 
@@ -218,6 +220,8 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.05 }), { excludeTestService
           expect(last.event).toBe("Failed")
           expect(last.data.error).toMatchObject({ code: "InvalidCard", group: "card" })
           expect(last.data.error).toHaveProperty("userMessage")
+          // followed live (the writer's entries, handed over), it says what its replay (the table's) says
+          expect((yield* receive(`${base}/v1/quotes/${invalid}/events`)).text).toBe(failed.text)
         })
       ))
 
@@ -242,6 +246,7 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.05 }), { excludeTestService
 describe("EventStream keep-alive", () => {
   // a quote with no event yet: the log's cursor only answers when woken (the keep-alive is a timer, the log is not the subject)
   const cursor = Effect.map(Queue.sliding<void>(1), (signal): EventLog.Cursor => ({
+    poll: Effect.succeed([]),
     next: Effect.as(Queue.take(signal), []),
     wake: () => Queue.offerUnsafe(signal, undefined)
   }))
@@ -266,13 +271,13 @@ describe("EventStream keep-alive", () => {
   it.effect("a log that cannot be read answers 503 before any event, its reason logged without the quote's data", () =>
     Effect.gen(function*() {
       const lines: Array<string> = []
+      const down = new SqlError.SqlError({
+        reason: new SqlError.ConnectionError({ cause: new Error("SENTINEL-DB-MESSAGE") })
+      })
       const failing = Layer.succeed(EventLog.EventLog, {
-        read: () =>
-          Effect.fail(
-            new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error("SENTINEL-DB-MESSAGE") }) })
-          ),
+        read: () => Effect.fail(down),
         follow: () => Stream.never,
-        cursor: () => Effect.die("not followed")
+        cursor: () => Effect.succeed({ poll: Effect.fail(down), next: Effect.die("not waited on"), wake: () => {} })
       })
       const error = yield* EventStream.response("quote-SENTINEL-ID", Option.none()).pipe(
         Effect.flip,
@@ -349,7 +354,7 @@ describe("EventStream before the first event", () => {
           Effect.sync(() => {
             afterSeqs.push(afterSeq)
             open++
-            return { next, wake: () => Queue.offerUnsafe(batches, []) }
+            return { poll: Effect.succeed([]), next, wake: () => Queue.offerUnsafe(batches, []) }
           }),
           () => Effect.sync(() => open--)
         )
@@ -453,6 +458,7 @@ describe("EventStream before the first event", () => {
           follow: () => Stream.never,
           cursor: () =>
             Effect.succeed({
+              poll: Effect.succeed([]),
               next: Effect.fail(
                 new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error("down") }) })
               ),

@@ -13,11 +13,12 @@
  *   and each outcome's terminal event, committed before the engine stores the
  *   outcome (at least once; recorded once). See `internal/events/writer.ts`.
  * - `layer`, on any node that reads: `read`, and `follow`, which reads the
- *   recorded events, then each new one as it is woken: at the commit by the
- *   writer of the same process and database; by `NOTIFY` on the writers'
- *   channel `gcx_quote_events` on PostgreSQL, and on SQLite by one poll of
- *   the table every 100 ms per node (a fallback: the file is locked to one
- *   process), never a query loop per stream.
+ *   recorded events, then each new one as it is recorded: handed over at the
+ *   commit by the writer of the same process and database (no read); read
+ *   when woken by `NOTIFY` on the writers' channel `gcx_quote_events` on
+ *   PostgreSQL, and on SQLite by one poll of the table every 100 ms per node
+ *   (a fallback: the file is locked to one process), never a query loop per
+ *   stream.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
@@ -64,6 +65,14 @@ export interface Service {
 /** A cursor over a quote's events (see `Service.cursor`). */
 export interface Cursor {
   /**
+   * The next events known now, without waiting: those recorded up to and
+   * including the terminal one, `[]` when there is none yet, `undefined` after
+   * the end. The first reads the table; the others read it only when
+   * something but this process's writer woke the cursor (whose commits are
+   * handed over).
+   */
+  readonly poll: Effect.Effect<ReadonlyArray<Entry> | undefined, SqlError.SqlError>
+  /**
    * The next events, in order, none twice, waiting for some: those up to and
    * including the terminal one, then `undefined` (the end); `[]` when `wake`
    * was called and nothing new had to be read.
@@ -71,6 +80,23 @@ export interface Cursor {
   readonly next: Effect.Effect<ReadonlyArray<Entry> | undefined, SqlError.SqlError>
   /** Makes the waiting `next` (or the next one to wait) return `[]` without reading. */
   readonly wake: () => void
+}
+
+/**
+ * The entries of `handed` after `last` when they follow it without a gap (the
+ * first is `last + 1`, each the one before plus one; `[]` when none is after
+ * `last`): the cursor needs no read. `undefined` when one is missing (another
+ * writer's, or committed before the watch): the cursor reads.
+ */
+const following = (handed: ReadonlyArray<Entry>, last: number): ReadonlyArray<Entry> | undefined => {
+  const start = handed.findIndex((entry) => entry.seq > last)
+  if (start < 0) return []
+  if (handed[start]!.seq !== last + 1) return undefined
+  const out = start === 0 ? handed : handed.slice(start)
+  for (let i = 1; i < out.length; i++) {
+    if (out[i]!.seq !== out[i - 1]!.seq + 1) return out.slice(0, i)
+  }
+  return out
 }
 
 /** The event log service. */
@@ -111,38 +137,55 @@ export const make = (
 
     const cursor: Service["cursor"] = (requestId, afterSeq) =>
       Effect.map(wakeups.watch(requestId), (watching) => {
-        // watch first, then read: an event recorded in between wakes the cursor
+        // watched first, then read (the first `take` asks for a read): an event recorded in between wakes the cursor
         let last = afterSeq
         let ended = false
         let first = true
         let woken = false
-        const next = Effect.gen(function*() {
-          while (!ended) {
-            const entries = yield* read(requestId, last)
-            const end = entries.findIndex((entry) => QuoteEvent.isTerminal(entry.event))
-            if (entries.length > 0) {
-              const out = end >= 0 ? entries.slice(0, end + 1) : entries
-              last = out[out.length - 1]!.seq
-              ended = end >= 0
-              first = false
-              return out
-            }
+        /** The events after `last` as far as known now: handed over when they follow it, else read; `undefined` at the end. */
+        const poll: Cursor["poll"] = Effect.suspend(() => {
+          if (ended) return Effect.undefined
+          const handed = watching.take()
+          const known = handed === undefined ? undefined : following(handed, last)
+          if (known !== undefined) return Effect.succeed(known.length > 0 ? advance(known) : known)
+          return Effect.flatMap(read(requestId, last), (entries) => {
+            if (entries.length > 0) return Effect.succeed(advance(entries))
             // nothing after `afterSeq` at the first read: ended already when its terminal event is at or before it
-            if (first && afterSeq > 0 && (yield* Table.ended(sql, requestId))) ended = true
+            const check = first && afterSeq > 0
             first = false
-            if (!ended && !woken) yield* watching.wait
+            return check
+              ? Effect.map(Table.ended(sql, requestId), (done) => {
+                ended = done
+                return done ? undefined : []
+              })
+              : Effect.succeed([])
+          })
+        })
+        /** Moves past `entries` (not empty), up to and including the terminal one. */
+        const advance = (entries: ReadonlyArray<Entry>): ReadonlyArray<Entry> => {
+          const end = entries.findIndex((entry) => QuoteEvent.isTerminal(entry.event))
+          const out = end >= 0 ? entries.slice(0, end + 1) : entries
+          last = out[out.length - 1]!.seq
+          ended = end >= 0
+          first = false
+          return out
+        }
+        const next = Effect.gen(function*() {
+          while (true) {
+            const entries = yield* poll
+            if (entries === undefined || entries.length > 0) return entries
+            if (!woken) yield* watching.wait
             if (woken) {
               woken = false
               return []
             }
           }
-          return undefined
         })
         const wake = () => {
           woken = true
           watching.wake()
         }
-        return { next, wake }
+        return { poll, next, wake }
       })
 
     const follow: Service["follow"] = (requestId, afterSeq) =>

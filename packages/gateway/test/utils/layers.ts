@@ -102,7 +102,15 @@ export const eventLogLayer: Layer.Layer<EventLog.EventLog, never, QuoteEvents.Qu
           }
           return undefined
         })
-        return { next, wake: () => void (woken = true) }
+        const poll = Effect.map(read(requestId, last), (entries) => {
+          if (ended) return undefined
+          if (entries.length > 0) {
+            last = entries.at(-1)!.seq
+            ended = entries.some(isTerminal)
+          }
+          return entries
+        })
+        return { poll, next, wake: () => void (woken = true) }
       })
     return EventLog.EventLog.of({ read, follow, cursor })
   })

@@ -2,22 +2,31 @@
  * The writer's committed batches, told at once to the readers of the same
  * database in the same process (by `SqlClient`: the one object a deployment
  * shares), so that a local stream is woken at the commit, not at the next
- * poll or after `NOTIFY`'s round trip. On SQLite the embedded file is locked
- * to one process: the writer and every reader are local.
+ * poll or after `NOTIFY`'s round trip, and handed the entries committed, so
+ * that it need not read them back. On SQLite the embedded file is locked to
+ * one process: the writer and every reader are local.
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as SqlClient from "effect/sql/SqlClient"
+import type { Entry } from "./table.js"
 
-/** Told the requestIds of each committed batch. */
-export type Listener = (requestIds: ReadonlySet<string>) => void
+/**
+ * A committed batch: the entries inserted for each quote of the batch, in
+ * order (none for a quote whose events were not inserted: its terminal event
+ * was recorded before).
+ */
+export type Batch = ReadonlyMap<string, ReadonlyArray<Entry>>
+
+/** Told each committed batch. */
+export type Listener = (batch: Batch) => void
 
 const listeners = new WeakMap<SqlClient.SqlClient, Set<Listener>>()
 
-/** Tells the local readers of `sql`'s database that the batch of `requestIds` is committed. */
-export const committed = (sql: SqlClient.SqlClient, requestIds: ReadonlySet<string>): void => {
+/** Tells the local readers of `sql`'s database that `batch` is committed. */
+export const committed = (sql: SqlClient.SqlClient, batch: Batch): void => {
   const set = listeners.get(sql)
-  if (set !== undefined) { for (const listener of set) listener(requestIds) }
+  if (set !== undefined) { for (const listener of set) listener(batch) }
 }
 
 /** Registers `listener` for the batches committed on `sql` in this process, until the scope closes. */

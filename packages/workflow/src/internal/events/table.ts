@@ -38,21 +38,23 @@ export const recorded = (event: QuoteEvent.QuoteEvent): QuoteEvent.QuoteEvent =>
 /**
  * Inserts `event` as the next event of quote `requestId` (its `seq` the
  * quote's last plus one), unless the quote's terminal event is recorded
- * already: a terminal is recorded once, and nothing after it. Two writers of
- * one quote at once (a quote moving between runners) collide on the primary
- * key: the transaction fails and is tried again.
+ * already: a terminal is recorded once, and nothing after it. Answers the
+ * event's `seq`, or `undefined` when it was not inserted. Two writers of one
+ * quote at once (a quote moving between runners) collide on the primary key:
+ * the transaction fails and is tried again.
  */
 export const insert = (
   sql: SqlClient.SqlClient,
   requestId: string,
   event: QuoteEvent.QuoteEvent,
   now: number
-): Effect.Effect<unknown, SqlError.SqlError> =>
-  sql`INSERT INTO ${sql(table)} (request_id, seq, tag, event_json, recorded_at)
+): Effect.Effect<number | undefined, SqlError.SqlError> =>
+  sql<{ readonly seq: number | bigint }>`INSERT INTO ${sql(table)} (request_id, seq, tag, event_json, recorded_at)
     SELECT CAST(${requestId} AS VARCHAR(64)), COALESCE(MAX(seq), 0) + 1, CAST(${event._tag} AS VARCHAR(32)),
       CAST(${JSON.stringify(QuoteEvent.encode(event))} AS TEXT), CAST(${now} AS BIGINT)
     FROM ${sql(table)} WHERE request_id = ${requestId}
-    HAVING COUNT(CASE WHEN tag = 'Completed' OR tag = 'Failed' THEN 1 END) = 0`
+    HAVING COUNT(CASE WHEN tag = 'Completed' OR tag = 'Failed' THEN 1 END) = 0
+    RETURNING seq`.pipe(Effect.map((rows) => rows.length === 0 ? undefined : Number(rows[0]!.seq)))
 
 const decodeEvent = Schema.decodeSync(Schema.fromJsonString(QuoteEvent.QuoteEvent))
 

@@ -1,11 +1,12 @@
 /**
- * The wake-ups of a node's open event streams: one registry per node, told
- * which quotes have new events at once by the node's own writer (`Commits`:
- * on SQLite the only one, the file being locked to one process) and by one
- * fiber for the others (SQLite: a poll of the table's new rows every
+ * The wake-ups of a node's open event streams: one registry per node, handed
+ * the new events of its quotes at once by the node's own writer (`Commits`:
+ * on SQLite the only one, the file being locked to one process), and woken by
+ * one fiber for the others (SQLite: a poll of the table's new rows every
  * `interval`, a fallback; PostgreSQL: `LISTEN` on the writers' channel),
  * which wakes the streams of those quotes only. Never a query loop per
- * stream: a stream reads its quote's rows when woken.
+ * stream: a stream reads its quote's rows when woken by anything but a
+ * hand-over.
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Duration from "effect/Duration"
@@ -20,8 +21,8 @@ import { channel } from "./writer.js"
 
 /** The wake-ups of a node's streams. */
 export interface Wakeups {
-  /** A signal for quote `requestId`, woken whenever it may have new events (once registered: read after). */
-  readonly watch: (requestId: string) => Effect.Effect<Signal, never, Scope.Scope>
+  /** A watch of quote `requestId`, woken whenever it may have new events (once registered: read after). */
+  readonly watch: (requestId: string) => Effect.Effect<Watch, never, Scope.Scope>
 }
 
 /**
@@ -32,6 +33,21 @@ export interface Wakeups {
 export interface Signal {
   readonly wait: Effect.Effect<void>
   readonly wake: () => void
+}
+
+/**
+ * A stream's watch of its quote: its signal, and what woke it since the last
+ * `take`. The entries this process's writer committed are handed over, in
+ * order; any other wake-up (another node's commit, a poll, a reconnection)
+ * means that the table must be read.
+ */
+export interface Watch extends Signal {
+  /**
+   * The entries handed over since the last `take` (`[]`: none, nothing else
+   * woke it), or `undefined` when the table must be read (as at the first
+   * `take`).
+   */
+  readonly take: () => ReadonlyArray<Table.Entry> | undefined
 }
 
 /** A new signal, not woken. */
@@ -60,12 +76,61 @@ export const signal = (): Signal => {
   return { wait, wake }
 }
 
-/** The registry: the signals of the open streams, by quote. */
+/** A watch, and what wakes it: the entries of a local commit, or anything else (the table must be read). */
+interface Watcher {
+  readonly watch: Watch
+  readonly hand: (entries: ReadonlyArray<Table.Entry>) => void
+  readonly stale: () => void
+  /** The highest seq handed over: a poll's row up to it is not news. */
+  readonly handedUpTo: () => number
+}
+
+const watcher = (): Watcher => {
+  const { wait, wake } = signal()
+  let handed: Array<Table.Entry> = []
+  let stale = true
+  let upTo = 0
+  return {
+    watch: {
+      wait,
+      wake,
+      take: () => {
+        const out = handed
+        if (out.length > 0) handed = []
+        if (!stale) return out
+        stale = false
+        return undefined
+      }
+    },
+    hand: (entries) => {
+      for (const entry of entries) handed.push(entry)
+      upTo = Math.max(upTo, entries[entries.length - 1]!.seq)
+      wake()
+    },
+    stale: () => {
+      stale = true
+      wake()
+    },
+    handedUpTo: () => upTo
+  }
+}
+
+/** The registry: the watchers of the open streams, by quote. */
 const registry = () => {
-  const watchers = new Map<string, Set<Signal>>()
-  const wake = (requestId: string) => {
-    const signals = watchers.get(requestId)
-    if (signals !== undefined) { for (const signal of signals) signal.wake() }
+  const watchers = new Map<string, Set<Watcher>>()
+  /** Tells quote `requestId`'s watchers that it may have news, seq `seq` at most (any when absent). */
+  const wake = (requestId: string, seq?: number) => {
+    const set = watchers.get(requestId)
+    if (set === undefined) return
+    for (const each of set) if (seq === undefined || seq > each.handedUpTo()) each.stale()
+  }
+  const hand = (requestId: string, entries: ReadonlyArray<Table.Entry>) => {
+    const set = watchers.get(requestId)
+    if (set === undefined) return
+    for (const each of set) {
+      if (entries.length > 0) each.hand(entries)
+      else each.stale()
+    }
   }
   const wakeAll = () => {
     for (const requestId of watchers.keys()) wake(requestId)
@@ -73,28 +138,28 @@ const registry = () => {
   const watch = (requestId: string) =>
     Effect.acquireRelease(
       Effect.sync(() => {
-        const watching = signal()
-        const signals = watchers.get(requestId) ?? new Set()
-        signals.add(watching)
-        watchers.set(requestId, signals)
-        return watching
+        const added = watcher()
+        const set = watchers.get(requestId) ?? new Set()
+        set.add(added)
+        watchers.set(requestId, set)
+        return added
       }),
-      (watching) =>
+      (removed) =>
         Effect.sync(() => {
-          const signals = watchers.get(requestId)
-          signals?.delete(watching)
-          if (signals?.size === 0) watchers.delete(requestId)
+          const set = watchers.get(requestId)
+          set?.delete(removed)
+          if (set?.size === 0) watchers.delete(requestId)
         })
-    )
-  return { watchers, wake, wakeAll, watch }
+    ).pipe(Effect.map((added) => added.watch))
+  return { watchers, wake, hand, wakeAll, watch }
 }
 
-/** The registry, also woken at once by the batches this process's writer commits on `sql` (`Commits`). */
+/** The registry, also handed the entries of the batches this process's writer commits on `sql`, at once (`Commits`). */
 const localRegistry = (sql: SqlClient.SqlClient): Effect.Effect<ReturnType<typeof registry>, never, Scope.Scope> => {
   const local = registry()
   return Effect.as(
-    Commits.listen(sql, (requestIds) => {
-      for (const requestId of requestIds) local.wake(requestId)
+    Commits.listen(sql, (batch) => {
+      for (const [requestId, entries] of batch) local.hand(requestId, entries)
     }),
     local
   )
@@ -103,7 +168,7 @@ const localRegistry = (sql: SqlClient.SqlClient): Effect.Effect<ReturnType<typeo
 /**
  * SQLite: one fiber reads the rows added since its last poll (by `rowid`,
  * which only grows: rows are never deleted) every `interval` while a stream
- * is open. Back from idle, it starts from the newest row and wakes every
+ * is open, and wakes the watchers that were not handed them. Back from idle, it starts from the newest row and wakes every
  * stream, each of which reads its quote again.
  */
 export const polling = (
@@ -123,11 +188,14 @@ export const polling = (
         last = Number(newest?.id ?? 0)
         return wakeAll()
       }
-      const rows = yield* sql<{ readonly id: number; readonly request_id: string }>`SELECT rowid AS id, request_id
-        FROM ${sql(Table.table)} WHERE rowid > ${last} ORDER BY rowid`
+      const rows = yield* sql<{ readonly id: number; readonly request_id: string; readonly seq: number }>`SELECT
+        rowid AS id, request_id, seq FROM ${sql(Table.table)} WHERE rowid > ${last} ORDER BY rowid`
       if (rows.length === 0) return
       last = Number(rows[rows.length - 1]!.id)
-      for (const row of new Set(rows.map((row) => row.request_id))) wake(row)
+      // the newest row of each quote: its watchers that were handed it already are not woken again
+      const newest = new Map<string, number>()
+      for (const row of rows) newest.set(row.request_id, Number(row.seq))
+      for (const [requestId, seq] of newest) wake(requestId, seq)
     })
     yield* poll.pipe(
       Effect.catchCause((cause) => Effect.logDebug("could not poll the quote events", cause)),

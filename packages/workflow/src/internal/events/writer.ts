@@ -15,9 +15,10 @@
  *   on replay (at least once; recorded once, see `table.insert`). The events
  *   the bus had before it go first in the batch.
  * - Each committed batch wakes the readers of the same database in this
- *   process at once (`commits.ts`). On PostgreSQL it is also announced on
- *   `channel` (`pg_notify` of the requestIds, in the batch's transaction:
- *   delivered at its commit), for the readers of every node.
+ *   process at once, handing them the entries committed (`commits.ts`). On
+ *   PostgreSQL it is also announced on `channel` (`pg_notify` of the
+ *   requestIds, in the batch's transaction: delivered at its commit), for the
+ *   readers of every node.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
@@ -143,22 +144,24 @@ export const make = (
     )
 
     // in the batch's transaction: PostgreSQL delivers the announcement at its commit, with no transaction of its own
-    const announce = (requestIds: ReadonlySet<string>) =>
+    const announce = (requestIds: Iterable<string>) =>
       Option.isNone(pg) ? Effect.void : Effect.forEach(
         announcements(requestIds),
         (payload) => sql`SELECT pg_notify(${channel}, ${payload})`,
         { discard: true }
       )
 
-    // committed: the readers in this process are woken at once (`Commits`), the others by `NOTIFY` or their poll
+    // committed: the readers in this process are handed the entries at once (`Commits`); the others, by `NOTIFY` or their poll
     const write = (items: ReadonlyArray<Item>) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const requestIds = new Set(items.map((item) => item.requestId))
+        const batch = new Map<string, Array<Table.Entry>>()
+        for (const item of items) batch.set(item.requestId, [])
         return sql.withTransaction(
-          Effect.forEach(items, (item) => Table.insert(sql, item.requestId, item.event, now), { discard: true }).pipe(
-            Effect.andThen(announce(requestIds))
-          )
-        ).pipe(Effect.andThen(Effect.sync(() => Commits.committed(sql, requestIds))))
+          Effect.forEach(items, (item) =>
+            Effect.map(Table.insert(sql, item.requestId, item.event, now), (seq) => {
+              if (seq !== undefined) batch.get(item.requestId)!.push({ seq, event: item.event })
+            }), { discard: true }).pipe(Effect.andThen(announce(batch.keys())))
+        ).pipe(Effect.andThen(Effect.sync(() => Commits.committed(sql, batch))))
       }).pipe(
         Effect.retry(retry),
         Effect.catchCause((cause) => Effect.logError(`could not record ${items.length} quote events`, cause))
