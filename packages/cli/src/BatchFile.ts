@@ -9,10 +9,13 @@
  * line over 64 KiB is refused as soon as it is read. CSV fields cannot span
  * lines.
  *
- * A problem with the file names its line, never its content. The card number
- * and PIN are `Redacted` from the moment they are read; each card is
- * validated (`Card.validate`) when it is submitted, so one bad card is one
- * failed card, not a failed batch.
+ * A problem with the file names its line, never its content: a line that is
+ * not a JSON object, a JSON line without one of the fields, a CSV row with
+ * more fields than its header or without one of the card's columns (its
+ * fields would be shifted; other columns may be left off at its end). The
+ * card number and PIN are `Redacted` from the moment they are read; each card
+ * is validated (`Card.validate`) when it is submitted, so one bad card (an
+ * empty PIN, a field too long) is one failed card, not a failed batch.
  */
 import type * as Card from "@gcx/core/Card"
 import * as Effect from "effect/Effect"
@@ -96,10 +99,12 @@ const jsonRow = (line: number, content: string): Result.Result<Row, CliError> =>
     return Result.fail(problem(`line ${line} is not a JSON object`))
   }
   const record = json as Record<string, unknown>
+  const absent = fields.filter((field) => record[field] === undefined)
+  if (absent.length > 0) return refuse(line, `${absent.join(", ")} ${absent.length === 1 ? "is" : "are"} missing`)
   const values = fields.map((field) => textOf(record[field]))
-  const missing = fields.filter((_, index) => values[index] === undefined)
-  if (missing.length > 0) {
-    return refuse(line, `${missing.join(", ")} must be ${missing.length === 1 ? "a string" : "strings"}`)
+  const wrong = fields.filter((_, index) => values[index] === undefined)
+  if (wrong.length > 0) {
+    return refuse(line, `${wrong.join(", ")} must be ${wrong.length === 1 ? "a string" : "strings"}`)
   }
   const [cardNumber, pinNumber, productLineId] = values as Array<string>
   return Result.succeed(row(line, { cardNumber: cardNumber!, pinNumber: pinNumber!, productLineId: productLineId! }))
@@ -115,7 +120,10 @@ export type Parser = (line: number, text: string) => Result.Result<Row | undefin
 
 /** A new `Parser`, for one pass over one file. */
 export const parser = (): Parser => {
-  let format: "json" | ReadonlyArray<number> | undefined
+  let format:
+    | "json"
+    | { readonly columns: ReadonlyArray<number>; readonly width: number; readonly needed: number }
+    | undefined
   return (line, raw) => {
     const text = format === undefined ? raw.replace(/^\uFEFF/, "") : raw
     if (text.trim() === "") return Result.succeed(undefined)
@@ -131,12 +139,17 @@ export const parser = (): Parser => {
       if (columns.some((column) => column < 0)) {
         return refuse(line, `the CSV header must name ${fields.join(", ")}`)
       }
-      format = columns
+      format = { columns, width: names.success.length, needed: Math.max(...columns) + 1 }
       return Result.succeed(undefined)
     }
     const values = splitCsvLine(text)
     if (Result.isFailure(values)) return refuse(line, values.failure)
-    const [cardNumber, pinNumber, productLineId] = format.map((column) => values.success[column] ?? "")
+    // a row wider than its header, or without one of the card's columns, has shifted fields (a PIN
+    // read as the product line, and written out as one); only other columns may be left off at its end
+    if (values.success.length > format.width || values.success.length < format.needed) {
+      return refuse(line, `${values.success.length} fields where the header names ${format.width}`)
+    }
+    const [cardNumber, pinNumber, productLineId] = format.columns.map((column) => values.success[column]!)
     return Result.succeed(row(line, { cardNumber: cardNumber!, pinNumber: pinNumber!, productLineId: productLineId! }))
   }
 }

@@ -32,10 +32,10 @@ describe("BatchFile", () => {
     expect(Redacted.isRedacted(rows[0]!.card.pinNumber)).toBe(true)
   })
 
-  it("reads JSON lines; a missing CSV field is an empty one, validated per card", () => {
+  it("reads JSON lines; an empty CSV field is an empty one, validated per card", () => {
     expect(plain(Result.getOrThrow(BatchFile.parse(`{"cardNumber":"1","pinNumber":"2","productLineId":1000}\n`))))
       .toEqual([{ line: 1, cardNumber: "1", pinNumber: "2", productLineId: "1000" }])
-    expect(plain(Result.getOrThrow(BatchFile.parse("cardNumber,pinNumber,productLineId\n1\n"))))
+    expect(plain(Result.getOrThrow(BatchFile.parse("cardNumber,pinNumber,productLineId\n1,,\n"))))
       .toEqual([{ line: 2, cardNumber: "1", pinNumber: "", productLineId: "" }])
     expect(Result.getOrThrow(BatchFile.parse(""))).toEqual([])
   })
@@ -45,14 +45,22 @@ describe("BatchFile", () => {
       "cardNumber,pin\n1,2",
       "cardNumber,pinNumber,productLineId\n\"6006000000000001,1,2",
       "{\"cardNumber\":\"6006000000000001\",\"pinNumber\":\"1\",\"productLineId\":\"1\"}\n[6006000000000001]",
-      "{\"cardNumber\":6006000000000001123,\"pinNumber\":\"1\",\"productLineId\":\"1\"}"
+      "{\"cardNumber\":6006000000000001123,\"pinNumber\":\"1\",\"productLineId\":\"1\"}",
+      "{\"cardNumber\":\"6006000000000001\",\"productLineId\":\"1\"}",
+      // shifted fields: the PIN would be read, and written out, as the product line
+      "cardNumber,pinNumber,productLineId\n6006000000000001,,4321,1000",
+      "cardNumber,pinNumber,productLineId,note\n6006000000000001,4321"
     ].map((text) => Result.flip(BatchFile.parse(text)).pipe(Result.getOrThrow))
     expect(problems.map((problem) => problem.message)).toEqual([
       "batch file: line 1: the CSV header must name cardNumber, pinNumber, productLineId",
       "batch file: line 2: an unterminated quoted field",
       "batch file: line 2 is not a JSON object",
-      "batch file: line 1: cardNumber must be a string"
+      "batch file: line 1: cardNumber must be a string",
+      "batch file: line 1: pinNumber is missing",
+      "batch file: line 2: 4 fields where the header names 3",
+      "batch file: line 2: 2 fields where the header names 4"
     ])
+    for (const problem of problems) expect(problem.message).not.toMatch(/6006|4321/)
     expect(problems.every((problem) => problem.code === ExitCode.ExitCode.Usage)).toBe(true)
   })
 })
