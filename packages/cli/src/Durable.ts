@@ -24,7 +24,7 @@ export const flag = Flag.Boolean("durable").pipe(
 /** The poller of `--durable` (`DurablePoller.pollerLayer`), loaded on demand. */
 export const pollerLayer = (
   flags: Connection.Flags,
-  options?: DurablePoller.Options
+  options?: DurablePoller.LayerOptions
 ): ReturnType<typeof DurablePoller.pollerLayer> =>
   Layer.unwrap(
     Effect.map(

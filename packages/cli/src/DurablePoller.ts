@@ -45,7 +45,11 @@ import type { ServeError } from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import * as Connection from "./Connection.js"
 
 /** A layer of `A` that fails: the durable store (the quotes' journal) could not be opened. */
@@ -233,6 +237,22 @@ export const databaseFile: Config.Config<string> = Config.String("GCX_DATABASE_F
   Config.withDefault(Embedded.defaultFilename)
 )
 
+/**
+ * The embedded database of a process that quotes against the embedded
+ * sandbox: a file in a folder of its own (private to the user), removed with
+ * the scope. Its quotes cannot outlive the process (their transactions end
+ * with the sandbox), and the quotes of `GCX_DATABASE_FILE` belong to a real
+ * service: they are never resumed against a sandbox, where they would fail
+ * for good (`TransactionNotFound`).
+ */
+export const throwawayDatabase: Effect.Effect<string, never, Scope.Scope> = Effect.map(
+  Effect.acquireRelease(
+    Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-embedded-sandbox-"))),
+    (folder) => Effect.sync(() => Fs.rmSync(folder, { recursive: true, force: true }))
+  ),
+  (folder) => Path.join(folder, "gcx.db")
+)
+
 /** What the durable layers of the CLI fail with: configuration, or the embedded database. */
 type LayerError =
   | Config.ConfigError
@@ -273,7 +293,8 @@ export const databaseUrl: Config.Config<Option.Option<Redacted.Redacted<string>>
  */
 export const layerQuotes = <E>(
   client: Layer.Layer<ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig, E>,
-  databaseUrl: Option.Option<Redacted.Redacted<string>>
+  databaseUrl: Option.Option<Redacted.Redacted<string>>,
+  embeddedSandbox = false
 ): Layer.Layer<
   DurableQuotes.DurableQuotes | QuotePoller.QuotePoller | QuoteEvents.QuoteEvents,
   E | LayerError
@@ -288,20 +309,30 @@ export const layerQuotes = <E>(
       )
       return clientOnly
     }
-    const embedded: Quotes<E> = Embedded.layerQuotes({ filename: yield* databaseFile }).pipe(Layer.provide(client))
+    const filename = embeddedSandbox ? yield* throwawayDatabase : yield* databaseFile
+    const embedded: Quotes<E> = Embedded.layerQuotes({ filename }).pipe(Layer.provide(client))
     return embedded
   })).pipe(Layer.provide(CardCipher.layerConfig()))
+
+/** Settings of `pollerLayer`: the poller's, and what it does without connection settings. */
+export interface LayerOptions extends Options {
+  /** `"none"` for a command that must not invent a service (`gcx result`); `"embedded"` by default. */
+  readonly fallback?: Connection.Fallback | undefined
+}
 
 /**
  * The poller of `--durable` over the connection given by the flags and the
  * environment. A client-only node (`GCX_DATABASE_URL`) submits to runners that
  * serve real customers, so it never falls back to the embedded sandbox
- * (`Connection.Fallback` `"none"`). A database that cannot be opened is a
- * `JournalError` (the durable store is the quotes' journal).
+ * (`Connection.Fallback` `"none"`); nor does a command given `fallback`
+ * `"none"`. On the embedded sandbox, the quotes are kept in a throwaway
+ * database (`throwawayDatabase`), never in `GCX_DATABASE_FILE`. A database that
+ * cannot be opened is a `JournalError` (the durable store is the quotes'
+ * journal).
  */
 export const pollerLayer = (
   flags: Connection.Flags,
-  options?: Options
+  options?: LayerOptions
 ): Layer.Layer<
   | DurableQuotes.DurableQuotes
   | QuotePoller.QuotePoller
@@ -312,12 +343,12 @@ export const pollerLayer = (
 > =>
   Layer.unwrap(Effect.gen(function*() {
     const url = yield* databaseUrl
-    const fallback = Option.isSome(url) ? "none" : "embedded"
+    const fallback = Option.isSome(url) || options?.fallback === "none" ? "none" : "embedded"
     const client = Connection.layer(flags, fallback)
     const embeddedSandbox = Option.isSome(yield* Connection.embeddedReason(flags, fallback))
     const relayed = Option.isSome(url)
     return Layer.effect(QuotePoller.QuotePoller, durablePoller({ ...options, embeddedSandbox, relayed })).pipe(
-      Layer.provideMerge(layerQuotes(client, url)),
+      Layer.provideMerge(layerQuotes(client, url, embeddedSandbox)),
       Layer.provideMerge(client),
       Layer.catchTag(
         "SqlError",

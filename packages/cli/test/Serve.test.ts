@@ -1,22 +1,23 @@
 /**
  * `gcx serve`'s wiring (`run/Serve`), in process: the embedded deployment on
- * SQLite in a temporary file, the embedded sandbox (`--embedded`), a free
- * port, the address line, and a quote over real HTTP. The API keys, rate
+ * SQLite in a temporary file over a sandbox in the test process, a free port,
+ * the address line, and a quote over real HTTP; with `--embedded`, the
+ * quotes in a throwaway database, never in `GCX_DATABASE_FILE`. The API keys, rate
  * limits and event log are stand-ins given to `run` (their real layers are
  * the keys and events engineers', wired at merge); the gateway itself is
  * tested in `@gcx/gateway`.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import * as ApiKeys from "@gcx/gateway/ApiKeys"
 import * as RateLimit from "@gcx/gateway/RateLimit"
-import { TestData } from "@gcx/sandbox"
+import { Sandbox, TestData } from "@gcx/sandbox"
 import { CardCipher, EventLog } from "@gcx/workflow"
 import { ConfigProvider, Console, Effect, Fiber, Layer, Option, Redacted, Result } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Serve from "../src/run/Serve.js"
-import { connectionFlags } from "./helpers.js"
+import { connectionFlags, envFor, sandbox } from "./helpers.js"
 
 const presented = `gcx_sk_${"k".repeat(43)}`
 
@@ -33,33 +34,68 @@ const standIns = Layer.mergeAll(
   Layer.succeed(EventLog.EventLog, EventLog.EventLog.of({ read: () => Effect.succeed([]) } as never))
 )
 
-const connection = connectionFlags({ embedded: true })
+/** A fresh folder, removed with the scope, and the database file in it. */
+const databaseFile = Effect.map(
+  Effect.acquireRelease(
+    Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-serve-test-"))),
+    (directory) => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true }))
+  ),
+  (directory) => Path.join(directory, "gcx.db")
+)
 
-describe("gcx serve", () => {
-  it.live("embedded: prints its address, serves /healthz and takes a quote; the database is GCX_DATABASE_FILE", () =>
-    Effect.gen(function*() {
-      const directory = yield* Effect.acquireRelease(
-        Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-serve-test-"))),
-        (directory) => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true }))
+/** `gcx serve` with `env` and the stand-ins, its lines printed to `printed`. */
+const serving = (connection: ReturnType<typeof connectionFlags>, env: Record<string, string>, printed: Array<string>) =>
+  Effect.flatMap(
+    Console.Console,
+    (base) =>
+      Serve.run({ port: Option.some(0), host: Option.none(), connection }, standIns).pipe(
+        Effect.provideService(Console.Console, { ...base, log: (...values) => printed.push(values.join(" ")) }),
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env))
       )
-      const filename = Path.join(directory, "gcx.db")
+  )
+
+/** The address line `gcx serve` printed, waited for (bounded). */
+const addressLine = (printed: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    let line: string | undefined
+    for (let attempt = 0; attempt < 300 && line === undefined; attempt++) {
+      yield* Effect.sleep("20 millis")
+      line = printed.find((text) => text.startsWith("gcx serve "))
+    }
+    return line
+  })
+
+describe("gcx serve --embedded", () => {
+  it.live("keeps its quotes in a throwaway database: the quotes of GCX_DATABASE_FILE are never resumed on a sandbox", () =>
+    Effect.gen(function*() {
+      const filename = yield* databaseFile
       const printed: Array<string> = []
-      const base = yield* Console.Console
+      const env = { GCX_DATA_KEY: CardCipher.generateKey(), GCX_DATABASE_FILE: filename }
+      const fiber = yield* serving(connectionFlags({ embedded: true }), env, printed).pipe(Effect.forkScoped)
+      const line = yield* addressLine(printed)
+      expect(line).toMatch(
+        /^gcx serve http:\/\/127\.0\.0\.1:\d+ \(embedded on a throwaway database \(the embedded sandbox\);/
+      )
+      const health = yield* Effect.promise(() =>
+        fetch(`${line!.split(" ")[2]}/healthz`).then((response) => response.status)
+      )
+      expect(health).toBe(200)
+      expect(Fs.existsSync(filename)).toBe(false)
+      yield* Fiber.interrupt(fiber)
+    }).pipe(Effect.scoped))
+})
+
+layer(sandbox({ timeScale: 0.05 }), { excludeTestServices: true })("gcx serve", (it) => {
+  it.effect("embedded: prints its address, serves /healthz and takes a quote; the database is GCX_DATABASE_FILE", () =>
+    Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const filename = yield* databaseFile
+      const printed: Array<string> = []
       const dataKey = CardCipher.generateKey()
       const serve = (keys: Record<string, string>) =>
-        Serve.run({ port: Option.some(0), host: Option.none(), connection }, standIns).pipe(
-          Effect.provideService(Console.Console, { ...base, log: (...values) => printed.push(values.join(" ")) }),
-          Effect.provideService(
-            ConfigProvider.ConfigProvider,
-            ConfigProvider.fromEnvRecord({ ...keys, GCX_DATABASE_FILE: filename, GCX_SANDBOX_TIME_SCALE: "0.01" })
-          )
-        )
+        serving(connectionFlags(), { ...envFor(server), ...keys, GCX_DATABASE_FILE: filename }, printed)
       const fiber = yield* serve({ GCX_DATA_KEY: dataKey }).pipe(Effect.forkScoped)
-      let line: string | undefined
-      for (let attempt = 0; attempt < 300 && line === undefined; attempt++) {
-        yield* Effect.sleep("20 millis")
-        line = printed.find((text) => text.startsWith("gcx serve "))
-      }
+      const line = yield* addressLine(printed)
       expect(line).toMatch(new RegExp(`^gcx serve http://127\\.0\\.0\\.1:\\d+ \\(embedded on ${filename};`))
       const url = line!.split(" ")[2]!
       const health = yield* Effect.promise(() => fetch(`${url}/healthz`).then((response) => response.json()))

@@ -56,6 +56,16 @@ describe.concurrent("commands that serve never invent a service", () => {
       expectRefused(clientOnly, "serve")
     }))
 
+  it.live("gcx result without connection settings exits 2 naming them: a quote is never resumed against a sandbox", () =>
+    Effect.gen(function*() {
+      const database = Path.join(directory, "result.db")
+      const output = yield* gcx(["result", "f".repeat(32), "--wait"], {
+        env: { GCX_DATA_KEY: nodeEnv.GCX_DATA_KEY, GCX_DATABASE_FILE: database }
+      })
+      expectRefused(output, "result")
+      expect(Fs.existsSync(database)).toBe(false)
+    }))
+
   it.live("gcx serve --embedded, client-only on an unreachable database: the embedded sandbox, then exit 5", () =>
     Effect.gen(function*() {
       const output = yield* gcx(["serve", "--embedded", "--port", "0"], {

@@ -2,7 +2,9 @@
  * `gcx result <requestId>`: the outcome of a durable quote, rendered as `gcx quote` renders it (one
  * line, or one JSON event with `--json`), with its exit code. Without `--wait`, a quote still running
  * is said so (exit 5, with the command that waits); with `--wait`, it is awaited for `--timeout`
- * seconds at most. A requestId no quote was submitted with is a usage error (exit 2). A quote whose
+ * seconds at most. A requestId no quote was submitted with is a usage error (exit 2). It never falls
+ * back to the embedded sandbox: without connection settings it exits 2 naming them (a quote resumed
+ * against a sandbox would fail for good). A quote whose
  * POST failed while its transaction may exist ends with the flags that learn it (as `gcx quote
  * --durable` says them). Its flags are in `commands/Result`.
  */
@@ -62,4 +64,4 @@ export const handler = ({ connection, json, requestId, timeout, wait }: Flags) =
       return yield* pending(requestId, wait ? `did not end within ${timeout} s` : "has no outcome yet")
     }
     return yield* Quote.follow(() => Stream.fromEffect(DurablePoller.terminalEvent(exit.value, undefined)), json)
-  }).pipe(Quote.withResumeHint(true), Effect.provide(DurablePoller.pollerLayer(connection)))
+  }).pipe(Quote.withResumeHint(true), Effect.provide(DurablePoller.pollerLayer(connection, { fallback: "none" })))
