@@ -12,6 +12,7 @@ import type * as CliError from "effect/cli/CliError"
 import type * as Config from "effect/Config"
 import * as Option from "effect/Option"
 import * as Help from "./Help.js"
+import * as Render from "./Render.js"
 
 /** `text` on one line, its runs of white space one space each. */
 export const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim()
@@ -46,7 +47,7 @@ export const quoteFailure = (error: Errors.QuoteFailure): string => {
     ? "the requestId belongs to another card"
     : what[ErrorTraits.groupOf(error)]
   const text = error._tag === "PollTimeout"
-    ? `transaction ${error.transactionId} did not complete within ${error.deadlineMillis} ms; ` +
+    ? `transaction ${error.transactionId} did not complete within ${Render.duration(error.deadlineMillis)}; ` +
       `follow it with: gcx watch ${error.transactionId}`
     : Option.getOrElse(ErrorTraits.customerMessage(error), () => error.message)
   return `${summary} (${details.join(", ")}): ${oneLine(text)}`

@@ -8,6 +8,7 @@ import { BigDecimal, ConfigProvider, Effect, Option, Redacted, Result } from "ef
 import * as BatchFile from "../src/BatchFile.js"
 import * as BatchKey from "../src/BatchKey.js"
 import * as Connection from "../src/Connection.js"
+import * as Describe from "../src/Describe.js"
 import * as ExitCode from "../src/ExitCode.js"
 import * as Render from "../src/Render.js"
 import { connectionFlags } from "./helpers.js"
@@ -88,6 +89,13 @@ describe("BatchKey.fingerprint", () => {
       ]).size
     ).toBe(4)
     expect(BatchKey.id(key("secret"))).not.toBe(BatchKey.id(key("other")))
+  })
+})
+
+describe("Describe.quoteFailure", () => {
+  it("says a deadline as people read it, and how to follow the transaction", () => {
+    const line = Describe.quoteFailure(new Errors.PollTimeout({ transactionId: "T1", deadlineMillis: 2000, polls: 3 }))
+    expect(line).toContain("transaction T1 did not complete within 2 s; follow it with: gcx watch T1")
   })
 })
 

@@ -175,8 +175,7 @@ export const layerSqlite = (
       const tightened = yield* Effect.sync(() => PrivateFiles.prepare(filename))
       if (tightened.length > 0) {
         yield* Effect.logWarning(
-          `the embedded database ${filename} could be read by others: tightened ${tightened.join(", ")} ` +
-            `(folder 0700, files 0600)`
+          `the embedded database ${filename} could be read by others: tightened ${tightened.join(", ")}`
         )
       }
       const context = yield* Layer.build(

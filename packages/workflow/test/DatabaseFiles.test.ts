@@ -82,7 +82,7 @@ describe("the embedded database's files", () => {
       const tightened = yield* open(filename)
       expect(tightened.modes).toEqual({ folder: 0o700, database: 0o600, wal: 0o600, shm: 0o600 })
       expect(tightened.stderr.match(notice)).toHaveLength(1)
-      expect(tightened.stderr).toContain(filename)
+      expect(tightened.stderr).toContain(`${Path.dirname(filename)} to 0700, ${filename} to 0600`)
       const again = yield* open(filename)
       expect(again.stderr.match(notice)).toBeNull()
     }).pipe(Effect.scoped), 60_000)
@@ -97,6 +97,11 @@ describe("the embedded database's files", () => {
         Fs.chmodSync(shared, 0o755)
         const { modes } = yield* open(Path.join(shared, "quotes.db"))
         expect(modes).toMatchObject({ folder: 0o755, database: 0o600, wal: 0o600 })
+        // a looser file there is tightened, and the notice names it alone, never the folder it left
+        Fs.chmodSync(Path.join(shared, "quotes.db"), 0o644)
+        const { stderr } = yield* open(Path.join(shared, "quotes.db"))
+        expect(stderr).toContain(`tightened ${Path.join(shared, "quotes.db")} to 0600`)
+        expect(stderr).not.toContain("0700")
       }).pipe(Effect.scoped),
     60_000
   )

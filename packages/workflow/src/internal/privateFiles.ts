@@ -33,17 +33,18 @@ const tighten = (path: string, mode: number): boolean => {
 /**
  * Prepares the files of the database `filename` before SQLite opens it:
  * creates its folder (0700) and the database (0600) when missing, and
- * tightens what is looser. Returns the paths it tightened, for a notice.
+ * tightens what is looser. Returns what it tightened, for a notice: each
+ * path with its new mode (`/srv/gcx.db to 0600`).
  */
 export const prepare = (filename: string): ReadonlyArray<string> => {
   const resolved = Path.resolve(filename)
   const folder = Path.dirname(resolved)
   const created = Fs.mkdirSync(folder, { recursive: true, mode: folderMode }) !== undefined
   const tightened: Array<string> = []
-  if ((created || Path.basename(folder) === ownFolder) && tighten(folder, folderMode)) tightened.push(folder)
+  if ((created || Path.basename(folder) === ownFolder) && tighten(folder, folderMode)) tightened.push(`${folder} to 0700`)
   Fs.closeSync(Fs.openSync(resolved, "a", fileMode))
   for (const path of [resolved, `${resolved}-wal`, `${resolved}-shm`]) {
-    if (tighten(path, fileMode)) tightened.push(path)
+    if (tighten(path, fileMode)) tightened.push(`${path} to 0600`)
   }
   return tightened
 }
