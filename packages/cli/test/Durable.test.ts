@@ -205,12 +205,22 @@ describe.concurrent("gcx --durable", () => {
           ),
           Effect.ensuring(server.setFaults([]))
         )
-        expect(events.map((event) => event._tag)).toEqual(["Retrying", "Submitted", "Completed"])
-        expect(events.filter((event) => event._tag === "Retrying").map(Render.retryText)).toEqual([
-          "attempt 5 in 100 ms: TransportError"
+        // every retry is shown: the first run's (attempts 2 to 4), then the pause (attempt 5)
+        expect(events.map((event) => event._tag)).toEqual([
+          "Retrying",
+          "Retrying",
+          "Retrying",
+          "Retrying",
+          "Submitted",
+          "Completed"
         ])
+        const retries = events.filter((event) => event._tag === "Retrying").map(Render.retryText)
+        expect(retries.map((line) => line.replace(/ in .*:/, ":"))).toEqual(
+          [2, 3, 4, 5].map((attempt) => `attempt ${attempt}: TransportError`)
+        )
+        expect(retries[3]).toBe("attempt 5 in 100 ms: TransportError")
         const journal = yield* server.journal
-        expect(Object.values(journal.transactionsByRequestId).flat()).toEqual([events[1]!.transactionId])
+        expect(Object.values(journal.transactionsByRequestId).flat()).toEqual([events[4]!.transactionId])
       }).pipe(Effect.scoped))
   })
 })

@@ -164,7 +164,7 @@ describe("the gateway with its real stores (ApiKeys, RateLimit, EventLog on SQLi
       })
     ))
 
-  it.live("a POST whose answers are lost: the stream starts with the engine's pause (Retrying), then the quote", () =>
+  it.live("a POST whose answers are lost: the stream starts with its retries and the engine's pause (Retrying), then the quote", () =>
     withGateway((gateway) =>
       Effect.gen(function*() {
         const key = Redacted.value((yield* gateway.keys.create({ name: "lost answers" })).key)
@@ -173,14 +173,17 @@ describe("the gateway with its real stores (ApiKeys, RateLimit, EventLog on SQLi
         const posted = yield* post(gateway, key, "lost-1")
         const id: string = posted.json.id
         const whole = yield* call(`${gateway.url}/v1/quotes/${id}/events`, { key })
-        const [pause, ...rest] = messagesOf(whole.text)
-        expect(pause).toMatchObject({
-          id: 1,
-          event: "Retrying",
+        const messages = messagesOf(whole.text)
+        const [retries, rest] = [messages.slice(0, 4), messages.slice(4)]
+        // the first run's retries (attempts 2 to 4), then the engine's pause (attempt 5)
+        expect(retries.map((message) => [message.id, message.event, message.data.attempt])).toEqual(
+          [1, 2, 3, 4].map((id) => [id, "Retrying", id + 1])
+        )
+        expect(retries[3]).toMatchObject({
           data: { transactionId: "", requestId: id, attempt: 5, delay: 200, reason: "TransportError" }
         })
         // the rest, numbered on from it, is the whole stream of the quote
-        expectWholeStream(rest.map((message) => ({ ...message, id: message.id - 1 })), "Completed")
+        expectWholeStream(rest.map((message) => ({ ...message, id: message.id - 4 })), "Completed")
         const created = (yield* gateway.sandbox.journal).transactionsByRequestId[id]
         expect(created).toEqual([rest[0]!.data.transactionId])
         expectNoCardData(gateway, [posted, whole])

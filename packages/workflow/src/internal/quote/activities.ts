@@ -4,7 +4,9 @@
  * - `submit` opens the sealed card and sends the POST with the workflow's
  *   requestId, each attempt's `previousAttempts` taken from the durable
  *   counter (`RequestIds.nextAttempt`), so that a replay after a crash never
- *   repeats one. It publishes `Submitted` on the runner's `QuoteEvents` bus.
+ *   repeats one. It publishes each retry of the POST (`Retrying`, with the
+ *   requestId: the quote has no transaction yet) and `Submitted` on the
+ *   runner's `QuoteEvents` bus.
  *   Only the workflow recorded for the requestId (`RequestIds.register`) is
  *   let through: one run under another execution id (a `run` not submitted
  *   through `DurableQuotes`) fails with `RequestIdConflict` and sends nothing.
@@ -91,7 +93,11 @@ class CurrentSubmission
   extends Context.Service<CurrentSubmission, Submission>()("@gcx/workflow/QuoteWorkflow/CurrentSubmission")
 {}
 
-/** The submit activity (for the quote in `CurrentPayload`): open the card, POST with durable attempt counting, publish `Submitted`. */
+/**
+ * The submit activity (for the quote in `CurrentPayload`): open the card, POST
+ * with durable attempt counting, publish each retry of the POST (`Retrying`,
+ * with the requestId) and `Submitted`.
+ */
 const submitActivity = Activity.make({
   name: `${name}/submit`,
   success: Submission,
@@ -119,7 +125,16 @@ const submitActivity = Activity.make({
     const created = yield* client.createQuote(new Quote.QuoteRequest({ card }, { disableChecks: true }), {
       requestId: payload.requestId,
       previousAttempts,
-      onRetry: () => Effect.ignore(nextAttempt(requestIds, current))
+      // counted first (durably), then told, as the poller tells a plain quote's retries
+      onRetry: (info) =>
+        Effect.andThen(
+          Effect.ignore(nextAttempt(requestIds, current)),
+          Effect.flatMap(DateTime.now, (timestamp) =>
+            bus.publish(QuoteEvent.retrying(
+              { transactionId: "", timestamp, attempt: info.attempt, delay: info.delay, requestId: payload.requestId },
+              info.error
+            )))
+        )
     })
     yield* Effect.flatMap(submitted(payload, created), bus.publish)
     const completed = Quote.toCompleted(created.quote)
