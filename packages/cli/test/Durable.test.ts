@@ -48,6 +48,19 @@ describe.concurrent("gcx --durable", () => {
         const json = yield* gcx(["result", requestId![1]!, "--json"], { env })
         expect(json.code).toBe(0)
         expect(JSON.parse(json.stdout)).toMatchObject({ _tag: "Completed", quote: { actualCardValue: 250 } })
+        // the outcome shown by gcx result, the card quoted again is a new quote (a new transaction)
+        const again = yield* gcx(["quote", "--durable", "--json", ...cardArgs(Cards.slow)], { env })
+        expect(again.code, again.stderr).toBe(0)
+        const submitted: { readonly requestId: string; readonly transactionId: string } = again.stdout
+          .split("\n")
+          .filter((line) => line.trim() !== "")
+          .map((line) => JSON.parse(line))
+          .find((event) => event._tag === "Submitted")
+        expect(submitted.requestId).not.toBe(requestId![1])
+        const journal = yield* server.journal
+        const created = Object.values(journal.transactionsByRequestId).flat()
+        expect(created).toContain(submitted.transactionId)
+        expect(new Set(created).size).toBe(created.length)
         const unknown = yield* gcx(["result", "f".repeat(32)], { env })
         expect(unknown.code).toBe(2)
         expectOneErrorLine(

@@ -104,6 +104,12 @@ export interface Service {
   /** Forgets the card's claim on `requestId` once its outcome is shown: the card's next `claim` starts a new quote. */
   readonly settle: (request: QuotePoller.QuoteInput, requestId: string) => Effect.Effect<void, Errors.InvalidCardInput>
   /**
+   * Forgets the claim on `requestId` once its outcome is shown by requestId
+   * (`gcx result`), whichever card made it: that card's next `claim` starts a
+   * new quote.
+   */
+  readonly settleRequest: (requestId: string) => Effect.Effect<void>
+  /**
    * The outcome of a submitted quote if it has one now, `None` while it runs; `QuoteNotFound` as
    * for `result`. Never waits.
    */
@@ -264,7 +270,12 @@ export const make = (
         Effect.withSpan("DurableQuotes.settle", { attributes: { requestId } }, untraced)
       )
 
-    return DurableQuotes.of({ submit, result, poll, execute, claim, settle })
+    const settleRequest: Service["settleRequest"] = (requestId) =>
+      Effect.orDie(requestIds.settleRequest(requestId)).pipe(
+        Effect.withSpan("DurableQuotes.settleRequest", { attributes: { requestId } }, untraced)
+      )
+
+    return DurableQuotes.of({ submit, result, poll, execute, claim, settle, settleRequest })
   })
 
 /** The API; needs the engine and the database of a deployment, and the cipher. */

@@ -26,8 +26,8 @@
  *   quotes a card without choosing a requestId and must resume the same quote
  *   after an interruption (`gcx quote --durable`): `claim` returns the
  *   requestId recorded for the card, or records a fresh one; `settle`, once
- *   the outcome has been shown, forgets it, and the next `claim` of that card
- *   starts a new quote.
+ *   the outcome has been shown (`settleRequest`: shown by its requestId),
+ *   forgets it, and the next `claim` of that card starts a new quote.
  *
  * Key rotation: a fingerprint made under the previous data key is compared
  * under that key (`GCX_DATA_KEY_PREVIOUS`). One made under a key this node no
@@ -87,6 +87,8 @@ export interface Service {
   readonly claim: (card: Card.Card) => Effect.Effect<string, SqlError.SqlError>
   /** Forgets the card's claim on `requestId` (its outcome was shown): the next `claim` of the card gives a new one. */
   readonly settle: (card: Card.Card, requestId: string) => Effect.Effect<void, SqlError.SqlError>
+  /** Forgets the claim on `requestId`, whichever card made it (its outcome was shown by requestId). */
+  readonly settleRequest: (requestId: string) => Effect.Effect<void, SqlError.SqlError>
 }
 
 /** The requestIds service. */
@@ -213,7 +215,10 @@ export const make: Effect.Effect<Service, SqlError.SqlError, SqlClient.SqlClient
           AND request_id = ${requestId}`
       )
 
-    return RequestIds.of({ register, lookup, nextAttempt, release, claim, settle })
+    const settleRequest: Service["settleRequest"] = (requestId) =>
+      Effect.asVoid(sql`DELETE FROM ${sql(claimsTable)} WHERE request_id = ${requestId}`)
+
+    return RequestIds.of({ register, lookup, nextAttempt, release, claim, settle, settleRequest })
   })
 
 /** The requestIds as a layer over the `SqlClient` and the cipher in context. */

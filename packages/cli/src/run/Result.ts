@@ -6,7 +6,8 @@
  * back to the embedded sandbox: without connection settings it exits 2 naming them (a quote resumed
  * against a sandbox would fail for good). A quote whose
  * POST failed while its transaction may exist ends with the flags that learn it (as `gcx quote
- * --durable` says them). Its flags are in `commands/Result`.
+ * --durable` says them). An outcome shown settles the card's claim on the quote: the card's next
+ * `gcx quote --durable` is a new quote. Its flags are in `commands/Result`.
  */
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Cause from "effect/Cause"
@@ -63,5 +64,10 @@ export const handler = ({ connection, json, requestId, timeout, wait }: Flags) =
     if (Option.isNone(exit)) {
       return yield* pending(requestId, wait ? `did not end within ${timeout} s` : "has no outcome yet")
     }
-    return yield* Quote.follow(() => Stream.fromEffect(DurablePoller.terminalEvent(exit.value, undefined)), json)
+    // once shown, the card's next `gcx quote --durable` is a new quote, as after `gcx quote --durable` shows it
+    const settle = Stream.drain(Stream.fromEffect(quotes.settleRequest(requestId)))
+    return yield* Quote.follow(
+      () => Stream.concat(Stream.fromEffect(DurablePoller.terminalEvent(exit.value, undefined)), settle),
+      json
+    )
   }).pipe(Quote.withResumeHint(true), Effect.provide(DurablePoller.pollerLayer(connection, { fallback: "none" })))
