@@ -27,6 +27,13 @@ const what: Readonly<Record<ErrorTraits.ErrorGroup, string>> = {
   local: "the quote failed"
 }
 
+/**
+ * An `InvalidRequest` gcx made itself before any I/O (a malformed transaction
+ * id or requestId): the service never answered it, so it has no HTTP status.
+ */
+export const isRefusedLocally = (error: Errors.QuoteFailure): boolean =>
+  error._tag === "InvalidRequest" && error.httpStatus === undefined && error.errorCode === undefined
+
 /** One line describing a quote failure: what happened, the error's tag and code, and the user message. */
 export const quoteFailure = (error: Errors.QuoteFailure): string => {
   const details: Array<string> = [error._tag]
@@ -37,6 +44,8 @@ export const quoteFailure = (error: Errors.QuoteFailure): string => {
   }
   const summary = error._tag === "InvalidCardInput"
     ? "invalid card input"
+    : isRefusedLocally(error)
+    ? "invalid input, nothing was sent"
     : error._tag === "PollTimeout"
     ? "the quote did not complete in time"
     : error._tag === "TokenError"

@@ -157,7 +157,7 @@ export const ofFailure = (error: Failure, command?: string): Outcome => {
   })
   if (isQuoteFailure(error)) {
     const line = describeQuoteFailure(error)
-    return error._tag === "InvalidCardInput" || error._tag === "RequestIdConflict"
+    return error._tag === "InvalidCardInput" || error._tag === "RequestIdConflict" || Describe.isRefusedLocally(error)
       ? usage(line)
       : { code: ofQuoteFailure(error), line: Option.some(line) }
   }

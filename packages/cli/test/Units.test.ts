@@ -97,6 +97,23 @@ describe("Describe.quoteFailure", () => {
     const line = Describe.quoteFailure(new Errors.PollTimeout({ transactionId: "T1", deadlineMillis: 2000, polls: 3 }))
     expect(line).toContain("transaction T1 did not complete within 2 s; follow it with: gcx watch T1")
   })
+
+  it("tells input gcx refused before any I/O from the service's refusal, and points at --help", () => {
+    const local = new Errors.InvalidRequest({ message: "transactionId must be 1 to 128 letters, digits, '-' or '_'" })
+    expect(ExitCode.ofFailure(local, "watch")).toEqual({
+      code: 2,
+      line: Option.some(
+        "invalid input, nothing was sent (InvalidRequest): transactionId must be 1 to 128 letters, digits, '-' or '_' " +
+          "(see gcx watch --help)"
+      )
+    })
+    const answered = new Errors.InvalidRequest({ message: "m", errorCode: "exchange.invalid.request", httpStatus: 400 })
+    const line = ExitCode.ofFailure(answered, "watch").line
+    expect(Option.getOrThrow(line)).toMatch(
+      /^the service refused the request \(InvalidRequest, exchange\.invalid\.request, HTTP 400\)/
+    )
+    expect(Option.getOrThrow(line)).not.toContain("--help")
+  })
 })
 
 describe("Render.money", () => {
