@@ -26,6 +26,9 @@ export interface Flags {
   readonly connection: Connection.Flags
 }
 
+/** Hosts that say "every interface" to listen on, and that no other node can reach this runner at. */
+const unspecified: ReadonlySet<string> = new Set(["0.0.0.0", "::", "[::]"])
+
 /**
  * How this runner authenticates the other nodes: the certificates of `GCX_RUNNER_TLS_*`, or plain TCP with
  * `--insecure-loopback` on a loopback address only. Anything else refuses to start, naming the variables.
@@ -77,7 +80,18 @@ export const run = (options: Flags) =>
           )
         )
       }
+      if (unspecified.has(runnerAddress.host)) {
+        return yield* Effect.fail(usage(
+          `the runner's address ${runnerAddress.host} is not one the other nodes can reach: set GCX_RUNNER_ADDRESS ` +
+            `to this machine's host:port (--listen ${runnerAddress.host}:${runnerAddress.port} may stay, to listen on every interface)`
+        ))
+      }
       const cluster = yield* security(options.insecureLoopback, listen ?? runnerAddress)
+      if (options.insecureLoopback && cluster._tag !== "InsecureLoopback") {
+        yield* Console.error(
+          "gcx: --insecure-loopback ignored: GCX_RUNNER_TLS_* are set, so the runner uses mutual TLS"
+        )
+      }
       const limits = yield* ClusterSecurity.limitsConfig
       const databaseUrl = yield* Runner.databaseUrlConfig
       yield* Effect.scoped(Effect.gen(function*() {
@@ -95,8 +109,10 @@ export const run = (options: Flags) =>
             Layer.provide(Layer.succeedContext(services))
           )
         )
+        const transport = cluster._tag === "InsecureLoopback" ? "plain TCP on loopback" : "mutual TLS"
         yield* Console.log(
-          `gcx runner ${runnerAddress.host}:${runnerAddress.port} running durable quotes (Ctrl-C or SIGTERM to stop)`
+          `gcx runner ${runnerAddress.host}:${runnerAddress.port} running durable quotes, nodes over ${transport} ` +
+            `(Ctrl-C or SIGTERM to stop)`
         )
         return yield* Effect.never
       }))

@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as Certificates from "../../workflow/test/utils/certificates.js"
 import { cardArgs, gcx } from "./helpers.js"
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-serving-test-"))
@@ -107,6 +108,30 @@ describe.concurrent("commands that serve never invent a service", () => {
       expect(output.code).toBe(2)
       expect(output.stderr).toContain("--insecure-loopback listens on a loopback address only, got 0.0.0.0")
       expect(output.stderr).not.toContain("cannot reach PostgreSQL")
+    }))
+
+  it.live("gcx runner advertising an address no node can reach (--listen 0.0.0.0, no GCX_RUNNER_ADDRESS) exits 2", () =>
+    Effect.gen(function*() {
+      const { GCX_RUNNER_ADDRESS: _, ...env } = nodeEnv
+      const output = yield* gcx(["runner", "--embedded", "--insecure-loopback", "--listen", "0.0.0.0:34431"], { env })
+      expect(output.code).toBe(2)
+      expect(output.stderr).toContain(
+        "the runner's address 0.0.0.0 is not one the other nodes can reach: set GCX_RUNNER_ADDRESS"
+      )
+      expect(output.stderr).not.toContain("cannot reach PostgreSQL")
+    }))
+
+  it.live("gcx runner --insecure-loopback with the TLS certificates set says the flag is ignored: mutual TLS", () =>
+    Effect.gen(function*() {
+      const output = yield* gcx(["runner", "--embedded", "--insecure-loopback"], {
+        env: { ...nodeEnv, ...Certificates.make("ignored-flag").env }
+      })
+      expect(output.stderr).toContain(
+        "gcx: --insecure-loopback ignored: GCX_RUNNER_TLS_* are set, so the runner uses mutual TLS"
+      )
+      // then it reaches for its database: unreachable here
+      expect(output.stderr).toContain("cannot reach PostgreSQL at 127.0.0.1:9")
+      expect(output.code).toBe(5)
     }))
 
   it.live("a client-only quote --durable without the cluster's TLS certificates exits 2 naming them", () =>
