@@ -12,7 +12,7 @@ import type * as CliError from "effect/cli/CliError"
 import type * as Config from "effect/Config"
 import * as Option from "effect/Option"
 import * as Help from "./Help.js"
-import * as Render from "./Render.js"
+import * as Text from "./Text.js"
 
 /** `text` on one line, its runs of white space one space each. */
 export const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim()
@@ -56,7 +56,7 @@ export const quoteFailure = (error: Errors.QuoteFailure): string => {
     ? "the requestId belongs to another card"
     : what[ErrorTraits.groupOf(error)]
   const text = error._tag === "PollTimeout"
-    ? `transaction ${error.transactionId} did not complete within ${Render.duration(error.deadlineMillis)}; ` +
+    ? `transaction ${error.transactionId} did not complete within ${Text.millis(error.deadlineMillis)}; ` +
       `follow it with: gcx watch ${error.transactionId}`
     : Option.getOrElse(ErrorTraits.customerMessage(error), () => error.message)
   return `${summary} (${details.join(", ")}): ${oneLine(text)}`

@@ -46,7 +46,10 @@ export const durableVariables = {
     "PostgreSQL of the runners, postgres://user:password@host:5432/database (secret): set, this node is " +
     "client-only on those runners; unset, durable quotes run embedded on GCX_DATABASE_FILE"
   ],
-  databaseFile: ["GCX_DATABASE_FILE", "SQLite file of the embedded durable quotes (default .gcx/gcx.db)"],
+  databaseFile: [
+    "GCX_DATABASE_FILE",
+    "SQLite file of the embedded durable quotes (default .gcx/gcx.db; on the embedded sandbox, a throwaway one)"
+  ],
   dataKey: [
     "GCX_DATA_KEY",
     "key that seals the cards in the database: 32 random bytes in base64, made with `openssl rand -base64 32`, " +

@@ -49,14 +49,8 @@ export const values = (event: QuoteEvent.Completed): string =>
 export const errorTag = (error: Errors.QuoteFailure): string =>
   Text.safe("errorCode" in error && error.errorCode !== undefined ? `${error._tag} ${error.errorCode}` : error._tag)
 
-/** A duration as people read it: `229 ms` under a second, `1.2 s` from one second. */
-export const duration = (input: Duration.Input): string => {
-  const millis = Duration.toMillis(input)
-  if (!Number.isFinite(millis)) return "forever"
-  if (millis < 1000) return `${Math.round(millis)} ms`
-  const seconds = millis / 1000
-  return `${seconds < 10 ? seconds.toFixed(1).replace(/\.0$/, "") : Math.round(seconds)} s`
-}
+/** A duration as people read it: `229 ms` under a second, `1.2 s` from one second (`Text.millis`). */
+export const duration = (input: Duration.Input): string => Text.millis(Duration.toMillis(input))
 
 /** The line of a `Retrying` event's attempt: `attempt 2 in 229 ms: ServiceUnavailable`. */
 export const retryText = (event: QuoteEvent.Retrying): string =>

@@ -37,3 +37,11 @@ const ansi = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b
 
 /** `text` without ANSI escape sequences (CSI, OSC and two-character escapes). */
 export const stripAnsi = (text: string): string => text.replace(ansi, "")
+
+/** Milliseconds as people read them: `229 ms` under a second, `1.2 s` from one second, `forever` when infinite. */
+export const millis = (value: number): string => {
+  if (!Number.isFinite(value)) return "forever"
+  if (value < 1000) return `${Math.round(value)} ms`
+  const seconds = value / 1000
+  return `${seconds < 10 ? seconds.toFixed(1).replace(/\.0$/, "") : Math.round(seconds)} s`
+}

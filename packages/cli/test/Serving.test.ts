@@ -65,6 +65,14 @@ describe.concurrent("commands that serve never invent a service", () => {
       })
       expectRefused(output, "result")
       expect(Fs.existsSync(database)).toBe(false)
+      // nor with --embedded: the embedded sandbox has no quote to show
+      const embedded = yield* gcx(["result", "f".repeat(32), "--embedded"], {
+        env: { GCX_DATA_KEY: nodeEnv.GCX_DATA_KEY, GCX_DATABASE_FILE: database }
+      })
+      expect(embedded.code).toBe(2)
+      expect(embedded.stderr).toContain("gcx result takes no --embedded")
+      expect(embedded.stderr).not.toContain("using the embedded sandbox")
+      expect(Fs.existsSync(database)).toBe(false)
     }))
 
   it.live("gcx serve --embedded, client-only on an unreachable database: the embedded sandbox, then exit 5", () =>

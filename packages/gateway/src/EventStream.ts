@@ -186,8 +186,8 @@ const answer = (
  * then is `Unavailable` (503). When there is none yet (a stream opened just
  * after its POST), it waits for the first ones, then answers with them: a
  * quote that ends in one batch, the common case, is one answer with its
- * length, never a stream, and one read (the events this process records are
- * handed over). Nothing is written meanwhile, as a stream would write
+ * length, never a stream, and usually one read (the events this process
+ * records are handed over). Nothing is written meanwhile, as a stream would write
  * nothing either: the headers go with the first bytes. Woken by the
  * keep-alive ticker, the response starts with the comment and follows. The
  * answer is empty when the gateway shuts down, when the quote had ended

@@ -69,7 +69,7 @@ export interface Cursor {
    * including the terminal one, `[]` when there is none yet, `undefined` after
    * the end. The first reads the table; the others read it only when
    * something but this process's writer woke the cursor (whose commits are
-   * handed over).
+   * handed over), after `wake`, after a gap, and after a read that failed.
    */
   readonly poll: Effect.Effect<ReadonlyArray<Entry> | undefined, SqlError.SqlError>
   /**
@@ -78,24 +78,27 @@ export interface Cursor {
    * was called and nothing new had to be read.
    */
   readonly next: Effect.Effect<ReadonlyArray<Entry> | undefined, SqlError.SqlError>
-  /** Makes the waiting `next` (or the next one to wait) return `[]` without reading. */
+  /**
+   * Makes the waiting `next` (or the next one to wait) return `[]` without
+   * reading; the `poll` or `next` after it reads the table (a wake-up missed
+   * costs one call, not the rest of the quote).
+   */
   readonly wake: () => void
 }
 
 /**
  * The entries of `handed` after `last` when they follow it without a gap (the
  * first is `last + 1`, each the one before plus one; `[]` when none is after
- * `last`): the cursor needs no read. `undefined` when one is missing (another
- * writer's, or committed before the watch): the cursor reads.
+ * `last`): the cursor needs no read. `undefined` when one is missing anywhere
+ * (another writer's, or committed before the watch): the cursor reads.
  */
 const following = (handed: ReadonlyArray<Entry>, last: number): ReadonlyArray<Entry> | undefined => {
   const start = handed.findIndex((entry) => entry.seq > last)
   if (start < 0) return []
   if (handed[start]!.seq !== last + 1) return undefined
   const out = start === 0 ? handed : handed.slice(start)
-  for (let i = 1; i < out.length; i++) {
-    if (out[i]!.seq !== out[i - 1]!.seq + 1) return out.slice(0, i)
-  }
+  // a gap further on: the table has what is missing, and what follows it
+  for (let i = 1; i < out.length; i++) if (out[i]!.seq !== out[i - 1]!.seq + 1) return undefined
   return out
 }
 
@@ -142,23 +145,30 @@ export const make = (
         let ended = false
         let first = true
         let woken = false
+        /** The table must be read: woken by anything but a hand-over, a gap, or a read that failed (until one succeeds). */
+        let mustRead = false
         /** The events after `last` as far as known now: handed over when they follow it, else read; `undefined` at the end. */
         const poll: Cursor["poll"] = Effect.suspend(() => {
           if (ended) return Effect.undefined
           const handed = watching.take()
-          const known = handed === undefined ? undefined : following(handed, last)
+          const known = handed === undefined || mustRead ? undefined : following(handed, last)
           if (known !== undefined) return Effect.succeed(known.length > 0 ? advance(known) : known)
+          mustRead = true
           return Effect.flatMap(read(requestId, last), (entries) => {
-            if (entries.length > 0) return Effect.succeed(advance(entries))
+            if (entries.length > 0) {
+              mustRead = false
+              return Effect.succeed(advance(entries))
+            }
             // nothing after `afterSeq` at the first read: ended already when its terminal event is at or before it
-            const check = first && afterSeq > 0
-            first = false
-            return check
-              ? Effect.map(Table.ended(sql, requestId), (done) => {
-                ended = done
-                return done ? undefined : []
-              })
-              : Effect.succeed([])
+            if (!(first && afterSeq > 0)) {
+              mustRead = first = false
+              return Effect.succeed([])
+            }
+            return Effect.map(Table.ended(sql, requestId), (done) => {
+              mustRead = first = false
+              ended = done
+              return done ? undefined : []
+            })
           })
         })
         /** Moves past `entries` (not empty), up to and including the terminal one. */
@@ -181,8 +191,10 @@ export const make = (
             }
           }
         })
+        // the keep-alive and the drain read the table once more: a wake-up missed (a NOTIFY lost) costs one tick
         const wake = () => {
           woken = true
+          mustRead = true
           watching.wake()
         }
         return { poll, next, wake }

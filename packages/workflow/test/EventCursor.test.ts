@@ -86,6 +86,36 @@ describe("EventLog's cursor", () => {
       }).pipe(Effect.scoped)
     ))
 
+  it.live("reads after the keep-alive's wake, and again after a read that failed: nothing is lost", () =>
+    withLog((log, sql) =>
+      Effect.gen(function*() {
+        const cursor = yield* log.cursor("Q1", 0)
+        expect(yield* cursor.poll).toEqual([])
+        // a row no wake-up told of (a NOTIFY lost): the keep-alive's wake makes the next poll read it
+        yield* Table.insert(sql, "Q1", progress(1), 0)
+        cursor.wake()
+        // the read fails (the table is away for a moment); the poll after it reads again
+        yield* sql.unsafe(`ALTER TABLE ${Table.table} RENAME TO away`)
+        const failed = yield* Effect.flip(cursor.poll)
+        expect(failed._tag).toBe("SqlError")
+        yield* sql.unsafe(`ALTER TABLE away RENAME TO ${Table.table}`)
+        expect(seqs(yield* cursor.poll)).toEqual([1])
+        // then, with nothing new, no read is needed
+        expect(yield* cursor.poll).toEqual([])
+      }).pipe(Effect.scoped)
+    ))
+
+  it.live("a hand-over with a gap further on is read whole from the table", () =>
+    withLog((log, sql) =>
+      Effect.gen(function*() {
+        const cursor = yield* log.cursor("Q1", 0)
+        expect(yield* cursor.poll).toEqual([])
+        for (const seq of [1, 2, 3, 4]) yield* Table.insert(sql, "Q1", progress(seq), 0)
+        Commits.committed(sql, new Map([["Q1", [entry(1), entry(2), entry(4)]]]))
+        expect(seqs(yield* cursor.poll)).toEqual([1, 2, 3, 4])
+      }).pipe(Effect.scoped)
+    ))
+
   it.live("a terminal event handed over ends the cursor", () =>
     withLog((log, sql) =>
       Effect.gen(function*() {

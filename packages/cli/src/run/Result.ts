@@ -47,6 +47,25 @@ const pending = (requestId: string, why: string) =>
 /** The `result` command's handler. */
 export const handler = ({ connection, json, requestId, timeout, wait }: Flags) =>
   Effect.gen(function*() {
+    if (connection.embedded) return yield* Effect.fail(embeddedRefused)
+    return yield* outcomeOf({ json, requestId, timeout, wait }).pipe(
+      Quote.withResumeHint(true),
+      Effect.provide(DurablePoller.pollerLayer(connection, { fallback: "none" }))
+    )
+  })
+
+/**
+ * `--embedded`: the quotes of `GCX_DATABASE_FILE` and `GCX_DATABASE_URL` belong to a service, and the
+ * embedded sandbox's end with their process: there is nothing for it to show.
+ */
+const embeddedRefused = new ExitCode.CliError({
+  code: ExitCode.ExitCode.Usage,
+  message: "gcx result takes no --embedded: a durable quote belongs to the service it was submitted to (give its " +
+    "GCX_* variables), and one on the embedded sandbox ended with its process"
+})
+
+const outcomeOf = ({ json, requestId, timeout, wait }: Omit<Flags, "connection">) =>
+  Effect.gen(function*() {
     const quotes = yield* DurableQuotes.DurableQuotes
     const outcome = wait
       ? quotes.result(requestId).pipe(
@@ -70,4 +89,4 @@ export const handler = ({ connection, json, requestId, timeout, wait }: Flags) =
       () => Stream.concat(Stream.fromEffect(DurablePoller.terminalEvent(exit.value, undefined)), settle),
       json
     )
-  }).pipe(Quote.withResumeHint(true), Effect.provide(DurablePoller.pollerLayer(connection, { fallback: "none" })))
+  })

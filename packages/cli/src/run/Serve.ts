@@ -78,7 +78,9 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
       // embedded, the keys are in a file of their own, shared with `gcx serve keys` (one layer: one cache, one connection)
       const keys: Keys = Option.isSome(url) ? ApiKeys.layer : ApiKeys.layerFile(yield* ApiKeys.fileConfig(filename))
       // on the embedded sandbox, the quotes end with the process: never in the file of a real service's quotes
-      const quotesFile = flags.connection.embedded ? yield* DurablePoller.throwawayDatabase : filename
+      const quotesFile = flags.connection.embedded && Option.isNone(url)
+        ? yield* DurablePoller.throwawayDatabase
+        : filename
       const quotes: Layer.Layer<
         DurableQuotes.DurableQuotes | SqlClient.SqlClient,
         Config.ConfigError | SqlError.SqlError | QuoteJournal.JournalError,

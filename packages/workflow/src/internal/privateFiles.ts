@@ -41,7 +41,9 @@ export const prepare = (filename: string): ReadonlyArray<string> => {
   const folder = Path.dirname(resolved)
   const created = Fs.mkdirSync(folder, { recursive: true, mode: folderMode }) !== undefined
   const tightened: Array<string> = []
-  if ((created || Path.basename(folder) === ownFolder) && tighten(folder, folderMode)) tightened.push(`${folder} to 0700`)
+  if ((created || Path.basename(folder) === ownFolder) && tighten(folder, folderMode)) {
+    tightened.push(`${folder} to 0700`)
+  }
   Fs.closeSync(Fs.openSync(resolved, "a", fileMode))
   for (const path of [resolved, `${resolved}-wal`, `${resolved}-shm`]) {
     if (tighten(path, fileMode)) tightened.push(`${path} to 0600`)
