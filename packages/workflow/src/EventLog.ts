@@ -143,7 +143,6 @@ export const make = (
         // watched first, then read (the first `take` asks for a read): an event recorded in between wakes the cursor
         let last = afterSeq
         let ended = false
-        let first = true
         let woken = false
         /** The table must be read: woken by anything but a hand-over, a gap, or a read that failed (until one succeeds). */
         let mustRead = false
@@ -151,6 +150,11 @@ export const make = (
         const poll: Cursor["poll"] = Effect.suspend(() => {
           if (ended) return Effect.undefined
           const handed = watching.take()
+          // a terminal event at or before `last` (a resume past it, while the quote ran): the quote has ended
+          if (handed?.some((entry) => entry.seq <= last && QuoteEvent.isTerminal(entry.event))) {
+            ended = true
+            return Effect.undefined
+          }
           const known = handed === undefined || mustRead ? undefined : following(handed, last)
           if (known !== undefined) return Effect.succeed(known.length > 0 ? advance(known) : known)
           mustRead = true
@@ -159,13 +163,14 @@ export const make = (
               mustRead = false
               return Effect.succeed(advance(entries))
             }
-            // nothing after `afterSeq` at the first read: ended already when its terminal event is at or before it
-            if (!(first && afterSeq > 0)) {
-              mustRead = first = false
+            // nothing after `afterSeq` yet: ended already when its terminal event is at or before it (checked
+            // at each read until an event comes: the quote may end while the cursor waits)
+            if (!(last === afterSeq && afterSeq > 0)) {
+              mustRead = false
               return Effect.succeed([])
             }
             return Effect.map(Table.ended(sql, requestId), (done) => {
-              mustRead = first = false
+              mustRead = false
               ended = done
               return done ? undefined : []
             })
@@ -177,7 +182,6 @@ export const make = (
           const out = end >= 0 ? entries.slice(0, end + 1) : entries
           last = out[out.length - 1]!.seq
           ended = end >= 0
-          first = false
           return out
         }
         const next = Effect.gen(function*() {

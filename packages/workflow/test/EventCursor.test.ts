@@ -116,6 +116,32 @@ describe("EventLog's cursor", () => {
       }).pipe(Effect.scoped)
     ))
 
+  it.live("a cursor resumed past the quote's last event ends when the quote ends, handed over or read", () =>
+    withLog((log, sql) =>
+      Effect.gen(function*() {
+        const failed = new QuoteEvent.Failed({
+          transactionId: "T1",
+          timestamp,
+          error: Errors.unexpectedResponse({ transactionId: "T1" }, "the test's failure")
+        })
+        // Last-Event-ID 3 while the quote has one event: nothing yet, and not ended
+        yield* Table.insert(sql, "Q1", progress(1), 0)
+        const handedOver = yield* log.cursor("Q1", 3)
+        expect(yield* handedOver.poll).toEqual([])
+        // its terminal event is 2, at or before the cursor: handed over, it ends the cursor
+        yield* Table.insert(sql, "Q1", failed, 0)
+        Commits.committed(sql, new Map([["Q1", [{ seq: 2, event: failed }]]]))
+        expect(yield* handedOver.next).toBeUndefined()
+        // read (a cursor woken by anything else), the same
+        yield* Table.insert(sql, "Q2", progress(1), 0)
+        const read = yield* log.cursor("Q2", 3)
+        expect(yield* read.poll).toEqual([])
+        const waiting = yield* Effect.forkChild(read.next)
+        yield* Table.insert(sql, "Q2", failed, 0)
+        expect(yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))).toBeUndefined()
+      }).pipe(Effect.scoped)
+    ))
+
   it.live("a terminal event handed over ends the cursor", () =>
     withLog((log, sql) =>
       Effect.gen(function*() {
