@@ -130,6 +130,10 @@ export const run = (options: Flags) =>
         SqlError: (error) =>
           Effect.fail(
             new ExitCode.CliError({ code: ExitCode.ExitCode.ServiceFailure, message: `database: ${error.message}` })
+          ),
+        UnsealError: (error) =>
+          Effect.fail(
+            new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message: `the webhook secrets: ${error.message}` })
           )
       })
     )

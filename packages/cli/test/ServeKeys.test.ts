@@ -9,7 +9,7 @@
 import { assert, describe, expect, it, layer } from "@effect/vitest"
 import { TestData } from "@gcx/sandbox"
 import { CardCipher } from "@gcx/workflow"
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Fiber, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import type * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
@@ -111,6 +111,28 @@ describe("gcx serve keys", () => {
         for (const sentinel of [key, ...secrets]) expect(files).not.toContain(sentinel)
       }).pipe(Effect.scoped),
     120_000
+  )
+
+  it.effect(
+    "a GCX_DATA_KEY that sealed none of the file's webhook secrets is refused, exit 2, before anything is written",
+    () =>
+      Effect.gen(function*() {
+        const directory = yield* folder
+        const env = { GCX_DATABASE_FILE: Path.join(directory, "gcx.db") }
+        const first = yield* keys(["create", "--name", "first", "--webhook", "https://shop.example/h"], env)
+        expect(first.code, first.stderr).toBe(0)
+        // the shell that forgot to export the gateway's key: another one
+        const mistaken = yield* keys(["create", "--name", "second"], { ...env, GCX_DATA_KEY: CardCipher.generateKey() })
+        expect(mistaken.code).toBe(2)
+        const keyId = CardCipher.keyId(Result.getOrThrow(CardCipher.parseKey(dataKey)))
+        expectOneErrorLine(
+          mistaken.stderr,
+          `the webhook secrets: a sealed secret was sealed with the data key ${keyId}`
+        )
+        const listed = yield* keys(["list"], env)
+        expect(listed.stdout).not.toContain("second")
+      }).pipe(Effect.scoped),
+    60_000
   )
 
   it.effect(

@@ -11,8 +11,10 @@
  *   table `gcx_gateway_webhooks` keeps it sealed with the data key
  *   (`CardCipher.sealText`: AES-256-GCM under `GCX_DATA_KEY`, the row's id as
  *   additional data), opened by `authenticate` and `find`. A secret that no
- *   data key of this node opens (`GCX_DATA_KEY` rotated without
- *   `GCX_DATA_KEY_PREVIOUS`) leaves its endpoint out, with a warning.
+ *   data key of this node opens leaves its endpoint out, with a warning. At
+ *   its start, the service seals again under `GCX_DATA_KEY` the secrets sealed
+ *   under `GCX_DATA_KEY_PREVIOUS` (a rotation), and refuses a table whose
+ *   secrets were sealed under neither (`CardCipher.UnsealError`).
  * - `authenticate` keeps the callers it found for `cacheTtl` (5 s by default)
  *   in this process's memory, by the key's hash: a revoked key is refused by
  *   every gateway at most that long after `revoke` (at once by the process that
@@ -300,15 +302,45 @@ const createTables = (sql: SqlClient.SqlClient) =>
     Effect.retry({ times: 3, schedule: Schedule.spaced("100 millis") })
   )
 
-/** The API keys over the `SqlClient` and the cipher in context; creates the tables when missing. */
+/**
+ * Seals again under `GCX_DATA_KEY` the webhook secrets sealed under
+ * `GCX_DATA_KEY_PREVIOUS` (a rotation: once done, the previous key is no
+ * longer needed for them), and refuses a table whose secrets were sealed
+ * under neither key (`CardCipher.UnsealError`, naming the key's id: a data key
+ * mistaken, where every webhook would be left out). A secret that does not
+ * open for another reason is left as it is (its endpoint is left out, with a
+ * warning, when used).
+ */
+const resealWebhooks = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) =>
+  Effect.gen(function*() {
+    const rows = yield* sql<Pick<WebhookRow, "id" | "secret_sealed">>`SELECT id, secret_sealed FROM ${
+      sql(webhooksTable)
+    }`
+    for (const row of rows) {
+      const resealed = yield* cipher.reseal(row.secret_sealed, sealingContext(row.id)).pipe(
+        Effect.catchTag("UnsealError", (error) => error.keyId !== undefined ? Effect.fail(error) : Effect.succeedNone)
+      )
+      if (Option.isNone(resealed)) continue
+      yield* sql`UPDATE ${sql(webhooksTable)} SET secret_sealed = ${resealed.value}
+        WHERE id = ${row.id} AND secret_sealed = ${row.secret_sealed}`
+    }
+    if (rows.length > 0) yield* Effect.logDebug(`gateway: ${rows.length} webhook secrets checked under the data key`)
+  })
+
+/**
+ * The API keys over the `SqlClient` and the cipher in context; creates the
+ * tables when missing, and seals the webhook secrets of a rotation again
+ * under the current data key (`resealWebhooks`).
+ */
 export const make = (
   options: Options = {}
-): Effect.Effect<Service, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher> =>
+): Effect.Effect<Service, SqlError.SqlError | CardCipher.UnsealError, SqlClient.SqlClient | CardCipher.CardCipher> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cipher = yield* CardCipher.CardCipher
     const ttl = Duration.toMillis(Duration.fromInputUnsafe(options.cacheTtl ?? defaultCacheTtl))
     yield* createTables(sql)
+    yield* resealWebhooks(sql, cipher)
 
     /** The callers found by `authenticate`, by their key's hash, until `expires` (ms). */
     const cache = new Map<string, { readonly apiKey: ApiKey; readonly expires: number }>()
@@ -460,13 +492,16 @@ export const make = (
   })
 
 /** The API keys as a layer over the `SqlClient` and the cipher in context (a 5 s cache). */
-export const layer: Layer.Layer<ApiKeys, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher> = Layer
-  .effect(ApiKeys, make())
+export const layer: Layer.Layer<
+  ApiKeys,
+  SqlError.SqlError | CardCipher.UnsealError,
+  SqlClient.SqlClient | CardCipher.CardCipher
+> = Layer.effect(ApiKeys, make())
 
 /** The API keys with `options`, as a layer over the `SqlClient` and the cipher in context. */
 export const layerWith = (
   options: Options
-): Layer.Layer<ApiKeys, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher> =>
+): Layer.Layer<ApiKeys, SqlError.SqlError | CardCipher.UnsealError, SqlClient.SqlClient | CardCipher.CardCipher> =>
   Layer.effect(ApiKeys, make(options))
 
 /** The name of the keys' own file, in the folder of the embedded quotes' file (`.gcx/gateway-keys.db`). */
@@ -491,7 +526,7 @@ export const fileConfig = (databaseFile: string): Config.Config<string> =>
 export const layerFile = (
   filename: string,
   options: Options = {}
-): Layer.Layer<ApiKeys, SqlError.SqlError, CardCipher.CardCipher> =>
+): Layer.Layer<ApiKeys, SqlError.SqlError | CardCipher.UnsealError, CardCipher.CardCipher> =>
   layerWith(options).pipe(
     Layer.provide(Embedded.layerSqlite(filename, { exclusive: false, oneShard: false, synchronous: "FULL" }))
   )

@@ -235,9 +235,13 @@ export const layer = (options: Options = {}): Layer.Layer<
  */
 export const layerNode = (
   options: Options = {},
-  keys: Layer.Layer<ApiKeys.ApiKeys, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher> = ApiKeys.layer
+  keys: Layer.Layer<
+    ApiKeys.ApiKeys,
+    SqlError.SqlError | CardCipher.UnsealError,
+    SqlClient.SqlClient | CardCipher.CardCipher
+  > = ApiKeys.layer
 ): Layer.Layer<
   never,
-  SqlError.SqlError,
+  SqlError.SqlError | CardCipher.UnsealError,
   WorkflowEngine | SqlClient.SqlClient | CardCipher.CardCipher
 > => layer(options).pipe(Layer.provide(keys), Layer.provide(UndiciClient.layer))

@@ -262,17 +262,37 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
         ])
       }))
 
-    it.effect("after a data key rotation, the previous key still opens the secrets; without it the endpoint is left out", () =>
+    it.effect("a start after a data key rotation seals the secrets again under the new key; a key that is neither is refused", () =>
       Effect.gen(function*() {
         const created = yield* (yield* keysWith()).create({ name: "rotation", webhooks: ["https://a.example/h"] })
+        const secrets = created.apiKey.webhooks.map((webhook) => Redacted.value(webhook.secret))
+        const sealed = Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) =>
+            sql<{ readonly secret_sealed: string }>`SELECT secret_sealed FROM ${sql(ApiKeys.webhooksTable)}
+            WHERE key_id = ${created.apiKey.id}`
+        )
+        const before = yield* sealed
+        // a data key that is neither of the table's: refused at the start, naming the key that sealed them
+        const mistaken = yield* Effect.flip(
+          Effect.provide(ApiKeys.make(), CardCipher.layer(CardCipher.generateKey()), { local: true })
+        )
+        assert(mistaken._tag === "UnsealError")
+        expect(mistaken.keyId).toBe(Result.getOrThrow(CardCipher.parseKey(dataKey)).id)
+        expect(mistaken.message).toContain("neither GCX_DATA_KEY nor GCX_DATA_KEY_PREVIOUS")
+        expect(yield* sealed).toEqual(before)
+        // the rotation: one start with both keys seals the secrets again under the new one
         const next = CardCipher.generateKey()
         const rotated = yield* keysWith({ cacheTtl: 0 }, next, dataKey)
         const caller = yield* rotated.authenticate(created.key)
-        expect(caller.webhooks.map((webhook) => Redacted.value(webhook.secret))).toEqual(
-          created.apiKey.webhooks.map((webhook) => Redacted.value(webhook.secret))
-        )
-        const lost = yield* keysWith({ cacheTtl: 0 }, next)
-        expect((yield* lost.authenticate(created.key)).webhooks).toEqual([])
+        expect(caller.webhooks.map((webhook) => Redacted.value(webhook.secret))).toEqual(secrets)
+        expect(yield* sealed).not.toEqual(before)
+        // then the previous key is no longer needed for them: no endpoint is left out
+        const after = yield* keysWith({ cacheTtl: 0 }, next)
+        expect((yield* after.authenticate(created.key)).webhooks.map((webhook) => Redacted.value(webhook.secret)))
+          .toEqual(secrets)
+        // rotated back, for the suite's other tests
+        yield* keysWith({ cacheTtl: 0 }, dataKey, next)
       }))
   })
 

@@ -91,6 +91,12 @@ export interface Service {
   readonly sealText: (text: string, context: string) => Effect.Effect<string>
   /** Opens what `sealText` sealed for `context`, under the current or the previous data key. */
   readonly openText: (sealed: string, context: string) => Effect.Effect<Redacted.Redacted<string>, UnsealError>
+  /**
+   * What `sealText` sealed for `context` under another data key than the one
+   * that seals (the previous one of a rotation), sealed again under the one
+   * that seals; none when it is sealed under that one already.
+   */
+  readonly reseal: (sealed: string, context: string) => Effect.Effect<Option.Option<string>, UnsealError>
   /** The card fingerprint under the data key that seals (`GCX_DATA_KEY`), named by its key id. */
   readonly fingerprint: CardFingerprint.CardFingerprint
   /** The card fingerprint under the data key of id `keyId` (the current or the previous one), if this cipher has it. */
@@ -278,6 +284,18 @@ export const make = (key: DataKey, previous?: DataKey): Effect.Effect<Service> =
         onSuccess: (plain) => Effect.succeed(Redacted.make(plain.toString("utf8")))
       })
 
+    const reseal = (sealed: string, context: string) =>
+      Effect.suspend(() => {
+        const bytes = Buffer.from(sealed, "base64")
+        const current = bytes[0] === versions.keyId && sameBytes(bytes.subarray(1, 1 + keyIdBytes), header.subarray(1))
+        return current
+          ? Effect.succeedNone
+          : Result.match(openBytes(sealed, context), {
+            onFailure: (unopened) => Effect.fail(new UnsealError(unopened)),
+            onSuccess: (plain) => Effect.succeed(Option.some(sealBytes(plain, context)))
+          })
+      })
+
     const fingerprints = (previous === undefined ? [key] : [key, previous]).map((dataKey) =>
       CardFingerprint.derive(dataKey.bytes, dataKey.id)
     )
@@ -288,6 +306,7 @@ export const make = (key: DataKey, previous?: DataKey): Effect.Effect<Service> =
       open,
       sealText,
       openText,
+      reseal,
       fingerprint: fingerprints[0]!,
       fingerprintOf,
       fingerprints

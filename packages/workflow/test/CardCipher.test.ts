@@ -1,6 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Card, ConfigProblem } from "@gcx/core"
-import { Config, ConfigProvider, Effect, Layer, Redacted, Result } from "effect"
+import { Config, ConfigProvider, Effect, Layer, Option, Redacted, Result } from "effect"
 import * as Crypto from "node:crypto"
 import { CardCipher } from "../src/index.js"
 
@@ -129,6 +129,24 @@ describe("CardCipher", () => {
       expect(unknown.message).toContain("GCX_DATA_KEY_PREVIOUS")
       // the key id is not the key, nor a part of it
       expect(Buffer.from(current, "base64").toString("hex")).not.toContain(currentId)
+    }))
+
+  it.effect("reseal: a secret of the previous key sealed again under the current one; none for the current's", () =>
+    Effect.gen(function*() {
+      const [old, current] = [CardCipher.generateKey(), CardCipher.generateKey()]
+      const cipherOf = (key: string, previous?: string) =>
+        Effect.provide(CardCipher.CardCipher, CardCipher.layer(key, previous))
+      const sealedOld = yield* Effect.flatMap(cipherOf(old), (cipher) => cipher.sealText("whsec_secret", "row-1"))
+      const rotating = yield* cipherOf(current, old)
+      const resealed = Option.getOrThrow(yield* rotating.reseal(sealedOld, "row-1"))
+      // the current key alone opens it, for the same row only
+      const alone = yield* cipherOf(current)
+      expect(Redacted.value(yield* alone.openText(resealed, "row-1"))).toBe("whsec_secret")
+      expect((yield* Effect.flip(alone.openText(resealed, "row-2")))._tag).toBe("UnsealError")
+      expect(yield* rotating.reseal(resealed, "row-1")).toEqual(Option.none())
+      // a secret sealed under neither key: UnsealError naming the key that sealed it
+      const stranger = yield* Effect.flip(alone.reseal(sealedOld, "row-1"))
+      expect(stranger.keyId).toBe(Result.getOrThrow(Result.map(CardCipher.parseKey(old), CardCipher.keyId)))
     }))
 
   it.effect("a card sealed before key ids (v1) opens with the current key or the previous one", () =>

@@ -49,12 +49,16 @@ export interface Flags {
 export type Callers = ApiKeys.ApiKeys | RateLimit.RateLimit | EventLog.EventLog
 
 /** Where the API keys are: a layer over the deployment's database and the cipher (or over the cipher alone). */
-export type Keys = Layer.Layer<ApiKeys.ApiKeys, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher>
+export type Keys = Layer.Layer<
+  ApiKeys.ApiKeys,
+  SqlError.SqlError | CardCipher.UnsealError,
+  SqlClient.SqlClient | CardCipher.CardCipher
+>
 
 /** The callers' stores: the API keys of `keys` (default: the deployment's database), their rate limits, the quotes' events. */
 export const callers = (
   keys: Keys = ApiKeys.layer
-): Layer.Layer<Callers, SqlError.SqlError, SqlClient.SqlClient | CardCipher.CardCipher> =>
+): Layer.Layer<Callers, SqlError.SqlError | CardCipher.UnsealError, SqlClient.SqlClient | CardCipher.CardCipher> =>
   Layer.mergeAll(keys, RateLimit.layer, EventLog.layer())
 
 /** A failure to start, as the one line `gcx` reports. */
@@ -83,7 +87,7 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
         : filename
       const quotes: Layer.Layer<
         DurableQuotes.DurableQuotes | SqlClient.SqlClient,
-        Config.ConfigError | SqlError.SqlError | QuoteJournal.JournalError,
+        Config.ConfigError | SqlError.SqlError | QuoteJournal.JournalError | CardCipher.UnsealError,
         CardCipher.CardCipher | ExchangeClient.ExchangeClient
       > = Option.isSome(url)
         ? DurableQuotes.layer().pipe(Layer.provideMerge(DurablePoller.clientDeployment(url.value)))
@@ -109,7 +113,8 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
         ServeError: (error) => startFailure(ExitCode.Usage, `gcx serve could not listen: ${error.message}`),
         SqlError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
         JournalError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
-        UnknownDataKey: (error) => startFailure(ExitCode.Usage, `gcx serve: ${error.message}`)
+        UnknownDataKey: (error) => startFailure(ExitCode.Usage, `gcx serve: ${error.message}`),
+        UnsealError: (error) => startFailure(ExitCode.Usage, `gcx serve: the webhook secrets: ${error.message}`)
       })
     )
   )

@@ -46,8 +46,8 @@ export const notShownAgain =
 const unavailable = (message: string) =>
   new ExitCode.CliError({ code: ExitCode.ExitCode.ServiceFailure, message: Text.safe(message) })
 
-/** How opening the database fails. */
-type Failure = Database.DatabaseUnreachable | SqlError.SqlError
+/** How opening the database fails, or the webhook secrets under it (sealed under another data key). */
+type Failure = Database.DatabaseUnreachable | SqlError.SqlError | CardCipher.UnsealError
 
 /** The keys of `gcx serve`: in the PostgreSQL of `GCX_DATABASE_URL`, else in the embedded gateway's keys file. */
 const keysOfDeployment = Effect.gen(function*() {
@@ -64,7 +64,11 @@ const keysLayer: Layer.Layer<ApiKeys.ApiKeys, Config.ConfigError | ExitCode.CliE
     const keys: Layer.Layer<ApiKeys.ApiKeys, Failure, CardCipher.CardCipher> = yield* keysOfDeployment
     return yield* Layer.build(keys).pipe(
       Effect.provideContext(cipher),
-      Effect.mapError((error) => unavailable(error.message))
+      Effect.mapError((error) =>
+        error._tag === "UnsealError"
+          ? new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message: `the webhook secrets: ${error.message}` })
+          : unavailable(error.message)
+      )
     )
   })
 )

@@ -95,7 +95,7 @@ const realStores = Layer.mergeAll(ApiKeys.layer, RateLimit.layer, EventLog.layer
 /** The callers' stores of `options`. */
 const storesOf = (options: StartOptions): Layer.Layer<
   ApiKeys.ApiKeys | RateLimit.RateLimit | EventLog.EventLog,
-  SqlError.SqlError,
+  SqlError.SqlError | CardCipher.UnsealError,
   SqlClient.SqlClient | CardCipher.CardCipher | QuoteEvents.QuoteEvents
 > => options.stores === "real" ? realStores : standIns
 
