@@ -24,6 +24,7 @@
 import * as ConfigProblem from "@gcx/core/ConfigProblem"
 import type * as Errors from "@gcx/core/Errors"
 import * as ErrorTraits from "@gcx/core/ErrorTraits"
+import * as ListenFailure from "@gcx/core/ListenFailure"
 import type { JournalError } from "@gcx/poller/QuoteJournal"
 import type { SandboxOptionsError } from "@gcx/sandbox/Sandbox"
 import * as Cause from "effect/Cause"
@@ -180,7 +181,10 @@ export const ofFailure = (error: Failure, command?: string): Outcome => {
     case "BatchKeyError":
       return usage(`batch key: ${Describe.oneLine(error.message)}`)
     case "ServeError":
-      return { code: ExitCode.Usage, line: Option.some("the sandbox could not listen (is the port in use?)") }
+      return {
+        code: ExitCode.Usage,
+        line: Option.some(`the sandbox cannot listen${ListenFailure.describe(error.cause)}`)
+      }
     case "SandboxOptionsError":
       return usage(`sandbox: ${Describe.oneLine(error.message)}`)
     case "JournalError":

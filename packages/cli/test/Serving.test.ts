@@ -9,6 +9,7 @@ import { TestData } from "@gcx/sandbox"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
+import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Certificates from "../../workflow/test/utils/certificates.js"
@@ -85,6 +86,25 @@ describe.concurrent("commands that serve never invent a service", () => {
       expect(output.stderr).not.toContain("database-password")
       expect(output.code).toBe(5)
     }))
+
+  it.live("gcx serve on a port in use exits 2 naming the address and the reason", () =>
+    Effect.gen(function*() {
+      const busy = yield* Effect.acquireRelease(
+        Effect.callback<Net.Server>((resume) => {
+          const server = Net.createServer()
+          server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        }),
+        (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
+      )
+      const port = (busy.address() as Net.AddressInfo).port
+      const output = yield* gcx(["serve", "--embedded", "--port", String(port)], {
+        env: { GCX_DATA_KEY: nodeEnv.GCX_DATA_KEY, GCX_DATABASE_FILE: Path.join(directory, "busy.db") }
+      })
+      expect(output.code).toBe(2)
+      expect(output.stderr).toContain(
+        `error: gcx serve cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE)`
+      )
+    }).pipe(Effect.scoped))
 
   it.live("gcx runner --embedded uses the embedded sandbox, and says so", () =>
     Effect.gen(function*() {

@@ -21,6 +21,9 @@ export * as ErrorTraits from "./ErrorTraits.js"
 /** Request and transaction identifiers. */
 export * as Ids from "./Ids.js"
 
+/** What a server that could not listen says: its address and the system's reason. */
+export * as ListenFailure from "./ListenFailure.js"
+
 /** Money as people read it: at least two decimals, exactly (`100.00`). */
 export * as Money from "./Money.js"
 

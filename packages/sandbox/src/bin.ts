@@ -12,6 +12,7 @@
  * `--help` lists the options.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as ListenFailure from "@gcx/core/ListenFailure"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -28,20 +29,8 @@ const exitWithUsageCode = Effect.sync(() => {
 })
 
 /** One line for a server that could not listen: the address and the system's reason, never a stack trace. */
-const describeServeError = (error: ServeError): string => {
-  const cause = error.cause as { readonly code?: unknown; readonly address?: unknown; readonly port?: unknown }
-  const where = typeof cause?.address === "string" && typeof cause.port === "number"
-    ? ` on ${cause.address}:${cause.port}`
-    : ""
-  const reason = cause?.code === "EADDRINUSE"
-    ? "the port is in use (EADDRINUSE)"
-    : cause?.code === "EACCES"
-    ? "permission denied (EACCES)"
-    : typeof cause?.code === "string"
-    ? cause.code
-    : "the server did not start"
-  return `error: the sandbox cannot listen${where}: ${reason}`
-}
+const describeServeError = (error: ServeError): string =>
+  `error: the sandbox cannot listen${ListenFailure.describe(error.cause)}`
 
 const main = Result.match(Args.parse(process.argv.slice(2)), {
   onFailure: (problem) =>

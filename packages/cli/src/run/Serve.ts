@@ -14,6 +14,7 @@
  * them (the embedded sandbox only with `--embedded`). `GCX_DATA_KEY` seals
  * the cards and derives the quote ids; it is read before the database is.
  */
+import * as ListenFailure from "@gcx/core/ListenFailure"
 import * as ApiKeys from "@gcx/gateway/ApiKeys"
 import * as Gateway from "@gcx/gateway/Gateway"
 import * as RateLimit from "@gcx/gateway/RateLimit"
@@ -110,7 +111,8 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
       return yield* Effect.never
     })).pipe(
       Effect.catchTags({
-        ServeError: (error) => startFailure(ExitCode.Usage, `gcx serve could not listen: ${error.message}`),
+        ServeError: (error) =>
+          startFailure(ExitCode.Usage, `gcx serve cannot listen${ListenFailure.describe(error.cause)}`),
         SqlError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
         JournalError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
         UnknownDataKey: (error) => startFailure(ExitCode.Usage, `gcx serve: ${error.message}`),
