@@ -46,15 +46,26 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
+import type * as SqlError from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Connection from "./Connection.js"
+import { CliError, ExitCode } from "./ExitCode.js"
 
 /** A layer of `A` that fails: the durable store (the quotes' journal) could not be opened. */
 const unopened = <A>(message: string): Layer.Layer<A, QuoteJournal.JournalError> =>
   Layer.effectContext(Effect.fail(new QuoteJournal.JournalError({ operation: "open", message })))
+
+/**
+ * The embedded database is another process's (SQLite's lock): a setup to change (wait for it, or give this
+ * one its own `GCX_DATABASE_FILE`), exit 2; any other failure to open it is `unopened`.
+ */
+const lockedOrUnopened = <A>(error: SqlError.SqlError): Layer.Layer<A, QuoteJournal.JournalError | CliError> =>
+  error.reason._tag === "LockTimeoutError"
+    ? Layer.effectContext(Effect.fail(new CliError({ code: ExitCode.Usage, message: `database: ${error.message}` })))
+    : unopened<A>(error.message)
 
 /**
  * The deployment of a client-only node on the runners of `databaseUrl`
@@ -326,9 +337,10 @@ export interface LayerOptions extends Options {
  * serve real customers, so it never falls back to the embedded sandbox
  * (`Connection.Fallback` `"none"`); nor does a command given `fallback`
  * `"none"`. On the embedded sandbox, the quotes are kept in a throwaway
- * database (`throwawayDatabase`), never in `GCX_DATABASE_FILE`. A database that
- * cannot be opened is a `JournalError` (the durable store is the quotes'
- * journal).
+ * database (`throwawayDatabase`), never in `GCX_DATABASE_FILE`. An embedded
+ * database that another process holds is a `CliError` (exit 2); one that
+ * cannot be opened otherwise is a `JournalError` (the durable store is the
+ * quotes' journal).
  */
 export const pollerLayer = (
   flags: Connection.Flags,
@@ -339,7 +351,7 @@ export const pollerLayer = (
   | QuoteEvents.QuoteEvents
   | ExchangeClient.ExchangeClient
   | ExchangeConfig.ExchangeConfig,
-  Config.ConfigError | ServeError | QuoteJournal.JournalError
+  Config.ConfigError | ServeError | QuoteJournal.JournalError | CliError
 > =>
   Layer.unwrap(Effect.gen(function*() {
     const url = yield* databaseUrl
@@ -352,14 +364,13 @@ export const pollerLayer = (
       Layer.provideMerge(client),
       Layer.catchTag(
         "SqlError",
-        (error) =>
-          unopened<
-            | DurableQuotes.DurableQuotes
-            | QuotePoller.QuotePoller
-            | QuoteEvents.QuoteEvents
-            | ExchangeClient.ExchangeClient
-            | ExchangeConfig.ExchangeConfig
-          >(error.message)
+        lockedOrUnopened<
+          | DurableQuotes.DurableQuotes
+          | QuotePoller.QuotePoller
+          | QuoteEvents.QuoteEvents
+          | ExchangeClient.ExchangeClient
+          | ExchangeConfig.ExchangeConfig
+        >
       )
     )
   }))

@@ -113,7 +113,12 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
       Effect.catchTags({
         ServeError: (error) =>
           startFailure(ExitCode.Usage, `gcx serve cannot listen${ListenFailure.describe(error.cause)}`),
-        SqlError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
+        // the embedded database is another process's: a setup to change, not a failure of the service
+        SqlError: (error) =>
+          startFailure(
+            error.reason._tag === "LockTimeoutError" ? ExitCode.Usage : ExitCode.ServiceFailure,
+            `database: ${error.message}`
+          ),
         JournalError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
         UnknownDataKey: (error) => startFailure(ExitCode.Usage, `gcx serve: ${error.message}`),
         UnsealError: (error) => startFailure(ExitCode.Usage, `gcx serve: the webhook secrets: ${error.message}`)
