@@ -167,7 +167,10 @@ export const ofFailure = (error: Failure, command?: string): Outcome => {
     if (error._tag === "ShowHelp" && error.errors.length === 0) {
       return { code: ExitCode.Completed, line: Option.none() }
     }
-    return usage(describeUsageError(error), error._tag === "ShowHelp" ? error.commandPath[1] ?? command : command)
+    return usage(
+      describeUsageError(error),
+      error._tag === "ShowHelp" && error.commandPath.length > 1 ? error.commandPath.slice(1).join(" ") : command
+    )
   }
   switch (error._tag) {
     case "ConfigError":

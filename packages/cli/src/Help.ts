@@ -190,9 +190,24 @@ export const provide = (colors: boolean) => <A, E, R>(effect: Effect.Effect<A, E
 /** The subcommands of `gcx`. */
 export const commands = ["heartbeat", "quote", "watch", "batch", "result", "sandbox", "runner", "serve"] as const
 
-/** The subcommand a command line runs (`process.argv`), if any. */
-export const commandOf = (argv: ReadonlyArray<string>): string | undefined =>
-  argv.slice(2).find((arg) => (commands as ReadonlyArray<string>).includes(arg))
+/** The subcommands of a subcommand: `gcx serve keys create`. */
+const nested: Readonly<Record<string, ReadonlyArray<string>>> = {
+  serve: ["keys"],
+  keys: ["create", "list", "revoke"]
+}
+
+/** The subcommand a command line runs (`process.argv`), if any, with its own subcommands (`serve keys create`). */
+export const commandOf = (argv: ReadonlyArray<string>): string | undefined => {
+  const args = argv.slice(2)
+  const start = args.findIndex((arg) => (commands as ReadonlyArray<string>).includes(arg))
+  if (start < 0) return undefined
+  const path = [args[start]!]
+  for (const arg of args.slice(start + 1)) {
+    if (!nested[path[path.length - 1]!]?.includes(arg)) break
+    path.push(arg)
+  }
+  return path.join(" ")
+}
 
 /** The hint a usage error ends with: `(see gcx quote --help)`. */
 export const hint = (command: string | undefined): string =>

@@ -90,7 +90,9 @@ describe("usage errors", () => {
           "quote"
         ],
         [["result"], {}, "requestId", "result"],
-        [["result", "abc", "--timeout", "0"], {}, "--timeout must be a number above 0", "result"]
+        [["result", "abc", "--timeout", "0"], {}, "--timeout must be a number above 0", "result"],
+        // a nested subcommand's own help
+        [["serve", "keys", "create"], {}, "--name", "serve keys create"]
       ]
       for (const [args, env, fragment, command] of cases) {
         const output = yield* gcxInProcess(args, { GCX_SANDBOX_TIME_SCALE: "0.02", ...env })
