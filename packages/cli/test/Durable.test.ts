@@ -240,10 +240,7 @@ describe.concurrent("gcx --durable", () => {
         )
         // every retry is shown: the first run's (attempts 2 to 4), then the pause (attempt 5)
         expect(events.map((event) => event._tag)).toEqual([
-          "Retrying",
-          "Retrying",
-          "Retrying",
-          "Retrying",
+          ...Array<string>(4).fill("Retrying"),
           "Submitted",
           "Completed"
         ])

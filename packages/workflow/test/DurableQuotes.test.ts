@@ -182,10 +182,7 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
         Effect.orDie
       )
       expect(events.map((event) => event._tag)).toEqual([
-        "Retrying",
-        "Retrying",
-        "Retrying",
-        "Retrying",
+        ...Array<string>(4).fill("Retrying"),
         "Submitted",
         "Completed"
       ])
