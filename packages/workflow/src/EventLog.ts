@@ -149,7 +149,7 @@ export const make = (
         /** The events after `last` as far as known now: handed over when they follow it, else read; `undefined` at the end. */
         const poll: Cursor["poll"] = Effect.suspend(() => {
           if (ended) return Effect.undefined
-          const handed = watching.take()
+          const handed = Wakeups.take(watching)
           // a terminal event at or before `last` (a resume past it, while the quote ran): the quote has ended
           if (handed?.some((entry) => entry.seq <= last && QuoteEvent.isTerminal(entry.event))) {
             ended = true

@@ -39,15 +39,29 @@ export interface Signal {
  * A stream's watch of its quote: its signal, and what woke it since the last
  * `take`. The entries this process's writer committed are handed over, in
  * order; any other wake-up (another node's commit, a poll, a reconnection)
- * means that the table must be read.
+ * means that the table must be read. Plain data, one object a stream (a
+ * gateway holds thousands open): read it with `take`.
  */
 export interface Watch extends Signal {
-  /**
-   * The entries handed over since the last `take` (`[]`: none, nothing else
-   * woke it), or `undefined` when the table must be read (as at the first
-   * `take`).
-   */
-  readonly take: () => ReadonlyArray<Table.Entry> | undefined
+  /** The entries handed over since the last `take`. */
+  handed: Array<Table.Entry>
+  /** Woken by anything but a hand-over since the last `take` (as at first): the table must be read. */
+  stale: boolean
+  /** The highest seq handed over: a poll's row up to it is not news. */
+  upTo: number
+}
+
+/**
+ * What woke `watch` since the last `take`: the entries handed over (`[]`:
+ * none, nothing else woke it), or `undefined` when the table must be read (as
+ * at the first `take`).
+ */
+export const take = (watch: Watch): ReadonlyArray<Table.Entry> | undefined => {
+  const handed = watch.handed
+  if (handed.length > 0) watch.handed = []
+  if (!watch.stale) return handed
+  watch.stale = false
+  return undefined
 }
 
 /** A new signal, not woken. */
@@ -76,60 +90,40 @@ export const signal = (): Signal => {
   return { wait, wake }
 }
 
-/** A watch, and what wakes it: the entries of a local commit, or anything else (the table must be read). */
-interface Watcher {
-  readonly watch: Watch
-  readonly hand: (entries: ReadonlyArray<Table.Entry>) => void
-  readonly stale: () => void
-  /** The highest seq handed over: a poll's row up to it is not news. */
-  readonly handedUpTo: () => number
+/** A new watch: stale (its first `take` asks for a read). */
+const newWatch = (): Watch => {
+  const { wait, wake } = signal()
+  return { wait, wake, handed: [], stale: true, upTo: 0 }
 }
 
-const watcher = (): Watcher => {
-  const { wait, wake } = signal()
-  let handed: Array<Table.Entry> = []
-  let stale = true
-  let upTo = 0
-  return {
-    watch: {
-      wait,
-      wake,
-      take: () => {
-        const out = handed
-        if (out.length > 0) handed = []
-        if (!stale) return out
-        stale = false
-        return undefined
-      }
-    },
-    hand: (entries) => {
-      for (const entry of entries) handed.push(entry)
-      upTo = Math.max(upTo, entries[entries.length - 1]!.seq)
-      wake()
-    },
-    stale: () => {
-      stale = true
-      wake()
-    },
-    handedUpTo: () => upTo
-  }
+/** Hands `entries` (not empty) over to `watch`, and wakes it. */
+const handOver = (watch: Watch, entries: ReadonlyArray<Table.Entry>): void => {
+  for (const entry of entries) watch.handed.push(entry)
+  watch.upTo = Math.max(watch.upTo, entries[entries.length - 1]!.seq)
+  watch.wake()
+}
+
+/** Wakes `watch`, which must read the table. */
+const markStale = (watch: Watch): void => {
+  watch.stale = true
+  watch.wake()
 }
 
 /** The registry: the watchers of the open streams, by quote. */
 const registry = () => {
-  const watchers = new Map<string, Set<Watcher>>()
+  const watchers = new Map<string, Set<Watch>>()
   /** Tells quote `requestId`'s watchers that it may have news, seq `seq` at most (any when absent). */
   const wake = (requestId: string, seq?: number) => {
     const set = watchers.get(requestId)
     if (set === undefined) return
-    for (const each of set) if (seq === undefined || seq > each.handedUpTo()) each.stale()
+    for (const each of set) if (seq === undefined || seq > each.upTo) markStale(each)
   }
   const hand = (requestId: string, entries: ReadonlyArray<Table.Entry>) => {
     const set = watchers.get(requestId)
     if (set === undefined) return
     for (const each of set) {
-      if (entries.length > 0) each.hand(entries)
-      else each.stale()
+      if (entries.length > 0) handOver(each, entries)
+      else markStale(each)
     }
   }
   const wakeAll = () => {
@@ -138,7 +132,7 @@ const registry = () => {
   const watch = (requestId: string) =>
     Effect.acquireRelease(
       Effect.sync(() => {
-        const added = watcher()
+        const added = newWatch()
         const set = watchers.get(requestId) ?? new Set()
         set.add(added)
         watchers.set(requestId, set)
@@ -150,7 +144,7 @@ const registry = () => {
           set?.delete(removed)
           if (set?.size === 0) watchers.delete(requestId)
         })
-    ).pipe(Effect.map((added) => added.watch))
+    )
   return { watchers, wake, hand, wakeAll, watch }
 }
 
