@@ -11,8 +11,9 @@
  *
  * A problem with the file names its line, never its content: a line that is
  * not a JSON object, a JSON line without one of the fields, a CSV row with
- * more fields than its header or without one of the card's columns (its
- * fields would be shifted; other columns may be left off at its end). The
+ * more fields than its header (but empty ones at its end) or without one of
+ * the card's columns (its fields would be shifted; other columns may be left
+ * off at its end). The
  * card number and PIN are `Redacted` from the moment they are read; each card
  * is validated (`Card.validate`) when it is submitted, so one bad card (an
  * empty PIN, a field too long) is one failed card, not a failed batch.
@@ -145,8 +146,11 @@ export const parser = (): Parser => {
     const values = splitCsvLine(text)
     if (Result.isFailure(values)) return refuse(line, values.failure)
     // a row wider than its header, or without one of the card's columns, has shifted fields (a PIN
-    // read as the product line, and written out as one); only other columns may be left off at its end
-    if (values.success.length > format.width || values.success.length < format.needed) {
+    // read as the product line, and written out as one); only other columns may be left off at its
+    // end, and only empty fields added there (a trailing comma)
+    const wider = values.success.length > format.width &&
+      values.success.slice(format.width).some((value) => value !== "")
+    if (wider || values.success.length < format.needed) {
       return refuse(line, `${values.success.length} fields where the header names ${format.width}`)
     }
     const [cardNumber, pinNumber, productLineId] = format.columns.map((column) => values.success[column]!)

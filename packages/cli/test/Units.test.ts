@@ -38,6 +38,9 @@ describe("BatchFile", () => {
       .toEqual([{ line: 1, cardNumber: "1", pinNumber: "2", productLineId: "1000" }])
     expect(plain(Result.getOrThrow(BatchFile.parse("cardNumber,pinNumber,productLineId\n1,,\n"))))
       .toEqual([{ line: 2, cardNumber: "1", pinNumber: "", productLineId: "" }])
+    // a trailing comma (an empty field past the header) shifts nothing
+    expect(plain(Result.getOrThrow(BatchFile.parse("cardNumber,pinNumber,productLineId\n1,2,1000,\n"))))
+      .toEqual([{ line: 2, cardNumber: "1", pinNumber: "2", productLineId: "1000" }])
     expect(Result.getOrThrow(BatchFile.parse(""))).toEqual([])
   })
 
