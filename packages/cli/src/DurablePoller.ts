@@ -45,11 +45,8 @@ import type { ServeError } from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import type * as Scope from "effect/Scope"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Connection from "./Connection.js"
 import { CliError, ExitCode } from "./ExitCode.js"
@@ -249,20 +246,18 @@ export const databaseFile: Config.Config<string> = Config.String("GCX_DATABASE_F
 )
 
 /**
- * The embedded database of a process that quotes against the embedded
- * sandbox: a file in a folder of its own (private to the user), removed with
- * the scope. Its quotes cannot outlive the process (their transactions end
- * with the sandbox), and the quotes of `GCX_DATABASE_FILE` belong to a real
- * service: they are never resumed against a sandbox, where they would fail
- * for good (`TransactionNotFound`).
+ * The embedded database of the quotes made on the embedded sandbox: a file of
+ * their own beside `filename` (`.gcx/gcx.db` gives `.gcx/gcx.sandbox.db`). The
+ * quotes of `filename` belong to a real service: they are never resumed
+ * against a sandbox, where they would fail for good (`TransactionNotFound`).
+ * The sandbox's quotes can be shown later (`gcx result --embedded`); one
+ * still running when its process ended cannot be resumed (its transaction
+ * ended with that sandbox).
  */
-export const throwawayDatabase: Effect.Effect<string, never, Scope.Scope> = Effect.map(
-  Effect.acquireRelease(
-    Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-embedded-sandbox-"))),
-    (folder) => Effect.sync(() => Fs.rmSync(folder, { recursive: true, force: true }))
-  ),
-  (folder) => Path.join(folder, "gcx.db")
-)
+export const sandboxDatabaseFile = (filename: string): string => {
+  const parsed = Path.parse(filename)
+  return Path.join(parsed.dir, `${parsed.name}.sandbox${parsed.ext === "" ? ".db" : parsed.ext}`)
+}
 
 /** What the durable layers of the CLI fail with: configuration, or the embedded database. */
 type LayerError =
@@ -320,7 +315,8 @@ export const layerQuotes = <E>(
       )
       return clientOnly
     }
-    const filename = embeddedSandbox ? yield* throwawayDatabase : yield* databaseFile
+    const file = yield* databaseFile
+    const filename = embeddedSandbox ? sandboxDatabaseFile(file) : file
     const embedded: Quotes<E> = Embedded.layerQuotes({ filename }).pipe(Layer.provide(client))
     return embedded
   })).pipe(Layer.provide(CardCipher.layerConfig()))
@@ -336,8 +332,8 @@ export interface LayerOptions extends Options {
  * environment. A client-only node (`GCX_DATABASE_URL`) submits to runners that
  * serve real customers, so it never falls back to the embedded sandbox
  * (`Connection.Fallback` `"none"`); nor does a command given `fallback`
- * `"none"`. On the embedded sandbox, the quotes are kept in a throwaway
- * database (`throwawayDatabase`), never in `GCX_DATABASE_FILE`. An embedded
+ * `"none"`. On the embedded sandbox, the quotes are kept in a file of their
+ * own (`sandboxDatabaseFile`), never in `GCX_DATABASE_FILE`. An embedded
  * database that another process holds is a `CliError` (exit 2); one that
  * cannot be opened otherwise is a `JournalError` (the durable store is the
  * quotes' journal).

@@ -87,9 +87,10 @@ describe.concurrent("gcx --durable", () => {
           /^gcx: the durable quote \w+ was recorded, but its transaction was on the embedded sandbox, which ends with this process: it cannot be resumed/m
         )
         expect(interrupted.stderr).not.toContain("goes on")
-        // its database was a throwaway one: the quotes of GCX_DATABASE_FILE (a real service's) are
-        // never opened, so never resumed against the embedded sandbox
+        // its database is the embedded sandbox's own: the quotes of GCX_DATABASE_FILE (a real service's)
+        // are never opened, so never resumed against the embedded sandbox
         expect(Fs.existsSync(GCX_DATABASE_FILE)).toBe(false)
+        expect(Fs.existsSync(DurablePoller.sandboxDatabaseFile(GCX_DATABASE_FILE))).toBe(true)
       }))
   })
 

@@ -2,7 +2,7 @@
  * `gcx serve`'s wiring (`run/Serve`), in process: the embedded deployment on
  * SQLite in a temporary file over a sandbox in the test process, a free port,
  * the address line, and a quote over real HTTP; with `--embedded`, the
- * quotes in a throwaway database, never in `GCX_DATABASE_FILE`. The API keys, rate
+ * quotes in the embedded sandbox's own file, never in `GCX_DATABASE_FILE`. The API keys, rate
  * limits and event log are stand-ins given to `run` (their real layers are
  * the keys and events engineers', wired at merge); the gateway itself is
  * tested in `@gcx/gateway`.
@@ -16,6 +16,7 @@ import { ConfigProvider, Console, Effect, Fiber, Layer, Option, Redacted, Result
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as DurablePoller from "../src/DurablePoller.js"
 import * as Serve from "../src/run/Serve.js"
 import { connectionFlags, envFor, sandbox } from "./helpers.js"
 
@@ -66,7 +67,7 @@ const addressLine = (printed: ReadonlyArray<string>) =>
   })
 
 describe("gcx serve --embedded", () => {
-  it.live("keeps its quotes in a throwaway database: the quotes of GCX_DATABASE_FILE are never resumed on a sandbox", () =>
+  it.live("keeps its quotes in a file of their own: the quotes of GCX_DATABASE_FILE are never resumed on a sandbox", () =>
     Effect.gen(function*() {
       const filename = yield* databaseFile
       const printed: Array<string> = []
@@ -74,7 +75,11 @@ describe("gcx serve --embedded", () => {
       const fiber = yield* serving(connectionFlags({ embedded: true }), env, printed).pipe(Effect.forkScoped)
       const line = yield* addressLine(printed)
       expect(line).toMatch(
-        /^gcx serve http:\/\/127\.0\.0\.1:\d+ \(embedded on a throwaway database \(the embedded sandbox\);/
+        new RegExp(
+          `^gcx serve http://127\\.0\\.0\\.1:\\d+ \\(embedded on ${
+            DurablePoller.sandboxDatabaseFile(filename)
+          } \\(the embedded sandbox's quotes\\);`
+        )
       )
       const health = yield* Effect.promise(() =>
         fetch(`${line!.split(" ")[2]}/healthz`).then((response) => response.status)

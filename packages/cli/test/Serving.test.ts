@@ -66,13 +66,12 @@ describe.concurrent("commands that serve never invent a service", () => {
       })
       expectRefused(output, "result")
       expect(Fs.existsSync(database)).toBe(false)
-      // nor with --embedded: the embedded sandbox has no quote to show
+      // with --embedded, the embedded sandbox's quotes (a file of their own), never the real service's
       const embedded = yield* gcx(["result", "f".repeat(32), "--embedded"], {
         env: { GCX_DATA_KEY: nodeEnv.GCX_DATA_KEY, GCX_DATABASE_FILE: database }
       })
       expect(embedded.code).toBe(2)
-      expect(embedded.stderr).toContain("gcx result takes no --embedded")
-      expect(embedded.stderr).not.toContain("using the embedded sandbox")
+      expect(embedded.stderr).toContain(`no durable quote was submitted with requestId '${"f".repeat(32)}'`)
       expect(Fs.existsSync(database)).toBe(false)
     }))
 

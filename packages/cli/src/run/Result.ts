@@ -4,7 +4,8 @@
  * is said so (exit 5, with the command that waits); with `--wait`, it is awaited for `--timeout`
  * seconds at most. A requestId no quote was submitted with is a usage error (exit 2). It never falls
  * back to the embedded sandbox: without connection settings it exits 2 naming them (a quote resumed
- * against a sandbox would fail for good). A quote whose
+ * against a sandbox would fail for good); with `--embedded`, it shows the embedded sandbox's quotes
+ * (`DurablePoller.sandboxDatabaseFile`). A quote whose
  * POST failed while its transaction may exist ends with the flags that learn it (as `gcx quote
  * --durable` says them). An outcome shown settles the card's claim on the quote: the card's next
  * `gcx quote --durable` is a new quote. Its flags are in `commands/Result`.
@@ -47,22 +48,11 @@ const pending = (requestId: string, why: string) =>
 /** The `result` command's handler. */
 export const handler = ({ connection, json, requestId, timeout, wait }: Flags) =>
   Effect.gen(function*() {
-    if (connection.embedded) return yield* Effect.fail(embeddedRefused)
     return yield* outcomeOf({ json, requestId, timeout, wait }).pipe(
       Quote.withResumeHint(true),
       Effect.provide(DurablePoller.pollerLayer(connection, { fallback: "none" }))
     )
   })
-
-/**
- * `--embedded`: the quotes of `GCX_DATABASE_FILE` and `GCX_DATABASE_URL` belong to a service, and the
- * embedded sandbox's end with their process: there is nothing for it to show.
- */
-const embeddedRefused = new ExitCode.CliError({
-  code: ExitCode.ExitCode.Usage,
-  message: "gcx result takes no --embedded: a durable quote belongs to the service it was submitted to (give its " +
-    "GCX_* variables), and one on the embedded sandbox ended with its process"
-})
 
 const outcomeOf = ({ json, requestId, timeout, wait }: Omit<Flags, "connection">) =>
   Effect.gen(function*() {

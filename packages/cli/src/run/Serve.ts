@@ -82,10 +82,8 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
       const filename = yield* DurablePoller.databaseFile
       // embedded, the keys are in a file of their own, shared with `gcx serve keys` (one layer: one cache, one connection)
       const keys: Keys = Option.isSome(url) ? ApiKeys.layer : ApiKeys.layerFile(yield* ApiKeys.fileConfig(filename))
-      // on the embedded sandbox, the quotes end with the process: never in the file of a real service's quotes
-      const quotesFile = flags.connection.embedded && Option.isNone(url)
-        ? yield* DurablePoller.throwawayDatabase
-        : filename
+      // the embedded sandbox's quotes: never in the file of a real service's quotes
+      const quotesFile = flags.connection.embedded ? DurablePoller.sandboxDatabaseFile(filename) : filename
       const quotes: Layer.Layer<
         DurableQuotes.DurableQuotes | SqlClient.SqlClient,
         Config.ConfigError | SqlError.SqlError | QuoteJournal.JournalError | CardCipher.UnsealError,
@@ -95,7 +93,7 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
         : Embedded.layerQuotes({ filename: quotesFile }, WebhookDelivery.layerNode({}, keys))
       const where = Option.isSome(url)
         ? `client-only on the runners of ${DurablePoller.where(url.value)}`
-        : `embedded on ${flags.connection.embedded ? "a throwaway database (the embedded sandbox)" : filename}`
+        : `embedded on ${quotesFile}${flags.connection.embedded ? " (the embedded sandbox's quotes)" : ""}`
       const context = yield* Layer.build(
         Gateway.layerConfig({ port, host: Option.getOrUndefined(flags.host) }).pipe(
           Layer.provideMerge(services ?? callers(keys)),
