@@ -48,14 +48,6 @@ const pending = (requestId: string, why: string) =>
 /** The `result` command's handler. */
 export const handler = ({ connection, json, requestId, timeout, wait }: Flags) =>
   Effect.gen(function*() {
-    return yield* outcomeOf({ json, requestId, timeout, wait }).pipe(
-      Quote.withResumeHint(true),
-      Effect.provide(DurablePoller.pollerLayer(connection, { fallback: "none" }))
-    )
-  })
-
-const outcomeOf = ({ json, requestId, timeout, wait }: Omit<Flags, "connection">) =>
-  Effect.gen(function*() {
     const quotes = yield* DurableQuotes.DurableQuotes
     const outcome = wait
       ? quotes.result(requestId).pipe(
@@ -79,4 +71,4 @@ const outcomeOf = ({ json, requestId, timeout, wait }: Omit<Flags, "connection">
       () => Stream.concat(Stream.fromEffect(DurablePoller.terminalEvent(exit.value, undefined)), settle),
       json
     )
-  })
+  }).pipe(Quote.withResumeHint(true), Effect.provide(DurablePoller.pollerLayer(connection, { fallback: "none" })))
