@@ -61,7 +61,15 @@ export const checks = async ({ app, postgres, runtime, version }: Options): Prom
     const submitted = quoted.stdout.split("\n").find((line) => line.includes(`"_tag":"Submitted"`))
     const requestId = submitted === undefined ? undefined : JSON.parse(submitted).requestId
     if (typeof requestId !== "string") return failed(quoted)
-    const done = completedQuote(gcxRun(["result", requestId, "--wait", "--json", "--embedded"], node, 120_000))
+    const read = gcxRun(["result", requestId, "--wait", "--json", "--embedded"], node, 120_000)
+    // a client-only node says it reads the quotes of its database: it submits nothing
+    if (
+      node.GCX_DATABASE_URL !== undefined &&
+      !/^gcx: client-only, reading the durable quotes of PostgreSQL /m.test(read.stderr)
+    ) {
+      return failed(read)
+    }
+    const done = completedQuote(read)
     return typeof done === "string" ? `gcx result ${requestId}: ${done}` : done
   }
 
@@ -195,7 +203,11 @@ process.on("exit", () => process.stderr.write("\\nstart-probe " + JSON.stringify
         const done = completedQuote(quoted)
         if (typeof done !== "string") return { fail: `${done.fail}\nrunner:\n${runner.output().trim()}` }
         // a client-only node says where it submits, and shows the runner's events (Submitted) before the outcome
-        if (!/^gcx: --durable: client-only, submitting to the runners of PostgreSQL /m.test(quoted.stderr)) {
+        // … and, with its runner alive, not that its quotes wait for one
+        if (
+          !/^gcx: --durable: client-only, submitting to the runners of PostgreSQL /m.test(quoted.stderr) ||
+          quoted.stderr.includes("gcx: no runner of")
+        ) {
           return failed(quoted)
         }
         if (!quoted.stdout.split("\n").some((line) => line.includes(`"_tag":"Submitted"`))) return failed(quoted)

@@ -40,6 +40,8 @@ export interface BatchKey {
   readonly secret: Redacted.Redacted<Uint8Array>
   /** Where it came from, for messages: `GCX_BATCH_KEY`, the key file's path, or `this run`. */
   readonly source: string
+  /** The key file this run created (a new results file), if it did: see `discardCreated`. */
+  readonly created?: string | undefined
 }
 
 /** `GCX_BATCH_KEY`: the batch key, when set. */
@@ -185,7 +187,7 @@ export const resolve = (
           const temporary = `${path}.${process.pid}.tmp`
           yield* fs.writeFileString(temporary, `${text}\n`, { flag: "w", mode: 0o600 })
           yield* fs.link(temporary, path).pipe(Effect.ensuring(Effect.ignore(fs.remove(temporary))))
-          return fromText(text, path)
+          return { ...fromText(text, path), created: path }
         })
     })
     if (Option.isSome(keyId) && keyId.value !== id(key)) {
@@ -196,3 +198,13 @@ export const resolve = (
     }
     return key
   })
+
+/**
+ * Removes the key file `key`'s run created, if it did: for a batch refused
+ * before its results file is written (a bad input file), which leaves nothing
+ * behind. A key file found, or `GCX_BATCH_KEY`, is never touched.
+ */
+export const discardCreated = (key: BatchKey): Effect.Effect<void, never, FileSystem.FileSystem> =>
+  key.created === undefined
+    ? Effect.void
+    : Effect.flatMap(FileSystem.FileSystem, (fs) => Effect.ignore(fs.remove(key.created!)))

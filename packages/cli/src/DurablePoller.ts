@@ -293,6 +293,34 @@ export const databaseUrl: Config.Config<Option.Option<Redacted.Redacted<string>>
 )
 
 /**
+ * What a command does with the durable quotes: submits them (`quote`, `batch`),
+ * or reads the outcomes recorded (`result`). A client-only node says which, and where.
+ */
+export type Purpose = "submit" | "read"
+
+/** The line a client-only node writes to stderr when it starts: what it does, on which database. */
+const announcement = (purpose: Purpose, databaseUrl: Redacted.Redacted<string>): string =>
+  purpose === "read"
+    ? `gcx: client-only, reading the durable quotes of ${where(databaseUrl)}`
+    : `gcx: --durable: client-only, submitting to the runners of ${where(databaseUrl)}`
+
+/**
+ * Says on stderr when no runner of the database is alive (`Runner.liveRunners`): a client-only
+ * node's quotes then wait, silent, until one starts. Says nothing when the runners cannot be counted.
+ */
+const noRunnerNotice = (databaseUrl: Redacted.Redacted<string>) =>
+  Runner.liveRunners.pipe(
+    Effect.flatMap((live) =>
+      live === 0
+        ? Console.error(
+          `gcx: no runner of ${where(databaseUrl)} is alive: the quotes wait until one starts (gcx runner)`
+        )
+        : Effect.void
+    ),
+    Effect.ignore
+  )
+
+/**
  * The durable quotes of `--durable` over an exchange client: client-only when
  * `databaseUrl` (`GCX_DATABASE_URL`) is given, embedded on SQLite otherwise. The one place that
  * picks the deployment.
@@ -300,16 +328,21 @@ export const databaseUrl: Config.Config<Option.Option<Redacted.Redacted<string>>
 export const layerQuotes = <E>(
   client: Layer.Layer<ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig, E>,
   databaseUrl: Option.Option<Redacted.Redacted<string>>,
-  embeddedSandbox = false
+  embeddedSandbox = false,
+  purpose: Purpose = "submit"
 ): Layer.Layer<
   DurableQuotes.DurableQuotes | QuotePoller.QuotePoller | QuoteEvents.QuoteEvents,
   E | LayerError
 > =>
   Layer.unwrap(Effect.gen(function*() {
     if (Option.isSome(databaseUrl)) {
-      yield* Console.error(`gcx: --durable: client-only, submitting to the runners of ${where(databaseUrl.value)}`)
+      yield* Console.error(announcement(purpose, databaseUrl.value))
       const deployment = clientDeployment(databaseUrl.value)
-      const clientOnly: Quotes<E> = Layer.merge(DurableQuotes.layer(), EventRelay.layerSubscriber).pipe(
+      const clientOnly: Quotes<E> = Layer.mergeAll(
+        DurableQuotes.layer(),
+        EventRelay.layerSubscriber,
+        Layer.effectDiscard(noRunnerNotice(databaseUrl.value))
+      ).pipe(
         Layer.provideMerge(deployment),
         Layer.provideMerge(Connection.withPoller(client))
       )
@@ -325,6 +358,8 @@ export const layerQuotes = <E>(
 export interface LayerOptions extends Options {
   /** `"none"` for a command that must not invent a service (`gcx result`); `"embedded"` by default. */
   readonly fallback?: Connection.Fallback | undefined
+  /** What the command does with the quotes; `"submit"` by default. */
+  readonly purpose?: Purpose | undefined
 }
 
 /**
@@ -356,7 +391,7 @@ export const pollerLayer = (
     const embeddedSandbox = Option.isSome(yield* Connection.embeddedReason(flags, fallback))
     const relayed = Option.isSome(url)
     return Layer.effect(QuotePoller.QuotePoller, durablePoller({ ...options, embeddedSandbox, relayed })).pipe(
-      Layer.provideMerge(layerQuotes(client, url, embeddedSandbox)),
+      Layer.provideMerge(layerQuotes(client, url, embeddedSandbox, options?.purpose)),
       Layer.provideMerge(client),
       Layer.catchTag(
         "SqlError",

@@ -123,6 +123,15 @@ describe.concurrent("gcx batch", () => {
         expect(header.code).toBe(2)
         expect(header.stderr).toContain("error: batch file: line 1: the CSV header must name cardNumber")
 
+        // refused with --out: neither the results file nor its new key file is left behind
+        const out = Path.join(directory, "refused.jsonl")
+        const wide = file("wide.csv", `cardNumber,pinNumber,productLineId\n${Cards.success},${pin},1000,extra\n`)
+        const refused = yield* gcx(["batch", wide, "--out", out], { env: envFor(server) })
+        expect(refused.code).toBe(2)
+        expect(refused.stderr).toContain("batch file: line 2: 4 fields where the header names 3")
+        expect(Fs.existsSync(out)).toBe(false)
+        expect(Fs.existsSync(`${out}.key`)).toBe(false)
+
         const missing = yield* gcx(["batch", Path.join(directory, "nowhere.csv")], { env: envFor(server) })
         expect(missing.code).toBe(2)
         expect((yield* server.journal).requests.createQuote).toBe(0)

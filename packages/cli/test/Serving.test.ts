@@ -4,15 +4,16 @@
  * to the database, and use the embedded sandbox only with an explicit `--embedded`. The interactive commands keep
  * their fallback. Each runs the real `gcx` in a child process.
  */
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it, layer } from "@effect/vitest"
 import { TestData } from "@gcx/sandbox"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Certificates from "../../workflow/test/utils/certificates.js"
+import * as TestPg from "../../workflow/test/utils/postgres.js"
 import { cardArgs, gcx } from "./helpers.js"
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gcx-serving-test-"))
@@ -196,3 +197,24 @@ describe.concurrent("commands that serve never invent a service", () => {
       expect(output.code).toBe(0)
     }))
 })
+
+layer(Layer.provideMerge(TestPg.layerClient, TestPg.layer()), { excludeTestServices: true, timeout: 120_000 })(
+  "a client-only node on a database without runners",
+  (it) => {
+    it.effect("gcx result says it reads, and that no runner is alive: its quotes would wait", () =>
+      Effect.gen(function*() {
+        const db = yield* TestPg.PgTestDatabase
+        const output = yield* gcx(["result", "f".repeat(32), "--embedded"], {
+          env: { ...nodeEnv, ...Certificates.make("no-runner").env, GCX_DATABASE_URL: db.urlString }
+        })
+        const host = `127.0.0.1:${db.port}`
+        expect(output.stderr).toContain(`gcx: client-only, reading the durable quotes of PostgreSQL ${host}`)
+        expect(output.stderr).toContain(
+          `gcx: no runner of PostgreSQL ${host}`
+        )
+        expect(output.stderr).toContain("is alive: the quotes wait until one starts (gcx runner)")
+        expect(output.stderr).not.toContain("submitting")
+        expect(output.code).not.toBe(0)
+      }))
+  }
+)

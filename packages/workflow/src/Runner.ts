@@ -34,7 +34,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import type * as SocketServer from "effect/socket/SocketServer"
-import type * as SqlClient from "effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import type * as CardCipher from "./CardCipher.js"
@@ -235,6 +235,23 @@ export const layerClient = (
     }))),
     Layer.provideMerge(Database.layer(options.databaseUrl))
   )
+
+/** `shardingConfig`'s `shardLockExpiration`, in seconds. */
+const expirationSeconds = Duration.toSeconds(Duration.fromInputUnsafe(shardingConfig.shardLockExpiration ?? 0))
+
+/**
+ * How many runners share the database now: the healthy ones whose heartbeat is younger than
+ * `shardingConfig`'s `shardLockExpiration`, as the runners count each other. A client-only node that
+ * finds none can say so: its quotes wait until a runner starts.
+ */
+export const liveRunners: Effect.Effect<number, SqlError.SqlError, SqlClient.SqlClient> = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql<{ readonly live: number | string }>`SELECT count(*) AS live FROM cluster_runners
+      WHERE healthy AND last_heartbeat > now() - make_interval(secs => ${expirationSeconds})`.pipe(
+      Effect.map((rows) => Number(rows[0]?.live ?? 0))
+    )
+)
 
 /** A client-only node from `GCX_DATABASE_URL`, with the security and limits of `ClusterSecurity`'s configs. */
 export const layerClientConfig = (

@@ -181,7 +181,10 @@ export const run = (
       onNone: () => BatchKey.ephemeral,
       onSome: (target) => BatchKey.resolve(target.path, Option.map(loaded, ({ header }) => header.keyId))
     })
-    const found = yield* scan(input.file, (row) => BatchKey.fingerprint(key, row), loaded)
+    // a file refused before any quote leaves no key file behind
+    const found = yield* scan(input.file, (row) => BatchKey.fingerprint(key, row), loaded).pipe(
+      Effect.onError(() => BatchKey.discardCreated(key))
+    )
     const mode = yield* Render.mode(input.json)
     // with --json, stdout holds only the result lines
     const say = mode === "json" ? Console.error : Console.log

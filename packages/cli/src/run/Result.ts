@@ -71,4 +71,7 @@ export const handler = ({ connection, json, requestId, timeout, wait }: Flags) =
       () => Stream.concat(Stream.fromEffect(DurablePoller.terminalEvent(exit.value, undefined)), settle),
       json
     )
-  }).pipe(Quote.withResumeHint(true), Effect.provide(DurablePoller.pollerLayer(connection, { fallback: "none" })))
+  }).pipe(
+    Quote.withResumeHint(true),
+    Effect.provide(DurablePoller.pollerLayer(connection, { fallback: "none", purpose: "read" }))
+  )
