@@ -23,7 +23,7 @@ import * as Quote from "@gcx/core/Quote"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import { maskCardNumber } from "@gcx/core/Redaction"
 import type * as ExchangeClient from "@gcx/http/ExchangeClient"
-import type * as ExchangeConfig from "@gcx/http/ExchangeConfig"
+import * as ExchangeConfig from "@gcx/http/ExchangeConfig"
 import * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import * as QuoteJournal from "@gcx/poller/QuoteJournal"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
@@ -34,6 +34,7 @@ import * as Embedded from "@gcx/workflow/Embedded"
 import * as EventRelay from "@gcx/workflow/EventRelay"
 import type * as QuoteWorkflow from "@gcx/workflow/QuoteWorkflow"
 import * as Runner from "@gcx/workflow/Runner"
+import * as ServiceBinding from "@gcx/workflow/ServiceBinding"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
@@ -64,24 +65,45 @@ const lockedOrUnopened = <A>(error: SqlError.SqlError): Layer.Layer<A, QuoteJour
     ? Layer.effectContext(Effect.fail(new CliError({ code: ExitCode.Usage, message: `database: ${error.message}` })))
     : unopened<A>(error.message)
 
+/** A database that holds another service's quotes (`ServiceBinding`): a setup to change, exit 2. */
+export const serviceMismatch = <A>(error: ServiceBinding.ServiceMismatch): Layer.Layer<A, CliError> =>
+  Layer.effectContext(Effect.fail(new CliError({ code: ExitCode.Usage, message: `database: ${error.message}` })))
+
 /**
  * The deployment of a client-only node on the runners of `databaseUrl`
  * (`@gcx/workflow/Runner`), authenticated as `ClusterSecurity.securityConfig` says
- * (`GCX_RUNNER_TLS_*`, or `GCX_RUNNER_INSECURE_LOOPBACK=true`). A database that cannot be reached is a
- * `JournalError` that names it, as for the embedded file: the durable store is
- * the quotes' journal.
+ * (`GCX_RUNNER_TLS_*`, or `GCX_RUNNER_INSECURE_LOOPBACK=true`), the database bound to `service`
+ * when given (`ServiceBinding`; a `CliError`, exit 2, when it holds another's). A database that
+ * cannot be reached or read is a `JournalError` that names it, as for the embedded file: the
+ * durable store is the quotes' journal.
  */
 export const clientDeployment = (
-  databaseUrl: Redacted.Redacted<string>
-): Layer.Layer<Runner.Services, Config.ConfigError | QuoteJournal.JournalError> =>
+  databaseUrl: Redacted.Redacted<string>,
+  service?: ServiceBinding.Identity | undefined
+): Layer.Layer<Runner.Services, Config.ConfigError | QuoteJournal.JournalError | CliError> =>
   Layer.unwrap(
     Effect.map(
       Effect.all({ security: ClusterSecurity.securityConfig(), limits: ClusterSecurity.limitsConfig }),
-      ({ limits, security }) => Runner.layerClient({ databaseUrl, security, limits })
+      ({ limits, security }) => Runner.layerClient({ databaseUrl, security, limits, service })
     )
   ).pipe(
-    Layer.catchTag("DatabaseUnreachable", (error) => unopened<Runner.Services>(error.message))
+    Layer.catchTag("DatabaseUnreachable", (error) => unopened<Runner.Services>(error.message)),
+    Layer.catchTag("SqlError", (error) => unopened<Runner.Services>(error.message)),
+    Layer.catchTag("ServiceMismatch", serviceMismatch<Runner.Services>)
   )
+
+/**
+ * `make` given the service of `client`'s configuration (`ServiceBinding.identityOf`), or none
+ * when `bound` is false (the embedded sandbox's quotes), and built over `client`.
+ */
+export const withService = <A, E, R, E2>(
+  client: Layer.Layer<ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig, E2>,
+  bound: boolean,
+  make: (service: ServiceBinding.Identity | undefined) => Layer.Layer<A, E, R>
+): Layer.Layer<A, E | E2, Exclude<R, ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig>> =>
+  Layer.unwrap(
+    Effect.map(ExchangeConfig.ExchangeConfig, (config) => make(bound ? ServiceBinding.identityOf(config) : undefined))
+  ).pipe(Layer.provide(client))
 
 /**
  * A durable quote's failure as the CLI reports it: an unknown requestId is a bad request; a card that cannot be
@@ -263,6 +285,7 @@ export const sandboxDatabaseFile = (filename: string): string => {
 type LayerError =
   | Config.ConfigError
   | QuoteJournal.JournalError
+  | CliError
   | Layer.Error<ReturnType<typeof Embedded.layerQuotes<never, never>>>
 
 /** The services `--durable` provides to the commands. */
@@ -337,20 +360,24 @@ export const layerQuotes = <E>(
   Layer.unwrap(Effect.gen(function*() {
     if (Option.isSome(databaseUrl)) {
       yield* Console.error(announcement(purpose, databaseUrl.value))
-      const deployment = clientDeployment(databaseUrl.value)
-      const clientOnly: Quotes<E> = Layer.mergeAll(
-        DurableQuotes.layer(),
-        EventRelay.layerSubscriber,
-        Layer.effectDiscard(noRunnerNotice(databaseUrl.value))
-      ).pipe(
-        Layer.provideMerge(deployment),
-        Layer.provideMerge(Connection.withPoller(client))
-      )
+      const clientOnly: Quotes<E> = withService(client, !embeddedSandbox, (service) =>
+        Layer.mergeAll(
+          DurableQuotes.layer(),
+          EventRelay.layerSubscriber,
+          Layer.effectDiscard(noRunnerNotice(databaseUrl.value))
+        ).pipe(
+          Layer.provideMerge(clientDeployment(databaseUrl.value, service)),
+          Layer.provideMerge(Connection.withPoller(client))
+        ))
       return clientOnly
     }
     const file = yield* databaseFile
     const filename = embeddedSandbox ? sandboxDatabaseFile(file) : file
-    const embedded: Quotes<E> = Embedded.layerQuotes({ filename }).pipe(Layer.provide(client))
+    const embedded: Quotes<E> = withService(
+      client,
+      !embeddedSandbox,
+      (service) => Embedded.layerQuotes({ filename, service })
+    )
     return embedded
   })).pipe(Layer.provide(CardCipher.layerConfig()))
 
@@ -361,6 +388,14 @@ export interface LayerOptions extends Options {
   /** What the command does with the quotes; `"submit"` by default. */
   readonly purpose?: Purpose | undefined
 }
+
+/** What `pollerLayer` provides. */
+type Provided =
+  | DurableQuotes.DurableQuotes
+  | QuotePoller.QuotePoller
+  | QuoteEvents.QuoteEvents
+  | ExchangeClient.ExchangeClient
+  | ExchangeConfig.ExchangeConfig
 
 /**
  * The poller of `--durable` over the connection given by the flags and the
@@ -393,15 +428,7 @@ export const pollerLayer = (
     return Layer.effect(QuotePoller.QuotePoller, durablePoller({ ...options, embeddedSandbox, relayed })).pipe(
       Layer.provideMerge(layerQuotes(client, url, embeddedSandbox, options?.purpose)),
       Layer.provideMerge(client),
-      Layer.catchTag(
-        "SqlError",
-        lockedOrUnopened<
-          | DurableQuotes.DurableQuotes
-          | QuotePoller.QuotePoller
-          | QuoteEvents.QuoteEvents
-          | ExchangeClient.ExchangeClient
-          | ExchangeConfig.ExchangeConfig
-        >
-      )
+      Layer.catchTag("SqlError", lockedOrUnopened<Provided>),
+      Layer.catchTag("ServiceMismatch", serviceMismatch<Provided>)
     )
   }))

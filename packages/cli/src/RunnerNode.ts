@@ -3,11 +3,14 @@
  * the other commands never load the cluster's socket and PostgreSQL modules.
  */
 import * as WebhookDelivery from "@gcx/gateway/WebhookDelivery"
+import * as ExchangeConfig from "@gcx/http/ExchangeConfig"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as ClusterSecurity from "@gcx/workflow/ClusterSecurity"
 import * as Runner from "@gcx/workflow/Runner"
+import * as ServiceBinding from "@gcx/workflow/ServiceBinding"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -99,9 +102,13 @@ export const run = (options: Flags) =>
         const services = yield* Layer.build(
           Layer.merge(CardCipher.layerConfig(), Connection.layer(options.connection, "none"))
         )
+        // the database's service (`ServiceBinding`): not the embedded sandbox's, each on a port of its own
+        const service = options.connection.embedded
+          ? undefined
+          : ServiceBinding.identityOf(Context.get(services, ExchangeConfig.ExchangeConfig))
         yield* Layer.build(
           Runner.layerQuotes(
-            { databaseUrl, runnerAddress, listenAddress: listen, security: cluster, limits },
+            { databaseUrl, runnerAddress, listenAddress: listen, security: cluster, limits, service },
             undefined,
             // every runner: the cluster may run a gateway quote's webhook delivery on any of them
             WebhookDelivery.layerNode()
@@ -131,6 +138,8 @@ export const run = (options: Flags) =>
           Effect.fail(
             new ExitCode.CliError({ code: ExitCode.ExitCode.ServiceFailure, message: `database: ${error.message}` })
           ),
+        ServiceMismatch: (error) =>
+          Effect.fail(new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message: `database: ${error.message}` })),
         UnsealError: (error) =>
           Effect.fail(
             new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message: `the webhook secrets: ${error.message}` })

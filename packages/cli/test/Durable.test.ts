@@ -71,6 +71,34 @@ describe.concurrent("gcx --durable", () => {
       }))
   })
 
+  layer(sandbox({ timeScale: 0.05 }), { excludeTestServices: true })("a database of another service", (it) => {
+    it.effect("a database first used with one account refuses another, exit 2, before any quote is resumed or sent", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const env = durableEnv(server, "bound")
+        const first = yield* gcx(["quote", "--durable", ...cardArgs(Cards.instant)], { env })
+        expect(first.code, first.stderr).toBe(0)
+        const created = (yield* server.journal).requests.createQuote
+        const other = { ...env, GCX_CLIENT_ID: "another-partner-client" }
+        for (const args of [["quote", "--durable", ...cardArgs(Cards.instant)], ["result", "f".repeat(32)]]) {
+          const refused = yield* gcx(args, { env: other })
+          expect(refused.code).toBe(2)
+          expectOneErrorLine(
+            refused.stderr,
+            `database: this database's durable quotes belong to another account (GCX_CLIENT_ID) of ${
+              envFor(server).GCX_BASE_URL
+            }`,
+            "Use a database of its own for each service and account"
+          )
+          expect(refused.stderr).not.toContain("another-partner-client")
+        }
+        expect((yield* server.journal).requests.createQuote).toBe(created)
+        // with its own settings, it opens as before
+        const again = yield* gcx(["result", "f".repeat(32)], { env })
+        expect(again.stderr).toContain("no durable quote was submitted")
+      }))
+  })
+
   layer(sandbox({ timeScale: 0.3 }), { excludeTestServices: true })("interrupted on the embedded sandbox", (it) => {
     it.effect("Ctrl-C with no GCX_* connection settings says the quote cannot be resumed, not 'goes on'", () =>
       Effect.gen(function*() {

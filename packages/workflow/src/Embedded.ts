@@ -30,6 +30,7 @@ import type * as CardCipher from "./CardCipher.js"
 import * as DurableQuotes from "./DurableQuotes.js"
 import * as PrivateFiles from "./internal/privateFiles.js"
 import * as SqliteClient from "./internal/sqlite/SqliteClient.js"
+import * as ServiceBinding from "./ServiceBinding.js"
 
 /** Where the embedded database lives unless told. */
 export const defaultFilename = ".gcx/gcx.db"
@@ -57,6 +58,11 @@ export interface Options {
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
   /** SQLite's `synchronous` (see `Synchronous`). Default `NORMAL`. */
   readonly synchronous?: Synchronous | undefined
+  /**
+   * The service the file's quotes belong to (`ServiceBinding`): recorded on first use, and checked
+   * before any quote is resumed (`ServiceMismatch`). None: the file is not bound (a sandbox's).
+   */
+  readonly service?: ServiceBinding.Identity | undefined
 }
 
 /**
@@ -191,15 +197,19 @@ export const layerSqlite = (
   )
 }
 
-/** The deployment: the workflow engine of a single runner over SQLite in a file. */
+/**
+ * The deployment: the workflow engine of a single runner over SQLite in a file, bound to
+ * `options.service` (checked before the runner starts) when given.
+ */
 export const layer = (options: Options = {}): Layer.Layer<
   WorkflowEngine | Sharding.Sharding | MessageStorage.MessageStorage | SqlClient.SqlClient,
-  Config.ConfigError | SqlError.SqlError
+  Config.ConfigError | SqlError.SqlError | ServiceBinding.ServiceMismatch
 > => {
   const sharding = { ...shardingDefaults, ...options.sharding }
   return ClusterWorkflowEngine.layer.pipe(
     Layer.provideMerge(SingleRunner.layer({ runnerStorage: "memory", shardingConfig: sharding })),
     Layer.provide(NodeCrypto.layerDigest),
+    Layer.provideMerge(ServiceBinding.layer(options.service)),
     Layer.provideMerge(
       layerSqlite(options.filename, { synchronous: options.synchronous, oneShard: sharding.shardsPerGroup === 1 })
     )
@@ -221,7 +231,7 @@ export const layerQuotes = <E2 = never, R2 = never>(
   | QuoteEvents.QuoteEvents
   | DurableQuotes.Engine
   | SqlClient.SqlClient,
-  Config.ConfigError | SqlError.SqlError | E2,
+  Config.ConfigError | SqlError.SqlError | ServiceBinding.ServiceMismatch | E2,
   | ExchangeClient.ExchangeClient
   | CardCipher.CardCipher
   | Exclude<R2, WorkflowEngine | Sharding.Sharding | MessageStorage.MessageStorage | SqlClient.SqlClient>

@@ -44,6 +44,7 @@ import * as DurableQuotes from "./DurableQuotes.js"
 import * as EventRelay from "./EventRelay.js"
 import * as Transport from "./internal/cluster/transport.js"
 import * as Outcomes from "./Outcomes.js"
+import * as ServiceBinding from "./ServiceBinding.js"
 import * as ShardLog from "./ShardLog.js"
 
 /**
@@ -86,6 +87,17 @@ export type Services =
   | PgClient.PgClient
   | Outcomes.Outcomes
 
+/** What building a runner's deployment fails with. */
+export type RunnerError =
+  | Database.DatabaseUnreachable
+  | SocketServer.SocketServerError
+  | Config.ConfigError
+  | ServiceBinding.ServiceMismatch
+  | SqlError.SqlError
+
+/** What building a client-only node's deployment fails with. */
+export type ClientError = Exclude<RunnerError, SocketServer.SocketServerError>
+
 /** Settings of a runner. */
 export interface RunnerOptions {
   /** The PostgreSQL URL (`GCX_DATABASE_URL`). */
@@ -100,6 +112,11 @@ export interface RunnerOptions {
   readonly security: ClusterSecurity.Security
   /** Bounds of the connections; default `ClusterSecurity.defaultLimits`. */
   readonly limits?: ClusterSecurity.Limits | undefined
+  /**
+   * The service the database's quotes belong to (`ServiceBinding`): recorded on first use, and
+   * checked before the node joins the cluster (`ServiceMismatch`). None: not bound (a sandbox's).
+   */
+  readonly service?: ServiceBinding.Identity | undefined
 }
 
 /** Settings of a client-only node. */
@@ -112,6 +129,11 @@ export interface ClientOptions {
   readonly security: ClusterSecurity.Security
   /** Bounds of the connections; default `ClusterSecurity.defaultLimits`. */
   readonly limits?: ClusterSecurity.Limits | undefined
+  /**
+   * The service the database's quotes belong to (`ServiceBinding`): recorded on first use, and
+   * checked before the node joins the cluster (`ServiceMismatch`). None: not bound (a sandbox's).
+   */
+  readonly service?: ServiceBinding.Identity | undefined
 }
 
 /** `host:port` as a runner address: a non-empty host and a port in 1..65535. */
@@ -157,20 +179,22 @@ export const databaseUrlConfig: Config.Config<Redacted.Redacted> = Config.Redact
 /** A runner: serves its shards' workflows on `runnerAddress` and stores everything in PostgreSQL. */
 export const layer = (
   options: RunnerOptions
-): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError> =>
+): Layer.Layer<Services, RunnerError> =>
   Layer.merge(Outcomes.layerPublisher.pipe(Layer.provide(ClusterWorkflowEngine.layer)), Outcomes.layer).pipe(
-    Layer.provideMerge(Database.withSchemaLock(Transport.layerRunner({
-      security: options.security,
-      limits: options.limits ?? ClusterSecurity.defaultLimits,
-      shardingConfig: {
-        ...shardingConfig,
-        ...options.sharding,
-        runnerAddress: Option.some(options.runnerAddress),
-        runnerListenAddress: Option.fromNullishOr(options.listenAddress)
-      },
-      // the runner storage logs the shards it acquires and releases
-      runnerStorage: Layer.orDie(ShardLog.layerSql)
-    }))),
+    Layer.provideMerge(Database.withSchemaLock(
+      Transport.layerRunner({
+        security: options.security,
+        limits: options.limits ?? ClusterSecurity.defaultLimits,
+        shardingConfig: {
+          ...shardingConfig,
+          ...options.sharding,
+          runnerAddress: Option.some(options.runnerAddress),
+          runnerListenAddress: Option.fromNullishOr(options.listenAddress)
+        },
+        // the runner storage logs the shards it acquires and releases
+        runnerStorage: Layer.orDie(ShardLog.layerSql)
+      }).pipe(Layer.provideMerge(ServiceBinding.layer(options.service)))
+    )),
     Layer.provideMerge(Database.layer(options.databaseUrl))
   )
 
@@ -185,7 +209,7 @@ export const layerQuotes = <E2 = never, R2 = never>(
   outcomes?: Layer.Layer<never, E2, R2>
 ): Layer.Layer<
   Layer.Success<ReturnType<typeof DurableQuotes.layerRunner>> | Services,
-  Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError | SqlError.SqlError | E2,
+  RunnerError | E2,
   ExchangeClient.ExchangeClient | CardCipher.CardCipher | Exclude<R2, Services>
 > => {
   const deployment = layer(options)
@@ -201,7 +225,7 @@ export const layerQuotes = <E2 = never, R2 = never>(
  */
 export const layerConfig = (
   overrides?: Partial<Omit<RunnerOptions, "databaseUrl" | "runnerAddress">>
-): Layer.Layer<Services, Database.DatabaseUnreachable | SocketServer.SocketServerError | Config.ConfigError> =>
+): Layer.Layer<Services, RunnerError> =>
   Layer.unwrap(
     Config.all({
       databaseUrl: databaseUrlConfig,
@@ -217,7 +241,8 @@ export const layerConfig = (
           listenAddress: overrides?.listenAddress ?? Option.getOrUndefined(listenAddress),
           sharding: overrides?.sharding,
           security: overrides?.security ?? security,
-          limits: overrides?.limits ?? limits
+          limits: overrides?.limits ?? limits,
+          service: overrides?.service
         })
       )
     )
@@ -226,13 +251,15 @@ export const layerConfig = (
 /** A client-only node: submits workflows and reads their results, runs none. */
 export const layerClient = (
   options: ClientOptions
-): Layer.Layer<Services, Database.DatabaseUnreachable | Config.ConfigError> =>
+): Layer.Layer<Services, ClientError> =>
   Layer.merge(ClusterWorkflowEngine.layer, Outcomes.layer).pipe(
-    Layer.provideMerge(Database.withSchemaLock(Transport.layerClient({
-      security: options.security,
-      limits: options.limits ?? ClusterSecurity.defaultLimits,
-      shardingConfig: { ...shardingConfig, ...options.sharding, runnerAddress: Option.none() }
-    }))),
+    Layer.provideMerge(Database.withSchemaLock(
+      Transport.layerClient({
+        security: options.security,
+        limits: options.limits ?? ClusterSecurity.defaultLimits,
+        shardingConfig: { ...shardingConfig, ...options.sharding, runnerAddress: Option.none() }
+      }).pipe(Layer.provideMerge(ServiceBinding.layer(options.service)))
+    )),
     Layer.provideMerge(Database.layer(options.databaseUrl))
   )
 
@@ -256,7 +283,7 @@ export const liveRunners: Effect.Effect<number, SqlError.SqlError, SqlClient.Sql
 /** A client-only node from `GCX_DATABASE_URL`, with the security and limits of `ClusterSecurity`'s configs. */
 export const layerClientConfig = (
   overrides?: Partial<Omit<ClientOptions, "databaseUrl">>
-): Layer.Layer<Services, Database.DatabaseUnreachable | Config.ConfigError> =>
+): Layer.Layer<Services, ClientError> =>
   Layer.unwrap(
     Config.all({
       databaseUrl: databaseUrlConfig,
@@ -268,7 +295,8 @@ export const layerClientConfig = (
           databaseUrl,
           sharding: overrides?.sharding,
           security: overrides?.security ?? security,
-          limits: overrides?.limits ?? limits
+          limits: overrides?.limits ?? limits,
+          service: overrides?.service
         })
       )
     )

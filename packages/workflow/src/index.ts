@@ -15,6 +15,9 @@ export * as QuoteWorkflow from "./QuoteWorkflow.js"
 /** The requestIds of durable quotes: each belongs to one card (keyed fingerprint), with its workflow and its POST attempts. */
 export * as RequestIds from "./RequestIds.js"
 
+/** The service a durable database belongs to: recorded on first use, checked before any quote is resumed. */
+export * as ServiceBinding from "./ServiceBinding.js"
+
 /** The PostgreSQL connection of a deployment, and `DatabaseUnreachable`. */
 export * as Database from "./Database.js"
 

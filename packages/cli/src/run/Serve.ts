@@ -20,11 +20,13 @@ import * as Gateway from "@gcx/gateway/Gateway"
 import * as RateLimit from "@gcx/gateway/RateLimit"
 import * as WebhookDelivery from "@gcx/gateway/WebhookDelivery"
 import type * as ExchangeClient from "@gcx/http/ExchangeClient"
+import * as ExchangeConfig from "@gcx/http/ExchangeConfig"
 import type * as QuoteJournal from "@gcx/poller/QuoteJournal"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Embedded from "@gcx/workflow/Embedded"
 import * as EventLog from "@gcx/workflow/EventLog"
+import * as ServiceBinding from "@gcx/workflow/ServiceBinding"
 import type * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
@@ -84,13 +86,22 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
       const keys: Keys = Option.isSome(url) ? ApiKeys.layer : ApiKeys.layerFile(yield* ApiKeys.fileConfig(filename))
       // the embedded sandbox's quotes: never in the file of a real service's quotes
       const quotesFile = flags.connection.embedded ? DurablePoller.sandboxDatabaseFile(filename) : filename
+      // the database's service (`ServiceBinding`): not the embedded sandbox's, each on a port of its own
+      const service = flags.connection.embedded
+        ? undefined
+        : ServiceBinding.identityOf(Context.get(base, ExchangeConfig.ExchangeConfig))
       const quotes: Layer.Layer<
         DurableQuotes.DurableQuotes | SqlClient.SqlClient,
-        Config.ConfigError | SqlError.SqlError | QuoteJournal.JournalError | CardCipher.UnsealError,
+        | Config.ConfigError
+        | SqlError.SqlError
+        | QuoteJournal.JournalError
+        | CardCipher.UnsealError
+        | ServiceBinding.ServiceMismatch
+        | CliError,
         CardCipher.CardCipher | ExchangeClient.ExchangeClient
       > = Option.isSome(url)
-        ? DurableQuotes.layer().pipe(Layer.provideMerge(DurablePoller.clientDeployment(url.value)))
-        : Embedded.layerQuotes({ filename: quotesFile }, WebhookDelivery.layerNode({}, keys))
+        ? DurableQuotes.layer().pipe(Layer.provideMerge(DurablePoller.clientDeployment(url.value, service)))
+        : Embedded.layerQuotes({ filename: quotesFile, service }, WebhookDelivery.layerNode({}, keys))
       const where = Option.isSome(url)
         ? `client-only on the runners of ${DurablePoller.where(url.value)}`
         : `embedded on ${quotesFile}${flags.connection.embedded ? " (the embedded sandbox's quotes)" : ""}`
@@ -119,6 +130,7 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
           ),
         JournalError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
         UnknownDataKey: (error) => startFailure(ExitCode.Usage, `gcx serve: ${error.message}`),
+        ServiceMismatch: (error) => startFailure(ExitCode.Usage, `database: ${error.message}`),
         UnsealError: (error) => startFailure(ExitCode.Usage, `gcx serve: the webhook secrets: ${error.message}`)
       })
     )
