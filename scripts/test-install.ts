@@ -12,7 +12,8 @@
  *   TypeScript are added by a second `npm i`);
  * - on Node 24 and on Node 22 (each from the npm registry's `node` package, in `.node/` and
  *   `.node22/`): a plain `node` ES module quotes a card on an in-process sandbox with
- *   `getQuote`, a `.cjs` file does the same through `require(esm)`, every public module loads,
+ *   `getQuote`, a `.cjs` file does the same through `require(esm)`, an embedded durable quote runs
+ *   before the optional peers are installed (`@gcx/workflow` without `@effect/sql-pg`), every public module loads,
  *   and the installed `gcx` runs (`--version`, each command's `--help`, a run of each command's
  *   handler, `quote --durable` embedded on SQLite and client-only on a `gcx runner` over a
  *   throwaway PostgreSQL, and `gcx result` of each); `npx @gcx/cli sandbox` and `npx @gcx/sandbox`,
@@ -166,6 +167,14 @@ const main = async () => {
       `CommonJS file through require(esm) ${on}: the same quote`,
       true,
       () => completedQuote(run(runtime.node, ["quote.cjs"], { cwd: app, env: Runtimes.environmentOn(runtime) }))
+    )
+    await check(
+      `a durable quote embedded on SQLite ${on}, without the optional peers (no @effect/sql-pg)`,
+      true,
+      () =>
+        Fs.existsSync(Path.join(app, "node_modules", "@effect", "sql-pg"))
+          ? { fail: "@effect/sql-pg is installed: the check would prove nothing" }
+          : completedQuote(run(runtime.node, ["durable.mjs"], { cwd: app, env: Runtimes.environmentOn(runtime) }))
     )
   }
   const versions = new Map<Runtimes.NodeRuntime, string>()

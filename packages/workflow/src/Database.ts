@@ -4,7 +4,7 @@
  * names a server that cannot be reached fails building the layer with `DatabaseUnreachable`, whose
  * message names the server (never the password) and the cause.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
+import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -80,22 +80,36 @@ export const layer = (
       return ""
     }
   })()
-  const client = PgClient.layer({
-    url,
-    connectTimeout: options.connectTimeout ?? Duration.seconds(5),
-    maxConnections: options.maxConnections ?? 10,
-    applicationName: options.applicationName ?? "gcx"
-  })
   return Layer.effectContext(
-    Effect.gen(function*() {
-      const context = yield* Layer.build(client)
-      yield* Context.get(context, SqlClient.SqlClient)`SELECT 1`
-      return context
-    }).pipe(
-      Effect.mapError((error) => new DatabaseUnreachable({ target, reason: reasonOf(error, password) }))
-    )
+    Effect.flatMap(pgModule(target), (Pg) =>
+      Effect.gen(function*() {
+        const context = yield* Layer.build(Pg.layer({
+          url,
+          connectTimeout: options.connectTimeout ?? Duration.seconds(5),
+          maxConnections: options.maxConnections ?? 10,
+          applicationName: options.applicationName ?? "gcx"
+        }))
+        yield* Context.get(context, SqlClient.SqlClient)`SELECT 1`
+        return context
+      }).pipe(
+        Effect.mapError((error) => new DatabaseUnreachable({ target, reason: reasonOf(error, password) }))
+      ))
   )
 }
+
+/**
+ * `@effect/sql-pg/PgClient`, gcx's optional peer, loaded when a deployment uses PostgreSQL (an
+ * embedded one never needs it); `DatabaseUnreachable` saying how to install it when it is missing.
+ */
+const pgModule = (target: string): Effect.Effect<typeof PgClient, DatabaseUnreachable> =>
+  Effect.tryPromise({
+    try: () => import("@effect/sql-pg/PgClient"),
+    catch: () =>
+      new DatabaseUnreachable({
+        target,
+        reason: "the PostgreSQL client is not installed (npm i @effect/sql-pg, gcx's optional peer)"
+      })
+  })
 
 /** The advisory lock under which every node creates the cluster's tables ("gcx!"). */
 export const schemaLockKey = 0x67637821

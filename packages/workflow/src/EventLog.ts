@@ -20,7 +20,6 @@
  *   (a fallback: the file is locked to one process), never a query loop per
  *   stream.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import type * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import * as Arr from "effect/Array"
@@ -37,6 +36,7 @@ import * as Stream from "effect/Stream"
 import * as Table from "./internal/events/table.js"
 import * as Wakeups from "./internal/events/wakeups.js"
 import * as Writer from "./internal/events/writer.js"
+import * as PgClient from "./internal/pg/PgClient.js"
 import * as QuoteWorkflow from "./QuoteWorkflow.js"
 
 /** An event of a quote and its sequence number within the quote (1, 2, …). */

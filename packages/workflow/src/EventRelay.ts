@@ -10,7 +10,6 @@
  * adds a few statements a second, not one per event. Best effort: a listener that was not connected,
  * or a batch that could not be sent, costs a display line, never a quote.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import * as Effect from "effect/Effect"
@@ -19,6 +18,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
+import * as PgClient from "./internal/pg/PgClient.js"
 import * as Outcomes from "./Outcomes.js"
 
 /** A batch of events as announced on `Outcomes.channel`. */

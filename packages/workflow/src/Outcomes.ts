@@ -10,7 +10,6 @@
  * again (subscribers key outcomes by requestId). A listener that was not connected misses it: the
  * durable answer is `result(requestId)`.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -21,6 +20,7 @@ import * as Schema from "effect/Schema"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
 import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import * as PgClient from "./internal/pg/PgClient.js"
 
 /** The PostgreSQL channel of the announcements. */
 export const channel = "gcx_quote_outcomes"

@@ -20,7 +20,6 @@
  *   requestIds, in the batch's transaction: delivered at its commit), for the
  *   readers of every node.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import * as Cause from "effect/Cause"
@@ -39,6 +38,7 @@ import type * as SqlError from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
 import * as EventRelay from "../../EventRelay.js"
 import type * as QuoteWorkflow from "../../QuoteWorkflow.js"
+import * as PgClient from "../pg/PgClient.js"
 import * as Commits from "./commits.js"
 import * as Table from "./table.js"
 
