@@ -84,7 +84,7 @@ describe.concurrent("gcx quote --durable, interrupted and run again with the sam
           expect(line).not.toContain(Cards.success)
           const bad = yield* gcx(["quote", "--request-id", "has space", ...cardArgs(Cards.instant)], { env })
           expect(bad.code).toBe(2)
-          expectOneErrorLine(bad.stderr, "--request-id must be 1 to 64 visible ASCII characters")
+          expectOneErrorLine(bad.stderr, "--request-id must be 1 to 64 letters, digits, '-' or '_'")
         }),
       120_000
     )

@@ -34,13 +34,27 @@ export const makeTransactionId = (): string => {
   return out
 }
 
+/** What a `RequestId` is made of, as the messages that refuse one say it. */
+export const requestIdRule = "1 to 64 letters, digits, '-' or '_'"
+
 /**
- * A requestId as a caller may supply it: 1 to 64 visible ASCII characters, so
- * that it is safe in an HTTP header.
+ * A requestId as a caller may supply it: 1 to 64 letters, digits, `-` and `_`
+ * (an order id, a UUID with or without its hyphens): safe in an HTTP header,
+ * and within what the service takes, so that a requestId it would refuse is
+ * refused before any I/O.
  */
 export const RequestId = Schema.String.check(
+  Schema.isPattern(/^[A-Za-z0-9_-]{1,64}$/, { message: `requestId must be ${requestIdRule}` })
+)
+
+/**
+ * A requestId as gcx may have recorded it: 1 to 64 visible ASCII characters,
+ * what earlier versions took from callers. For reading stored quotes only;
+ * new ones are `RequestId`s.
+ */
+export const StoredRequestId = Schema.String.check(
   Schema.isPattern(/^[\x21-\x7e]{1,64}$/, {
-    message: "requestId must be 1 to 64 visible ASCII characters"
+    message: "a stored requestId must be 1 to 64 visible ASCII characters"
   })
 )
 

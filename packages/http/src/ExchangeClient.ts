@@ -67,7 +67,7 @@ export {
 export interface CallOptions {
   /**
    * The requestId (idempotency key) to send; by default a fresh one of 32
-   * lowercase hex characters. Must be 1 to 64 visible ASCII characters.
+   * lowercase hex characters. Must be 1 to 64 letters, digits, `-` and `_`.
    *
    * To resume a POST whose outcome is unknown (it failed after its attempts,
    * and may have been processed), give its requestId together with

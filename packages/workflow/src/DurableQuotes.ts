@@ -160,7 +160,7 @@ export const make = (
       Effect.gen(function*() {
         const requestId = submitOptions.requestId ?? Ids.makeRequestId()
         if (!isRequestId(requestId)) {
-          return yield* new Errors.InvalidRequest({ message: "requestId must be 1 to 64 visible ASCII characters" })
+          return yield* new Errors.InvalidRequest({ message: `requestId must be ${Ids.requestIdRule}` })
         }
         const card = yield* validated(request)
         const executionId = yield* requestIds.register(requestId, card).pipe(

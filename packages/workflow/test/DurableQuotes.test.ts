@@ -101,6 +101,11 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
       expect(error.field).toBe("card.pinNumber")
       const badId = yield* Effect.flip(quotes.submit(card(TestData.Cards.success), { requestId: "has space" }))
       expect(badId._tag).toBe("InvalidRequest")
+      // one the service would refuse (it takes letters, digits, '-' and '_'): refused here, nothing recorded
+      const refused = yield* Effect.flip(quotes.execute(card(TestData.Cards.success), { requestId: "order#43" }))
+      assert(refused._tag === "InvalidRequest")
+      expect(refused.message).toContain("requestId must be 1 to 64 letters, digits, '-' or '_'")
+      expect((yield* Effect.flip(quotes.result("order#43")))._tag).toBe("QuoteNotFound")
       expect((yield* server.journal).requests.createQuote).toBe(before)
     })))
 

@@ -151,7 +151,7 @@ const resumable = (durable: boolean) => <A, E, R>(effect: Effect.Effect<A, E, R>
  */
 export const handler = ({ card, connection, durable, pin, product, ...options }: Flags) => {
   if (Option.isSome(options.requestId) && !isRequestId(options.requestId.value)) {
-    return usage("--request-id must be 1 to 64 visible ASCII characters")
+    return usage(`--request-id must be ${Ids.requestIdRule}`)
   }
   if (Option.isSome(options.previousAttempts) && Option.isNone(options.requestId)) {
     return usage("--previous-attempts needs --request-id: the attempts made with that requestId")

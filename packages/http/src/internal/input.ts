@@ -40,7 +40,7 @@ export const resolveRequestId = (requestId: string | undefined): Result.Result<s
     ? Result.succeed(Ids.makeRequestId())
     : isRequestId(requestId)
     ? Result.succeed(requestId)
-    : Result.fail(invalidInput("requestId must be 1 to 64 visible ASCII characters"))
+    : Result.fail(invalidInput(`requestId must be ${Ids.requestIdRule}`))
 
 /** The card of a `createQuote` input (a `QuoteRequest` or the card itself), validated. */
 export const cardOf = (input: Quote.QuoteRequest | Card.CardInput): Result.Result<Card.Card, Errors.InvalidCardInput> =>

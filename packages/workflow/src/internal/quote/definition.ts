@@ -20,7 +20,7 @@ export type DurableQuoteFailure = typeof DurableQuoteFailure.Type
 
 /** What the engine persists of a quote: its requestId and its sealed card. */
 export const Payload = Schema.Struct({
-  requestId: Ids.RequestId,
+  requestId: Ids.StoredRequestId,
   card: CardCipher.SealedCard
 })
 
