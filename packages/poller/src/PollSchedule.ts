@@ -59,6 +59,38 @@ export const defaults = {
   jitter: 0.2
 } as const
 
+/** Why `input` is not a duration of at least zero (`name` is the option's), if it is not. */
+export const durationProblem = (name: string, input: unknown): string | undefined => {
+  const duration = Option.getOrUndefined(Duration.fromInput(input as Duration.Input))
+  if (duration === undefined) return `${name} must be a duration (e.g. "30 seconds" or a number of millis)`
+  return Duration.isNegative(duration) ? `${name} must not be negative` : undefined
+}
+
+/**
+ * What is wrong with `options`, if anything: a duration that is not one, or
+ * is negative; a `factor` below 1; a `jitter` outside 0..1; an unknown
+ * `hintUnit`. Checked before a quote is sent, so that a bad option is an
+ * error of the call, not a defect once the quote exists.
+ */
+export const problem = (options: Options): string | undefined => {
+  for (const name of ["minHint", "maxHint", "initialDelay", "maxDelay"] as const) {
+    const found = options[name] === undefined ? undefined : durationProblem(`schedule.${name}`, options[name])
+    if (found !== undefined) return found
+  }
+  if (options.factor !== undefined && !(Number.isFinite(options.factor) && options.factor >= 1)) {
+    return "schedule.factor must be a number of at least 1"
+  }
+  if (
+    options.jitter !== undefined && !(Number.isFinite(options.jitter) && options.jitter >= 0 && options.jitter <= 1)
+  ) {
+    return "schedule.jitter must be a number from 0 to 1"
+  }
+  if (options.hintUnit !== undefined && options.hintUnit !== "seconds" && options.hintUnit !== "milliseconds") {
+    return `schedule.hintUnit must be "seconds" or "milliseconds"`
+  }
+  return undefined
+}
+
 /**
  * The wait the service's hint asks for, clamped to `[minHint, maxHint]`; no
  * hint (or a non-positive one) means no wait beyond `minHint`.

@@ -4,17 +4,19 @@
  * published on `QuoteEvents`, and every transaction in flight is kept in the
  * `QuoteJournal` until its outcome is known.
  */
-import type { Errors, Quote } from "@gcx/core"
-import { QuoteEvent } from "@gcx/core"
+import type { Quote } from "@gcx/core"
+import { Errors, QuoteEvent } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import type * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -199,15 +201,32 @@ export const make = (
       maxConcurrentPolls
     })
 
-    const watchOptions = (options: Omit<TrackOptions, "expectedCompletionTime">): Scheduler.WatchOptions => ({
-      schedule: resolveSchedule(options.schedule ?? defaults.schedule),
-      deadlineMillis: Duration.toMillis(options.deadline ?? defaults.deadline ?? defaultDeadline)
-    })
+    /** The call's polling options over the poller's; an `InvalidRequest` naming a bad one. */
+    const watchOptions = (
+      options: Omit<TrackOptions, "expectedCompletionTime">
+    ): Result.Result<Scheduler.WatchOptions, Errors.InvalidRequest> => {
+      const schedule = options.schedule ?? defaults.schedule
+      const deadline = options.deadline ?? defaults.deadline ?? defaultDeadline
+      const problem = PollSchedule.durationProblem("deadline", deadline) ??
+        (Schedule.isSchedule(schedule) || schedule === undefined ? undefined : PollSchedule.problem(schedule))
+      return problem !== undefined
+        ? Result.fail(new Errors.InvalidRequest({ message: problem }))
+        : Result.succeed({ schedule: resolveSchedule(schedule), deadlineMillis: Duration.toMillis(deadline) })
+    }
 
+    /** The targets' events; with bad options, each target's `Failed` with the `InvalidRequest`, and no poll. */
     const watchStream = (
       targets: ReadonlyArray<Scheduler.Target>,
       options: Omit<TrackOptions, "expectedCompletionTime">
-    ) => Sinks.watchStream(scheduler, targets, watchOptions(options))
+    ) =>
+      Result.match(watchOptions(options), {
+        onSuccess: (watch) => Sinks.watchStream(scheduler, targets, watch),
+        onFailure: (error) =>
+          Effect.map(DateTime.now, (timestamp) =>
+            Stream.fromIterable(
+              targets.map(({ transactionId }) => new QuoteEvent.Failed({ transactionId, timestamp, error }))
+            ))
+      })
 
     const track: Service["track"] = (transactionId, options = {}) =>
       Stream.unwrap(watchStream([{ transactionId, expectedCompletionTime: options.expectedCompletionTime }], options))
@@ -226,6 +245,8 @@ export const make = (
     // The POST's retries reach the stream as they happen: the POST runs beside it and its events go through a queue.
     const quote: Service["quote"] = (request, options = {}) =>
       Stream.unwrap(Effect.gen(function*() {
+        // bad polling options are refused before the POST
+        const watch = yield* Effect.fromResult(watchOptions(options))
         const retries = yield* Queue.unbounded<QuoteEvent.QuoteEvent, Errors.QuoteFailure | Cause.Done>()
         const posting = yield* Submission.submit(
           submission,
@@ -240,7 +261,7 @@ export const make = (
         const rest = Stream.unwrap(Effect.gen(function*() {
           const { finished, submitted, target } = yield* Fiber.join(posting)
           if (finished !== undefined) return Stream.make(submitted, finished)
-          return Stream.concat(Stream.succeed(submitted), yield* watchStream([target], options))
+          return Stream.concat(Stream.succeed(submitted), yield* Sinks.watchStream(scheduler, [target], watch))
         }))
         return Stream.concat(Stream.fromQueue(retries), rest)
       })).pipe(
@@ -249,18 +270,17 @@ export const make = (
       )
 
     const getQuote: Service["getQuote"] = (request, options = {}) =>
-      Submission.submit(submission, request, options).pipe(
-        Effect.flatMap(({ finished, target }) =>
+      Effect.flatMap(Effect.fromResult(watchOptions(options)), (watch) =>
+        Effect.flatMap(Submission.submit(submission, request, options), ({ finished, target }) =>
           finished !== undefined
             ? Effect.succeed(finished)
-            : Sinks.awaitTerminal(scheduler, target, watchOptions(options))
-        ),
-        Effect.flatMap((terminal): Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure> =>
-          terminal._tag === "Completed" ? Effect.succeed(terminal.quote) : Effect.fail(terminal.error)
-        ),
-        Metrics.meterQuote,
-        Effect.withSpan("QuotePoller.getQuote", undefined, { captureStackTrace: false })
-      )
+            : Sinks.awaitTerminal(scheduler, target, watch))).pipe(
+          Effect.flatMap((terminal): Effect.Effect<Quote.CompletedQuote, Errors.QuoteFailure> =>
+            terminal._tag === "Completed" ? Effect.succeed(terminal.quote) : Effect.fail(terminal.error)
+          ),
+          Metrics.meterQuote,
+          Effect.withSpan("QuotePoller.getQuote", undefined, { captureStackTrace: false })
+        )
 
     const quoteAll: Service["quoteAll"] = (requests, { concurrency, ...options }) =>
       Stream.fromIterable(requests).pipe(
@@ -268,7 +288,9 @@ export const make = (
         Stream.flatMap(([request, index]) =>
           quote(request, options).pipe(
             Stream.map((event): BatchEvent => ({ _tag: "Event", index, event })),
-            Stream.catch((error) => Stream.succeed<BatchEvent>({ _tag: "Rejected", index, error }))
+            Stream.catch((error) =>
+              Stream.succeed<BatchEvent>({ _tag: "Rejected", index, error })
+            )
           ), { concurrency })
       )
 

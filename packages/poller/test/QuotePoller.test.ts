@@ -1,4 +1,4 @@
-import { describe, expect, layer } from "@effect/vitest"
+import { assert, describe, expect, layer } from "@effect/vitest"
 import { Errors, QuoteEvent } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import { Capture, Sandbox, TestData } from "@gcx/sandbox"
@@ -95,6 +95,37 @@ describe("QuotePoller over real HTTP", () => {
         const error = yield* Effect.flip(poller.getQuote({ ...card(Cards.success), pinNumber: "  " }))
         expect(error._tag).toBe("InvalidCardInput")
         expect((yield* server.journal).requests.createQuote).toBe(before)
+      }).pipe(withPoller()))
+
+    it.effect("bad polling options (deadline, schedule) are an InvalidRequest naming them, before any I/O", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const before = (yield* server.journal).requests
+        const poller = yield* QuotePoller.QuotePoller
+        // what a JavaScript caller, or a value read from configuration, may give
+        const cases: ReadonlyArray<readonly [QuotePoller.QuoteOptions, string]> = [
+          [{ deadline: "banana" as never }, "deadline must be a duration"],
+          [{ deadline: "5 parsecs" as never }, "deadline must be a duration"],
+          [{ deadline: -5 }, "deadline must not be negative"],
+          [{ schedule: { maxDelay: "banana" as never } }, "schedule.maxDelay must be a duration"],
+          [{ schedule: { factor: 0.5 } }, "schedule.factor must be a number of at least 1"],
+          [{ schedule: { jitter: 2 } }, "schedule.jitter must be a number from 0 to 1"]
+        ]
+        for (const [options, message] of cases) {
+          const error = yield* Effect.flip(poller.getQuote(card(Cards.instant), options))
+          assert(error._tag === "InvalidRequest")
+          expect(error.message).toContain(message)
+          const streamed = yield* Effect.flip(Stream.runDrain(poller.quote(card(Cards.instant), options)))
+          expect(streamed.message).toContain(message)
+        }
+        // a track with bad options: the transaction's Failed event, no GET
+        const tracked = yield* Stream.runCollect(poller.track("1JXX657P9VCKN74WVFNBH75GWR", { deadline: -1 }))
+        expect(tracked).toHaveLength(1)
+        const [failed] = tracked
+        assert(failed?._tag === "Failed" && failed.error._tag === "InvalidRequest")
+        const after = (yield* server.journal).requests
+        expect(after.createQuote).toBe(before.createQuote)
+        expect(after.getTransaction).toBe(before.getTransaction)
       }).pipe(withPoller()))
 
     it.effect("a batch with mixed outcomes: every card ends once, failures are data", () =>
