@@ -42,6 +42,7 @@ export const quoteFailure = (error: Errors.QuoteFailure): string => {
   if ("attempts" in error && error.attempts !== undefined && error.attempts > 1) {
     details.push(`${error.attempts} attempts`)
   }
+  if ("retryBudgetExhausted" in error && error.retryBudgetExhausted === true) details.push("retry budget exhausted")
   const summary = error._tag === "InvalidCardInput"
     ? "invalid card input"
     : isRefusedLocally(error)

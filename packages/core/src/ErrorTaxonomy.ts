@@ -30,7 +30,13 @@ export const ServiceErrorFields = {
    * processed, unless it is a card or merchant outcome (the service's answer):
    * see `Errors.postResumption`.
    */
-  outcomeUnknown: opt(Schema.Boolean)
+  outcomeUnknown: opt(Schema.Boolean),
+  /**
+   * Set when the call stopped retrying because the client's retry budget
+   * (`RetryBudget`: retries shared by every call of the client) had none
+   * left, where it would have retried otherwise.
+   */
+  retryBudgetExhausted: opt(Schema.Boolean)
 }
 
 /** The constructor argument shared by every service error. */
@@ -151,7 +157,9 @@ export class TokenError extends Schema.TaggedError<TokenError>()("TokenError", {
   requestId: opt(Schema.String),
   attempts: opt(Schema.Number),
   retryDelayMillis: opt(Schema.Number),
-  outcomeUnknown: opt(Schema.Boolean)
+  outcomeUnknown: opt(Schema.Boolean),
+  /** As on a service error: the client's retry budget had no retry left. */
+  retryBudgetExhausted: opt(Schema.Boolean)
 }) {}
 
 /** Card input refused before any I/O. Names the field; never echoes the value. */

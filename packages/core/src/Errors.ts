@@ -230,6 +230,12 @@ export const unexpectedResponse = (
     }`
   }))
 
+/** Why the retries of a call stopped, when not at its cap or its error (see `withAttempts`). */
+export interface Stopped {
+  /** The client's retry budget had no retry left. */
+  readonly retryBudgetExhausted: boolean
+}
+
 /** What is known of the POST an error ends (see `withAttempts`). */
 export interface PostFailure {
   /** The POST's requestId (a service error carries it already; a `TokenError` gets it here). */
@@ -242,13 +248,15 @@ export interface PostFailure {
  * A copy of the error a call ended with (a service error or a `TokenError`)
  * that records the attempts made and the total delay spent retrying; for an
  * error that ends a POST one of whose attempts may have been processed,
- * `outcomeUnknown`, and on a `TokenError` the POST's `requestId` too.
+ * `outcomeUnknown`, and on a `TokenError` the POST's `requestId` too; and
+ * `retryBudgetExhausted` when the client's retry budget stopped its retries.
  */
 export const withAttempts = <E extends ServiceError | TokenError>(
   error: E,
   attempts: number,
   retryDelay: Duration.Duration,
-  post?: PostFailure | undefined
+  post?: PostFailure | undefined,
+  stopped?: Stopped | undefined
 ): E => {
   const ErrorClass = error.constructor as new(props: object) => E
   const { _tag: _, ...props } = error as ServiceError | TokenError
@@ -259,7 +267,8 @@ export const withAttempts = <E extends ServiceError | TokenError>(
     retryDelayMillis: Duration.toMillis(retryDelay),
     ...(post?.outcomeUnknown === true
       ? { outcomeUnknown: true, ...(error._tag === "TokenError" ? { requestId: post.requestId } : {}) }
-      : {})
+      : {}),
+    ...(stopped?.retryBudgetExhausted === true ? { retryBudgetExhausted: true } : {})
   })
 }
 

@@ -160,8 +160,9 @@ export const recordAttempts = <E extends RetryableError>(
   error: E,
   attempts: number,
   retryDelay: Duration.Duration,
-  post?: Errors.PostFailure | undefined
-): E => Errors.withAttempts(error, attempts, retryDelay, post)
+  post?: Errors.PostFailure | undefined,
+  stopped?: Errors.Stopped | undefined
+): E => Errors.withAttempts(error, attempts, retryDelay, post, stopped)
 
 /** An answer the service may give after processing the request: a 500, 502 or 504. */
 const answeredAfterProcessing = (error: RetryableError): boolean =>
@@ -210,7 +211,8 @@ const logAnnotations = (error: RetryableError): Record<string, unknown> => {
  * - Errors leave with `attempts` and `retryDelayMillis` recorded; the one
  *   that ends a POST an attempt of which may have been processed (no answer,
  *   a cut or garbled one, a 500, 502 or 504) with `outcomeUnknown`, and a
- *   `TokenError` with the POST's `requestId` too (`Errors.postResumption`).
+ *   `TokenError` with the POST's `requestId` too (`Errors.postResumption`);
+ *   one whose retries the budget stopped with `retryBudgetExhausted`.
  * - Each retry is logged at debug level with `logAnnotations`.
  */
 export const execute = <A, E extends RetryableError, R>(options: {
@@ -285,7 +287,9 @@ export const execute = <A, E extends RetryableError, R>(options: {
                   : Effect.logDebug(`retry budget exhausted; ${operation} fails`).pipe(
                     Effect.annotateLogs(logAnnotations(error)),
                     Effect.andThen(Metrics.recordBudgetExhausted(operation)),
-                    Effect.andThen(fail)
+                    Effect.andThen(Effect.fail(
+                      recordAttempts(error, before + attempt, retryDelay, post, { retryBudgetExhausted: true })
+                    ))
                   ))
           }))
         )

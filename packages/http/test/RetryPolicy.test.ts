@@ -251,16 +251,27 @@ describe("RetryPolicy.execute", () => {
       expect(yield* Ref.get(first.sent)).toEqual([0, 1, 2])
       expect(firstResult._tag === "Failure" && firstResult.failure).toMatchObject({
         _tag: "ServiceUnavailable",
-        attempts: 3
+        attempts: 3,
+        retryBudgetExhausted: true
       })
-      // the budget is client-wide: the next call gets no retry at all
+      // the budget is client-wide: the next call gets no retry at all, and says why
       const second = yield* scripted([unavailable()], { budget })
       const secondResult = yield* Fiber.join(second.fiber)
       expect(yield* Ref.get(second.sent)).toEqual([0])
       expect(secondResult._tag === "Failure" && secondResult.failure).toMatchObject({
         _tag: "ServiceUnavailable",
-        attempts: 1
+        attempts: 1,
+        retryBudgetExhausted: true
       })
+      // a call stopped by its cap, with the budget full, is not marked
+      const capped = yield* scripted([unavailable(), unavailable(), unavailable(), unavailable()], {
+        settings: settings({ baseDelay: "10 millis" })
+      })
+      yield* TestClock.adjust("1 second")
+      const cappedResult = yield* Fiber.join(capped.fiber)
+      assert(cappedResult._tag === "Failure")
+      expect(cappedResult.failure).toMatchObject({ _tag: "ServiceUnavailable", attempts: 4 })
+      expect(cappedResult.failure).not.toHaveProperty("retryBudgetExhausted")
     }))
 
   it.effect("never retries card outcomes or MerchantUnavailable", () =>
