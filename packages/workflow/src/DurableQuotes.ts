@@ -40,6 +40,7 @@ import type * as SqlError from "effect/sql/SqlError"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import * as CardCipher from "./CardCipher.js"
 import * as EventLog from "./EventLog.js"
+import * as StoreOutage from "./internal/storeOutage.js"
 import * as QuoteWorkflow from "./QuoteWorkflow.js"
 import * as RequestIds from "./RequestIds.js"
 
@@ -133,6 +134,8 @@ export interface Options {
 }
 
 const isRequestId = Schema.is(Ids.RequestId)
+// the requestIds of quotes recorded by earlier versions are still looked up
+const isStoredRequestId = Schema.is(Ids.StoredRequestId)
 
 /** The spans' options: no stack trace, which costs more CPU than the rest of a span (about 15 µs a quote). */
 const untraced = { captureStackTrace: false } as const
@@ -203,10 +206,15 @@ export const make = (
         const sleep = yield* Schedule.toStepWithSleep(resultSchedule)
         let recorded = false
         while (true) {
-          const result = yield* QuoteWorkflow.QuoteWorkflow.poll(executionId)
+          const result = yield* StoreOutage.throughOutages(
+            QuoteWorkflow.QuoteWorkflow.poll(executionId),
+            "a quote's outcome"
+          )
           if (Option.isSome(result) && result.value._tag === "Complete") return yield* result.value.exit
           // Once recorded, a quote stays recorded: the storage is asked once.
-          if (!recorded && !(recorded = yield* isRecorded(executionId))) {
+          if (
+            !recorded && !(recorded = yield* StoreOutage.throughOutages(isRecorded(executionId), "a quote's record"))
+          ) {
             return yield* new QuoteNotFound({ requestId })
           }
           yield* Effect.orDie(sleep(undefined))
@@ -215,7 +223,7 @@ export const make = (
 
     /** The execution id recorded for `requestId` (`RequestIds`); never recorded: `QuoteNotFound`. */
     const recordedExecution = (requestId: string) =>
-      requestIds.lookup(requestId).pipe(
+      StoreOutage.throughOutages(requestIds.lookup(requestId), "a requestId's quote").pipe(
         Effect.orDie,
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(new QuoteNotFound({ requestId })),
@@ -225,7 +233,7 @@ export const make = (
 
     const result: Service["result"] = (requestId) =>
       Effect.suspend(() =>
-        isRequestId(requestId)
+        isStoredRequestId(requestId)
           ? Effect.flatMap(recordedExecution(requestId), (executionId) => awaitOutcome(requestId, executionId))
           : Effect.fail(new QuoteNotFound({ requestId }))
       ).pipe(
@@ -235,7 +243,7 @@ export const make = (
 
     const poll: Service["poll"] = (requestId) =>
       Effect.suspend(() =>
-        isRequestId(requestId)
+        isStoredRequestId(requestId)
           ? Effect.flatMap(recordedExecution(requestId), (executionId) =>
             Effect.flatMap(QuoteWorkflow.QuoteWorkflow.poll(executionId), (result) =>
               Option.isSome(result) && result.value._tag === "Complete"

@@ -265,5 +265,32 @@ describe("Runner: one runner and a client-only node on PostgreSQL", () => {
         ),
       90_000
     )
+
+    it.effect(
+      "a client-only node awaiting outcomes through the outage gets each of them once it is back, not a defect",
+      () =>
+        Effect.gen(function*() {
+          const { api, db, server } = yield* twoNodes
+          const requestIds = Array.from({ length: 4 }, (_, i) => `awaited-${i}`)
+          yield* Effect.forEach(
+            requestIds,
+            (requestId, i) => api.submit(card(`49290000000${String(20_000 + i)}`), { requestId }),
+            { concurrency: "unbounded" }
+          )
+          // awaited from before the outage: the reads fail while the database is down, and go on
+          const awaiting = yield* Effect.forkChild(
+            Effect.forEach(requestIds, (requestId) => Effect.exit(api.result(requestId)), { concurrency: "unbounded" })
+          )
+          yield* Effect.sleep("300 millis")
+          yield* db.stop
+          yield* Effect.sleep("3 seconds")
+          yield* db.start
+          const exits = yield* Fiber.join(awaiting).pipe(Effect.timeout("45 seconds"))
+          expect(exits.map((exit) => exit._tag)).toEqual(requestIds.map(() => "Success"))
+          const journal = yield* server.journal
+          for (const requestId of requestIds) expect(journal.transactionsByRequestId[requestId]).toHaveLength(1)
+        }).pipe(Effect.scoped, Effect.provide(Logger.layer([]))),
+      90_000
+    )
   })
 })

@@ -1,0 +1,52 @@
+/**
+ * Reads of the durable store that wait through an outage. The engine dies on a failure of its
+ * storage (`effect/cluster`'s `PersistenceError`, or the `SqlError` under it), and so did gcx's own
+ * reads: a client-only node that lost its database for a few seconds ended the quotes it awaited
+ * with a defect, though they went on in the runners, and their cards were quoted again. Now such a
+ * read is tried again, from 100 ms backing off to 2 s, with one warning, until it succeeds or the
+ * caller gives up (its timeout, an interrupt). Any other defect stays one.
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import * as SqlError from "effect/sql/SqlError"
+
+/** Whether `cause` is a failure of the store: a `PersistenceError` or an `SqlError`, failed or died with. */
+export const isStoreFailure = (cause: Cause.Cause<unknown>): boolean => {
+  if (Cause.hasInterrupts(cause)) return false
+  const failure = Cause.squash(cause)
+  return SqlError.isSqlError(failure) ||
+    (typeof failure === "object" && failure !== null && (failure as { _tag?: unknown })._tag === "PersistenceError")
+}
+
+/** A store failure on its way to the retry. */
+class Outage {
+  constructor(readonly cause: Cause.Cause<unknown>) {}
+}
+
+const pauses = Schedule.min([Schedule.exponential("100 millis", 2), Schedule.spaced("2 seconds")])
+
+/** `read`, tried again while it fails with the store's failure (see the module), warning once per call. */
+export const throughOutages = <A, E, R>(read: Effect.Effect<A, E, R>, what: string): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    let warned = false
+    return read.pipe(
+      Effect.catchCause((cause): Effect.Effect<never, E | Outage> =>
+        isStoreFailure(cause) ? Effect.fail(new Outage(cause)) : Effect.failCause(cause)
+      ),
+      Effect.tapError((error) => {
+        if (!(error instanceof Outage) || warned) return Effect.void
+        warned = true
+        const reason = Cause.squash(error.cause)
+        return Effect.logWarning(`the durable store cannot be read (${what}): waiting for it`).pipe(
+          Effect.annotateLogs({ reason: reason instanceof Error ? reason.message : String(reason) })
+        )
+      }),
+      Effect.retry({ while: (error) => error instanceof Outage, schedule: pauses }),
+      // the retry goes on until the read succeeds: an `Outage` never leaves it
+      Effect.catchIf(
+        (error): error is Outage => error instanceof Outage,
+        (outage) => Effect.die(Cause.squash(outage.cause))
+      )
+    )
+  })
