@@ -50,6 +50,7 @@ import type * as SqlError from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import * as Connection from "./Connection.js"
+import * as DatabaseFailure from "./DatabaseFailure.js"
 import { CliError, ExitCode } from "./ExitCode.js"
 
 /** A layer of `A` that fails: the durable store (the quotes' journal) could not be opened. */
@@ -87,7 +88,10 @@ export const clientDeployment = (
       ({ limits, security }) => Runner.layerClient({ databaseUrl, security, limits, service })
     )
   ).pipe(
-    Layer.catchTag("DatabaseUnreachable", (error) => unopened<Runner.Services>(error.message)),
+    Layer.catchTag(
+      "DatabaseUnreachable",
+      (error) => Layer.effectContext(Effect.fail(DatabaseFailure.databaseFailure(error)))
+    ),
     Layer.catchTag("SqlError", (error) => unopened<Runner.Services>(error.message)),
     Layer.catchTag("ServiceMismatch", serviceMismatch<Runner.Services>)
   )
@@ -302,6 +306,7 @@ type Quotes<E> = Layer.Layer<
 export const where = (databaseUrl: Redacted.Redacted<string>): string => {
   try {
     const url = new URL(Redacted.value(databaseUrl))
+    if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") return "GCX_DATABASE_URL (not a PostgreSQL URL)"
     const host = url.hostname !== "" ? url.host : url.searchParams.get("host") ?? "localhost"
     const database = decodeURIComponent(url.pathname.replace(/^\//, ""))
     return `PostgreSQL ${host}${database === "" ? "" : `/${database}`}`

@@ -2,6 +2,7 @@
  * What `gcx runner` runs: a cluster runner of durable quotes on PostgreSQL, loaded on demand so that
  * the other commands never load the cluster's socket and PostgreSQL modules.
  */
+import * as ListenFailure from "@gcx/core/ListenFailure"
 import * as WebhookDelivery from "@gcx/gateway/WebhookDelivery"
 import * as ExchangeConfig from "@gcx/http/ExchangeConfig"
 import * as CardCipher from "@gcx/workflow/CardCipher"
@@ -16,6 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Connection from "./Connection.js"
+import * as DatabaseFailure from "./DatabaseFailure.js"
 import * as ExitCode from "./ExitCode.js"
 import * as Text from "./Text.js"
 
@@ -125,13 +127,12 @@ export const run = (options: Flags) =>
       }))
     }).pipe(
       Effect.catchTags({
-        DatabaseUnreachable: (error) =>
-          Effect.fail(new ExitCode.CliError({ code: ExitCode.ExitCode.ServiceFailure, message: error.message })),
+        DatabaseUnreachable: (error) => Effect.fail(DatabaseFailure.databaseFailure(error)),
         SocketServerError: (error) =>
           Effect.fail(
             new ExitCode.CliError({
               code: ExitCode.ExitCode.Usage,
-              message: `the runner could not listen: ${error.message}`
+              message: `the runner cannot listen${ListenFailure.describe(error.cause)}`
             })
           ),
         SqlError: (error) =>

@@ -162,6 +162,18 @@ describe.concurrent("commands that serve never invent a service", () => {
       expect(output.code).toBe(5)
     }))
 
+  it.live("a GCX_DATABASE_URL that is not a PostgreSQL URL exits 2, runner or client-only, before any connection", () =>
+    Effect.gen(function*() {
+      const env = { ...nodeEnv, GCX_DATABASE_URL: "mysql://gcx:database-password@127.0.0.1:9/gcx" }
+      for (const args of [["runner", "--embedded", "--insecure-loopback"], ["result", "f".repeat(32), "--embedded"]]) {
+        const output = yield* gcx(args, { env: { ...env, GCX_RUNNER_INSECURE_LOOPBACK: "true" } })
+        expect(output.code, output.stderr).toBe(2)
+        expect(output.stderr).toContain("GCX_DATABASE_URL is not a PostgreSQL URL")
+        expect(output.stderr).not.toContain("database-password")
+        expect(output.stderr).not.toContain("reading the durable quotes of PostgreSQL")
+      }
+    }))
+
   it.live("a client-only quote --durable without the cluster's TLS certificates exits 2 naming them", () =>
     Effect.gen(function*() {
       const connection = {
@@ -199,7 +211,7 @@ describe.concurrent("commands that serve never invent a service", () => {
 })
 
 layer(Layer.provideMerge(TestPg.layerClient, TestPg.layer()), { excludeTestServices: true, timeout: 120_000 })(
-  "a client-only node on a database without runners",
+  "nodes on a PostgreSQL without runners",
   (it) => {
     it.effect("gcx result says it reads, and that no runner is alive: its quotes would wait", () =>
       Effect.gen(function*() {
@@ -215,6 +227,21 @@ layer(Layer.provideMerge(TestPg.layerClient, TestPg.layer()), { excludeTestServi
         expect(output.stderr).toContain("is alive: the quotes wait until one starts (gcx runner)")
         expect(output.stderr).not.toContain("submitting")
         expect(output.code).not.toBe(0)
+      }))
+
+    it.effect("gcx runner on a port in use exits 2 naming the address and the reason", () =>
+      Effect.gen(function*() {
+        const db = yield* TestPg.PgTestDatabase
+        const taken = Net.createServer()
+        yield* Effect.promise(() => new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve)))
+        const port = (taken.address() as Net.AddressInfo).port
+        const output = yield* gcx(["runner", "--embedded", "--insecure-loopback", "--listen", `127.0.0.1:${port}`], {
+          env: { ...nodeEnv, GCX_DATABASE_URL: db.urlString, GCX_RUNNER_ADDRESS: `127.0.0.1:${port}` }
+        }).pipe(Effect.ensuring(Effect.sync(() => taken.close())))
+        expect(output.code, output.stderr).toBe(2)
+        expect(output.stderr).toContain(
+          `the runner cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE)`
+        )
       }))
   }
 )

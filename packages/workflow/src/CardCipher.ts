@@ -142,7 +142,14 @@ const keyIdOf = (bytes: Uint8Array): Uint8Array =>
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex")
 
-/** Decodes a base64 data key; the reason it is refused never contains the key. */
+/** The fewest distinct byte values a data key may hold: a key with fewer is a pattern, not random bytes. */
+const minimumDistinctBytes = 16
+
+/**
+ * Decodes a base64 data key; the reason it is refused never contains the key. Refused: a length
+ * other than 32 bytes, one byte repeated, fewer than 16 distinct bytes (a pattern), and bytes that
+ * are all printable text (a password in base64), none of which random bytes ever are in practice.
+ */
 export const parseKey = (base64: string): Result.Result<DataKey, string> => {
   const trimmed = base64.trim()
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed)) return Result.fail("must be base64")
@@ -151,6 +158,13 @@ export const parseKey = (base64: string): Result.Result<DataKey, string> => {
   if (bytes.length !== keyBytes) return Result.fail(`must be ${keyBytes} bytes in base64, not ${bytes.length}`)
   if (bytes.every((byte) => byte === bytes[0])) {
     return Result.fail("must not be one byte repeated (make a key with: openssl rand -base64 32)")
+  }
+  // 32 random bytes hold about 30 distinct values, and are all printable text once in 10^14
+  if (new Set(bytes).size < minimumDistinctBytes) {
+    return Result.fail("must be random: it repeats a few bytes (make a key with: openssl rand -base64 32)")
+  }
+  if (bytes.every((byte) => byte >= 0x20 && byte <= 0x7e)) {
+    return Result.fail("must be random bytes, not text such as a password (make a key with: openssl rand -base64 32)")
   }
   return Result.succeed({ id: hex(keyIdOf(bytes)), bytes: Redacted.make(bytes, { label: "DataKey" }) })
 }

@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
+import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 
@@ -109,9 +110,54 @@ const readPem = (name: string, value: string): Effect.Effect<string, Config.Conf
     )
 
 /**
+ * The certificates of `security`, checked as TLS will use them, so that a bad one is a
+ * configuration error at the start, naming its variable, never a handshake that fails later (a
+ * client that waits for ever, a runner that dies): each PEM parses, the certificate is the CA's,
+ * and the key is the certificate's.
+ */
+const checked = (security: Tls): Effect.Effect<Tls, Config.ConfigError> => {
+  const refuse = (name: string, message: string) =>
+    Effect.fail(configError([problem(name, new SchemaIssue.InvalidValue({ message }))]))
+  const parse = <A>(make: () => A): A | undefined => {
+    try {
+      return make()
+    } catch {
+      return undefined
+    }
+  }
+  // the CA may be a bundle (the old and the new CA during a rotation)
+  const authorities = (security.ca.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [])
+    .map((pem) => parse(() => new Crypto.X509Certificate(pem)))
+  if (authorities.length === 0 || authorities.some((ca) => ca === undefined)) {
+    return refuse(tlsVariables[0], `${tlsVariables[0]} is not a PEM certificate (or a bundle of them)`)
+  }
+  const cert = parse(() => new Crypto.X509Certificate(security.cert))
+  if (cert === undefined) return refuse(tlsVariables[1], `${tlsVariables[1]} is not a PEM certificate`)
+  const key = parse(() => Crypto.createPrivateKey(Redacted.value(security.key)))
+  if (key === undefined) return refuse(tlsVariables[2], `${tlsVariables[2]} is not a PEM private key`)
+  if (!cert.checkPrivateKey(key)) {
+    return refuse(
+      tlsVariables[2],
+      `${tlsVariables[2]} is not the key of ${
+        tlsVariables[1]
+      }'s certificate: give this node's certificate with its own key`
+    )
+  }
+  if (!authorities.some((ca) => ca !== undefined && cert.checkIssued(ca) && cert.verify(ca.publicKey))) {
+    return refuse(
+      tlsVariables[1],
+      `${tlsVariables[1]}'s certificate is not signed by ${
+        tlsVariables[0]
+      }: give the cluster's CA and a certificate it signed`
+    )
+  }
+  return Effect.succeed(security)
+}
+
+/**
  * The security of a node from the environment: the certificates of `GCX_RUNNER_TLS_*`, all three; else
  * `insecureLoopback` if `insecureLoopback` is true or `GCX_RUNNER_INSECURE_LOOPBACK=true`; else a
- * `ConfigError` naming the missing variables.
+ * `ConfigError` naming the missing variables, or the one whose certificate or key is bad (`checked`).
  */
 export const securityConfig = (insecureLoopbackFlag = false): Config.Config<Security> =>
   Config.all({
@@ -141,7 +187,7 @@ export const securityConfig = (insecureLoopbackFlag = false): Config.Config<Secu
         ca: readPem(tlsVariables[0], Option.getOrThrow(ca)),
         cert: readPem(tlsVariables[1], Option.getOrThrow(cert)),
         key: Effect.map(readPem(tlsVariables[2], Redacted.value(Option.getOrThrow(key))), Redacted.make)
-      }).pipe(Effect.map(tls))
+      }).pipe(Effect.map(tls), Effect.flatMap(checked))
     })
   )
 

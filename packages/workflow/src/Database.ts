@@ -16,15 +16,23 @@ import * as SqlClient from "effect/sql/SqlClient"
 
 /** The database named by the URL could not be reached (or the URL is not a PostgreSQL URL). */
 export class DatabaseUnreachable extends Schema.TaggedError<DatabaseUnreachable>()("DatabaseUnreachable", {
-  /** `host:port/database` of the URL, without credentials; `(malformed URL)` when it does not parse. */
+  /** `host:port/database` of the URL, without credentials; `malformedTarget` when it is not a PostgreSQL URL. */
   target: Schema.String,
   /** Why: the driver's error message (connection refused, timeout, authentication, ...). */
   reason: Schema.String
 }) {
   override get message(): string {
-    return `cannot reach PostgreSQL at ${this.target} (GCX_DATABASE_URL): ${this.reason}`
+    return this.target === malformedTarget
+      ? `GCX_DATABASE_URL is not a PostgreSQL URL: ${this.reason}`
+      : `cannot reach PostgreSQL at ${this.target} (GCX_DATABASE_URL): ${this.reason}`
   }
 }
+
+/** The `target` of a `DatabaseUnreachable` whose URL is malformed, or not a PostgreSQL one. */
+export const malformedTarget = "(malformed URL)"
+
+/** Whether the database was never tried: its URL is malformed, or not a PostgreSQL one (a setting to fix). */
+export const isMalformedUrl = (error: DatabaseUnreachable): boolean => error.target === malformedTarget
 
 /** `host:port/database` of a PostgreSQL URL, without user or password; undefined when malformed. */
 export const describeTarget = (url: string): string | undefined => {
@@ -70,7 +78,7 @@ export const layer = (
   const target = describeTarget(value)
   if (target === undefined) {
     return Layer.effectContext(Effect.fail(
-      new DatabaseUnreachable({ target: "(malformed URL)", reason: "expected postgres://user@host:port/database" })
+      new DatabaseUnreachable({ target: malformedTarget, reason: "expected postgres://user@host:port/database" })
     ))
   }
   const password = (() => {

@@ -113,6 +113,23 @@ describe("CardCipher", () => {
       expect(String(malformed)).toContain("GCX_DATA_KEY_PREVIOUS must be 32 bytes in base64")
     }))
 
+  it.effect("a key that is a pattern or text (a password in base64) is refused; random keys are taken", () =>
+    Effect.gen(function*() {
+      const pattern = yield* fromEnv({ GCX_DATA_KEY: Buffer.from("AB".repeat(16)).toString("base64") })
+      expect(String(pattern)).toContain("GCX_DATA_KEY must be random: it repeats a few bytes")
+      const password = Buffer.from("passwordpasswordpasswordpassword").toString("base64")
+      const repeated = String(yield* fromEnv({ GCX_DATA_KEY: password }))
+      expect(repeated).toContain("GCX_DATA_KEY must be random: it repeats a few bytes")
+      const phrase = Buffer.from("correct horse battery staple 123").toString("base64")
+      const text = String(yield* fromEnv({ GCX_DATA_KEY: phrase }))
+      expect(text).toContain("GCX_DATA_KEY must be random bytes, not text")
+      for (const sentinel of [password, phrase]) expect(repeated + text).not.toContain(sentinel)
+      // what `openssl rand -base64 32` gives is always taken
+      for (let i = 0; i < 1000; i++) {
+        expect(Result.isSuccess(CardCipher.parseKey(Crypto.randomBytes(32).toString("base64")))).toBe(true)
+      }
+    }))
+
   it.effect("rotation: GCX_DATA_KEY seals, GCX_DATA_KEY_PREVIOUS still opens; each card records its key's id", () =>
     Effect.gen(function*() {
       const [old, current] = [CardCipher.generateKey(), CardCipher.generateKey()]

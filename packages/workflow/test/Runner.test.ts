@@ -9,6 +9,7 @@ import * as Outcomes from "../src/Outcomes.js"
 import * as Runner from "../src/Runner.js"
 import { card, dataKey, sandbox } from "./fixtures.js"
 import { runnerNode } from "./fixtures/runner.js"
+import * as Certificates from "./utils/certificates.js"
 import * as TestPg from "./utils/postgres.js"
 
 /** A client-only node in this process: the API and the outcomes of every runner. */
@@ -91,6 +92,37 @@ describe("Runner: bad input", () => {
       expect(String(unreadable)).toContain("GCX_RUNNER_TLS_CA")
       expect(String(unreadable)).not.toContain("KEY-SENTINEL")
       expect(Result.getOrThrow(Runner.parseRunnerAddress("[::1]:34431"))).toMatchObject({ host: "::1", port: 34431 })
+    }))
+
+  it.effect("certificates TLS would refuse are refused at the start, naming the variable, never the key", () =>
+    Effect.gen(function*() {
+      const security = (env: Record<string, string>) =>
+        ClusterSecurity.securityConfig().pipe(
+          Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
+        )
+      const ours = Certificates.make("checked")
+      const theirs = Certificates.make("other")
+      expect((yield* security(ours.env))._tag).toBe("Tls")
+      // the CA as a bundle, the old and the new one (a rotation): accepted
+      expect((yield* security({ ...ours.env, GCX_RUNNER_TLS_CA: theirs.ca + ours.ca }))._tag).toBe("Tls")
+      const refusals: ReadonlyArray<readonly [Record<string, string>, string]> = [
+        [{ GCX_RUNNER_TLS_KEY: theirs.key }, "GCX_RUNNER_TLS_KEY is not the key of GCX_RUNNER_TLS_CERT's certificate"],
+        [{ GCX_RUNNER_TLS_CA: theirs.ca }, "GCX_RUNNER_TLS_CERT's certificate is not signed by GCX_RUNNER_TLS_CA"],
+        [
+          { GCX_RUNNER_TLS_CERT: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----" },
+          "GCX_RUNNER_TLS_CERT is not a PEM certificate"
+        ],
+        [
+          { GCX_RUNNER_TLS_KEY: "-----BEGIN PRIVATE KEY-----\nKEY-SENTINEL\n-----END PRIVATE KEY-----" },
+          "GCX_RUNNER_TLS_KEY is not a PEM private key"
+        ]
+      ]
+      for (const [change, message] of refusals) {
+        const refused = String(yield* Effect.flip(security({ ...ours.env, ...change })))
+        expect(refused).toContain(message)
+        expect(refused).not.toContain("KEY-SENTINEL")
+        expect(refused).not.toContain(theirs.key.split("\n")[1]!)
+      }
       expect(Result.isFailure(Runner.parseRunnerAddress("127.0.0.1:70000"))).toBe(true)
     }))
 })

@@ -20,6 +20,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as SqlError from "effect/sql/SqlError"
+import * as DatabaseFailure from "../DatabaseFailure.js"
 import * as ExitCode from "../ExitCode.js"
 import * as Text from "../Text.js"
 
@@ -67,6 +68,8 @@ const keysLayer: Layer.Layer<ApiKeys.ApiKeys, Config.ConfigError | ExitCode.CliE
       Effect.mapError((error) =>
         error._tag === "UnsealError"
           ? new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message: `the webhook secrets: ${error.message}` })
+          : error._tag === "DatabaseUnreachable"
+          ? DatabaseFailure.databaseFailure(error)
           : unavailable(error.message)
       )
     )

@@ -1,0 +1,16 @@
+/**
+ * A PostgreSQL database that a command could not use, as the CLI reports it: a
+ * `GCX_DATABASE_URL` that is malformed, or not a PostgreSQL URL, is a setting
+ * to fix (exit 2); one that names a server that cannot be reached is a failure
+ * of the service (exit 5). The line never holds the URL's password.
+ */
+import * as Database from "@gcx/workflow/Database"
+import { CliError, ExitCode } from "./ExitCode.js"
+import * as Text from "./Text.js"
+
+/** The `CliError` of `error`: exit 2 for a malformed URL, exit 5 for a database that cannot be reached. */
+export const databaseFailure = (error: Database.DatabaseUnreachable): CliError =>
+  new CliError({
+    code: Database.isMalformedUrl(error) ? ExitCode.Usage : ExitCode.ServiceFailure,
+    message: Text.safe(error.message)
+  })
