@@ -68,11 +68,17 @@ const security = (insecureLoopback: boolean, listen: { readonly host: string }) 
 export const run = (options: Flags) =>
   ExitCode.untilStopped(
     Effect.gen(function*() {
-      const listen = yield* Option.match(options.listen, {
+      // --listen, else GCX_RUNNER_LISTEN (as `Runner.layerConfig` reads it)
+      const listenFrom = Option.isSome(options.listen) ? "--listen" : "GCX_RUNNER_LISTEN"
+      const given = Option.isSome(options.listen)
+        ? options.listen
+        : yield* Config.option(Config.String("GCX_RUNNER_LISTEN"))
+      const listen = yield* Option.match(given, {
         onNone: () => Effect.succeed(undefined),
         onSome: (value) =>
           Result.match(Runner.parseRunnerAddress(value), {
-            onFailure: () => Effect.fail(usage(`--listen must be host:port, got '${Text.safe(value.slice(0, 80))}'`)),
+            onFailure: () =>
+              Effect.fail(usage(`${listenFrom} must be host:port, got '${Text.safe(value.slice(0, 80))}'`)),
             onSuccess: Effect.succeed
           })
       })

@@ -19,7 +19,14 @@ const expected: Readonly<Record<(typeof Help.commands)[number], ReadonlyArray<st
   batch: [...connection, ...durable, "GCX_BATCH_KEY"],
   result: [...connection, ...durable],
   sandbox: ["GCX_SANDBOX_ADMIN_KEY"],
-  runner: [...connection, "GCX_DATABASE_URL", "GCX_DATA_KEY", "GCX_DATA_KEY_PREVIOUS", "GCX_RUNNER_ADDRESS"],
+  runner: [
+    ...connection,
+    "GCX_DATABASE_URL",
+    "GCX_DATA_KEY",
+    "GCX_DATA_KEY_PREVIOUS",
+    "GCX_RUNNER_ADDRESS",
+    "GCX_RUNNER_LISTEN"
+  ],
   serve: [...connection, ...durable, "GCX_GATEWAY_PORT"]
 }
 

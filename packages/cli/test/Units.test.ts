@@ -177,8 +177,14 @@ describe("ExitCode", () => {
     )
       .toBe(
         "the sealed card could not be opened (CardDecryptionError): the card of quote r was sealed with the data key " +
-          "0a1b2c3d, which is neither GCX_DATA_KEY nor GCX_DATA_KEY_PREVIOUS: set GCX_DATA_KEY_PREVIOUS to that key"
+          "0a1b2c3d, which is neither GCX_DATA_KEY nor GCX_DATA_KEY_PREVIOUS: give every node the same GCX_DATA_KEY, " +
+          "or set GCX_DATA_KEY_PREVIOUS to that key"
       )
+    // on a cluster the node that failed to open it (a runner) may not be this one: its keys are named
+    expect(
+      new Errors.CardDecryptionError({ requestId: "r", reason: "x", keyId: "0a1b2c3d", nodeKeyIds: ["a2f40dbe"] })
+        .message
+    ).toContain("which is neither the GCX_DATA_KEY (a2f40dbe) of the node that opened it: give every node")
   })
 })
 

@@ -181,14 +181,24 @@ export class InvalidCardInput extends Schema.TaggedError<InvalidCardInput>()("In
 export class CardDecryptionError extends Schema.TaggedError<CardDecryptionError>()("CardDecryptionError", {
   requestId: Schema.String,
   reason: Schema.String,
-  keyId: opt(Schema.String)
+  keyId: opt(Schema.String),
+  /**
+   * The ids of the data keys of the node that tried to open it (`GCX_DATA_KEY`, then
+   * `GCX_DATA_KEY_PREVIOUS`): on a cluster, a runner's, which may not be the node that shows the error.
+   */
+  nodeKeyIds: opt(Schema.Array(Schema.String))
 }) {
   override get message(): string {
+    const node = this.nodeKeyIds === undefined || this.nodeKeyIds.length === 0
+      ? "GCX_DATA_KEY nor GCX_DATA_KEY_PREVIOUS"
+      : `the GCX_DATA_KEY (${this.nodeKeyIds[0]})` +
+        (this.nodeKeyIds.length > 1 ? ` nor the GCX_DATA_KEY_PREVIOUS (${this.nodeKeyIds[1]})` : "") +
+        " of the node that opened it"
     return this.keyId !== undefined
-      ? `the card of quote ${this.requestId} was sealed with the data key ${this.keyId}, which is neither ` +
-        `GCX_DATA_KEY nor GCX_DATA_KEY_PREVIOUS: set GCX_DATA_KEY_PREVIOUS to that key`
-      : `the card of quote ${this.requestId} could not be opened (${this.reason}): neither GCX_DATA_KEY nor ` +
-        `GCX_DATA_KEY_PREVIOUS is the key it was sealed with; set GCX_DATA_KEY_PREVIOUS to that key`
+      ? `the card of quote ${this.requestId} was sealed with the data key ${this.keyId}, which is neither ${node}: ` +
+        `give every node the same GCX_DATA_KEY, or set GCX_DATA_KEY_PREVIOUS to that key`
+      : `the card of quote ${this.requestId} could not be opened (${this.reason}): neither ${node} is the key it ` +
+        `was sealed with; give every node the same GCX_DATA_KEY, or set GCX_DATA_KEY_PREVIOUS to that key`
   }
 }
 

@@ -210,6 +210,8 @@ const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
 export const make = (key: DataKey, previous?: DataKey): Effect.Effect<Service> =>
   Effect.sync(() => {
     const candidates = (previous === undefined ? [key] : [key, previous]).map(candidateOf)
+    // named in a `CardDecryptionError`: on a cluster, the node that failed to open may be another runner
+    const nodeKeyIds = previous === undefined ? [key.id] : [key.id, previous.id]
     const current = candidates[0]!
     const header = concat(Uint8Array.of(versions.keyId), current.id)
 
@@ -269,7 +271,9 @@ export const make = (key: DataKey, previous?: DataKey): Effect.Effect<Service> =
 
     const open = Effect.fnUntraced(function*(sealed: SealedCard, requestId: string) {
       const refuse = (reason: string, keyId?: string) =>
-        Effect.fail(new CardDecryptionError({ requestId, reason, ...(keyId === undefined ? {} : { keyId }) }))
+        Effect.fail(
+          new CardDecryptionError({ requestId, reason, nodeKeyIds, ...(keyId === undefined ? {} : { keyId }) })
+        )
       const opened = openBytes(sealed.sealed, requestId)
       if (Result.isFailure(opened)) {
         const { keyId, reason } = opened.failure

@@ -67,6 +67,10 @@ describe("CardCipher", () => {
       const otherKey = yield* Effect.flip(cipher.open(sealed, "request-2"))
       expect(otherKey._tag).toBe("CardDecryptionError")
       expect(otherKey.message).toContain("GCX_DATA_KEY")
+      // it names this node's key, so that a client shown a runner's failure can tell whose key differs
+      const own = cipher.fingerprint.keyId
+      expect(otherKey.nodeKeyIds).toEqual([own])
+      expect(otherKey.message).toContain(`neither the GCX_DATA_KEY (${own}) of the node that opened it`)
       expect(otherKey.message).not.toContain(cardNumber)
       const damaged = yield* Effect.flip(
         cipher.open(new CardCipher.SealedCard({ ...sealed, sealed: "AQID" }), "request-2")

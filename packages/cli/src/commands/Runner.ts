@@ -39,6 +39,7 @@ export const command = Command.make("runner", options, Lazy.handler(() => import
       Help.durableVariables.dataKey,
       Help.durableVariables.previousDataKey,
       ["GCX_RUNNER_ADDRESS", "host:port the other nodes reach this runner at (required, or --listen)"],
+      ["GCX_RUNNER_LISTEN", "host:port to listen on, when it is not GCX_RUNNER_ADDRESS (as --listen, which wins)"],
       ["GCX_RUNNER_TLS_CA", "the cluster's CA certificate (PEM or file; required unless --insecure-loopback)"],
       ["GCX_RUNNER_TLS_CERT", "this node's certificate, signed by the CA (PEM or file)"],
       ["GCX_RUNNER_TLS_KEY", "this node's private key (PEM or file; secret)"],
