@@ -42,6 +42,19 @@ describe("QuoteJournal", () => {
       fs.rmSync(directory, { recursive: true, force: true })
     }))
 
+  it.live("its folder and files are the user's alone: 0700 and 0600", () =>
+    Effect.gen(function*() {
+      const parent = fs.mkdtempSync(path.join(os.tmpdir(), "gcx-journal-"))
+      const directory = path.join(parent, ".gcx", "journal")
+      yield* roundTrip.pipe(Effect.provide(QuoteJournal.layerFileSystem(directory)))
+      expect(fs.statSync(directory).mode & 0o777).toBe(0o700)
+      expect(fs.statSync(path.dirname(directory)).mode & 0o777).toBe(0o700)
+      const files = fs.readdirSync(directory)
+      expect(files.length).toBeGreaterThan(0)
+      for (const file of files) expect(fs.statSync(path.join(directory, file)).mode & 0o777, file).toBe(0o600)
+      fs.rmSync(parent, { recursive: true, force: true })
+    }))
+
   it.live("a write interrupted before its rename leaves the record whole", () =>
     Effect.gen(function*() {
       const directory = fs.mkdtempSync(path.join(os.tmpdir(), "gcx-journal-"))

@@ -6,11 +6,18 @@ import type * as PlatformError from "effect/PlatformError"
 
 const temporarySuffix = ".tmp"
 
+/** The mode of a folder the store creates: the user's alone. */
+const folderMode = 0o700
+
+/** The mode of the files it writes: the user's alone (what they hold is not for other users). */
+const fileMode = 0o600
+
 /**
  * A `KeyValueStore` of files under `directory` whose writes are atomic: each
  * value is written to a temporary file, then renamed over the old one, so a
  * process killed mid-write leaves either the old value or the new one, never
- * a torn file.
+ * a torn file. The folders it creates are 0700 and its files 0600, whatever
+ * the umask.
  */
 export const make = (
   directory: string
@@ -19,7 +26,7 @@ export const make = (
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const fileOf = (key: string) => path.join(directory, encodeURIComponent(key))
-    const ensureDirectory = fs.makeDirectory(directory, { recursive: true })
+    const ensureDirectory = fs.makeDirectory(directory, { recursive: true, mode: folderMode })
     /** A missing file or directory reads as `fallback`; any other failure is the store's. */
     const storeError = <B>(method: string, key: string | undefined, fallback?: { readonly value: B }) =>
     <A, R>(
@@ -41,7 +48,7 @@ export const make = (
       set: (key, value) => {
         const temporary = `${fileOf(key)}.${process.pid}${temporarySuffix}`
         return ensureDirectory.pipe(
-          Effect.andThen(fs.writeFileString(temporary, value)),
+          Effect.andThen(fs.writeFileString(temporary, value, { mode: fileMode })),
           Effect.andThen(fs.rename(temporary, fileOf(key))),
           storeError("set", key)
         )
