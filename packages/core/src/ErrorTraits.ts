@@ -59,8 +59,16 @@ export const Traits: { readonly [Tag in QuoteFailure["_tag"]]: ErrorTraits } = {
 /** The recovery group of an error. */
 export const groupOf = (error: QuoteFailure): ErrorGroup => Traits[error._tag].group
 
-/** Whether the condition behind an error may pass by itself. */
-export const isTransient = (error: QuoteFailure): boolean => Traits[error._tag].transient
+/**
+ * Whether the condition behind an error may pass by itself: its tag's
+ * `transient`, except for a `TokenError`, which is transient when the token
+ * endpoint did not answer, or answered 429 or 5xx (an outage), and not when
+ * it refused the credentials.
+ */
+export const isTransient = (error: QuoteFailure): boolean =>
+  error._tag === "TokenError"
+    ? error.httpStatus === undefined || error.httpStatus === 429 || error.httpStatus >= 500
+    : Traits[error._tag].transient
 
 /** Whether the SDK retries an error automatically. Card outcomes and MerchantUnavailable are never retried. */
 export const isRetryable = (error: QuoteFailure): boolean => Traits[error._tag].retryable

@@ -561,6 +561,16 @@ describe("error classes", () => {
     expectTraits(new Errors.TransportError({ message: "ECONNRESET", reason: "Reset" }), "TransportError")
   })
 
+  it("a TokenError is transient when the token endpoint is out (no answer, 429, 5xx), not when it refuses", () => {
+    const outage = [undefined, 429, 500, 503].map((httpStatus) =>
+      new Errors.TokenError({ message: "token", ...(httpStatus === undefined ? {} : { httpStatus }) })
+    )
+    for (const error of outage) expect(Errors.isTransient(error), String(error.httpStatus)).toBe(true)
+    for (const httpStatus of [400, 401, 403]) {
+      expect(Errors.isTransient(new Errors.TokenError({ message: "refused", httpStatus }))).toBe(false)
+    }
+  })
+
   it("the Traits table covers every error tag", () => {
     expect(Object.keys(Errors.Traits).sort()).toEqual(Object.keys(expectedTraits).sort())
     for (const [tag, traits] of Object.entries(expectedTraits)) {

@@ -103,8 +103,9 @@ export interface Service {
   ) => Stream.Stream<QuoteEvent.QuoteEvent>
   /**
    * Submits a quote, then tracks it, as one stream that begins with
-   * `Submitted`. It fails only when no transaction was created (bad input, a
-   * refused or failed POST); every later failure is a `Failed` event.
+   * `Submitted` (after a `Retrying` for each retry of its POST). It fails only
+   * when no transaction was created (bad input, bad polling options, a refused
+   * or failed POST); every later failure is a `Failed` event.
    */
   readonly quote: (
     request: QuoteInput,

@@ -43,9 +43,9 @@ export const retryAfterOf = (error: Errors.QuoteFailure): number | undefined =>
 export const attemptsOf = (error: Errors.QuoteFailure): number =>
   "attempts" in error && typeof error.attempts === "number" && error.attempts > 0 ? error.attempts : 1
 
-/** A transient token failure: no answer, 429 or 5xx from the token endpoint. */
+/** A transient token failure: no answer, 429 or 5xx from the token endpoint (`Errors.isTransient`). */
 export const isTransientTokenError = (error: Errors.QuoteFailure): boolean =>
-  error._tag === "TokenError" && (error.httpStatus === undefined || error.httpStatus === 429 || error.httpStatus >= 500)
+  error._tag === "TokenError" && Errors.isTransient(error)
 
 /**
  * Whether a quote is polled again after its GET failed with `error`, given
