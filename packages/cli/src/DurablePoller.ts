@@ -66,9 +66,9 @@ const lockedOrUnopened = <A>(error: SqlError.SqlError): Layer.Layer<A, QuoteJour
     ? Layer.effectContext(Effect.fail(new CliError({ code: ExitCode.Usage, message: `database: ${error.message}` })))
     : unopened<A>(error.message)
 
-/** A database that holds another service's quotes (`ServiceBinding`): a setup to change, exit 2. */
-export const serviceMismatch = <A>(error: ServiceBinding.ServiceMismatch): Layer.Layer<A, CliError> =>
-  Layer.effectContext(Effect.fail(new CliError({ code: ExitCode.Usage, message: `database: ${error.message}` })))
+/** A database that holds another service's quotes (`ServiceBinding`), as a layer that fails: exit 2. */
+const serviceMismatch = <A>(error: ServiceBinding.ServiceMismatch): Layer.Layer<A, CliError> =>
+  Layer.effectContext(Effect.fail(DatabaseFailure.serviceMismatch(error)))
 
 /**
  * The deployment of a client-only node on the runners of `databaseUrl`
@@ -97,16 +97,16 @@ export const clientDeployment = (
   )
 
 /**
- * `make` given the service of `client`'s configuration (`ServiceBinding.identityOf`), or none
- * when `bound` is false (the embedded sandbox's quotes), and built over `client`.
+ * `make` given the service of `client`'s configuration, or the embedded sandbox's
+ * (`ServiceBinding.serviceOf`), and built over `client`.
  */
 export const withService = <A, E, R, E2>(
   client: Layer.Layer<ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig, E2>,
-  bound: boolean,
-  make: (service: ServiceBinding.Identity | undefined) => Layer.Layer<A, E, R>
+  embeddedSandbox: boolean,
+  make: (service: ServiceBinding.Identity) => Layer.Layer<A, E, R>
 ): Layer.Layer<A, E | E2, Exclude<R, ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig>> =>
   Layer.unwrap(
-    Effect.map(ExchangeConfig.ExchangeConfig, (config) => make(bound ? ServiceBinding.identityOf(config) : undefined))
+    Effect.map(ExchangeConfig.ExchangeConfig, (config) => make(ServiceBinding.serviceOf(config, embeddedSandbox)))
   ).pipe(Layer.provide(client))
 
 /**
@@ -365,7 +365,7 @@ export const layerQuotes = <E>(
   Layer.unwrap(Effect.gen(function*() {
     if (Option.isSome(databaseUrl)) {
       yield* Console.error(announcement(purpose, databaseUrl.value))
-      const clientOnly: Quotes<E> = withService(client, !embeddedSandbox, (service) =>
+      const clientOnly: Quotes<E> = withService(client, embeddedSandbox, (service) =>
         Layer.mergeAll(
           DurableQuotes.layer(),
           EventRelay.layerSubscriber,
@@ -380,7 +380,7 @@ export const layerQuotes = <E>(
     const filename = embeddedSandbox ? sandboxDatabaseFile(file) : file
     const embedded: Quotes<E> = withService(
       client,
-      !embeddedSandbox,
+      embeddedSandbox,
       (service) => Embedded.layerQuotes({ filename, service })
     )
     return embedded

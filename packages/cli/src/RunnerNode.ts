@@ -110,10 +110,10 @@ export const run = (options: Flags) =>
         const services = yield* Layer.build(
           Layer.merge(CardCipher.layerConfig(), Connection.layer(options.connection, "none"))
         )
-        // the database's service (`ServiceBinding`): not the embedded sandbox's, each on a port of its own
-        const service = options.connection.embedded
-          ? undefined
-          : ServiceBinding.identityOf(Context.get(services, ExchangeConfig.ExchangeConfig))
+        const service = ServiceBinding.serviceOf(
+          Context.get(services, ExchangeConfig.ExchangeConfig),
+          options.connection.embedded
+        )
         yield* Layer.build(
           Runner.layerQuotes(
             { databaseUrl, runnerAddress, listenAddress: listen, security: cluster, limits, service },
@@ -145,8 +145,7 @@ export const run = (options: Flags) =>
           Effect.fail(
             new ExitCode.CliError({ code: ExitCode.ExitCode.ServiceFailure, message: `database: ${error.message}` })
           ),
-        ServiceMismatch: (error) =>
-          Effect.fail(new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message: `database: ${error.message}` })),
+        ServiceMismatch: (error) => Effect.fail(DatabaseFailure.serviceMismatch(error)),
         UnsealError: (error) =>
           Effect.fail(
             new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message: `the webhook secrets: ${error.message}` })

@@ -12,7 +12,8 @@ export type ErrorGroup = "card" | "merchant" | "request" | "service" | "transpor
 
 /**
  * What each error means for recovery.
- * - `transient`: the condition may pass by itself.
+ * - `transient`: the condition may pass by itself (by tag; `isTransient` also
+ *   looks at a `TokenError`'s status: an outage of the token endpoint is).
  * - `retryable`: the SDK retries it automatically (within its budget).
  * - `customerFacing`: its userMessage is meant for the customer or agent.
  */

@@ -281,9 +281,9 @@ export const make = (dataKey: CardCipher.DataKey, previous?: CardCipher.DataKey)
   })
 
 /** A data key given in base64, parsed; a malformed one is a defect. */
-const parseOrThrow = (key: string | Redacted.Redacted<string>): CardCipher.DataKey =>
+const parseOrThrow = (key: string | Redacted.Redacted<string>, sealing = true): CardCipher.DataKey =>
   Result.getOrThrowWith(
-    CardCipher.parseKey(Redacted.isRedacted(key) ? Redacted.value(key) : key),
+    CardCipher.parseKey(Redacted.isRedacted(key) ? Redacted.value(key) : key, { sealing }),
     (reason) => new Error(`GatewayQuotes: the data key ${reason}`)
   )
 
@@ -301,7 +301,9 @@ export const layer = (
 > =>
   Layer.effect(
     GatewayQuotes,
-    Effect.suspend(() => make(parseOrThrow(dataKey), previous === undefined ? undefined : parseOrThrow(previous)))
+    Effect.suspend(() =>
+      make(parseOrThrow(dataKey), previous === undefined ? undefined : parseOrThrow(previous, false))
+    )
   )
 
 /** The service with quote ids derived from `GCX_DATA_KEY` and `GCX_DATA_KEY_PREVIOUS` (`CardCipher.keysConfig`). */

@@ -68,22 +68,21 @@ export const durationProblem = (name: string, input: unknown): string | undefine
 
 /**
  * What is wrong with `options`, if anything: a duration that is not one, or
- * is negative; a `factor` below 1; a `jitter` outside 0..1; an unknown
- * `hintUnit`. Checked before a quote is sent, so that a bad option is an
- * error of the call, not a defect once the quote exists.
+ * is negative; a `factor` that is not a number above 0; a `jitter` that is not
+ * a number (it is clamped to 0..1); an unknown `hintUnit`. Checked before a
+ * quote is sent, so that a bad option is an error of the call, not a defect
+ * once the quote exists.
  */
 export const problem = (options: Options): string | undefined => {
   for (const name of ["minHint", "maxHint", "initialDelay", "maxDelay"] as const) {
     const found = options[name] === undefined ? undefined : durationProblem(`schedule.${name}`, options[name])
     if (found !== undefined) return found
   }
-  if (options.factor !== undefined && !(Number.isFinite(options.factor) && options.factor >= 1)) {
-    return "schedule.factor must be a number of at least 1"
+  if (options.factor !== undefined && !(Number.isFinite(options.factor) && options.factor > 0)) {
+    return "schedule.factor must be a number above 0"
   }
-  if (
-    options.jitter !== undefined && !(Number.isFinite(options.jitter) && options.jitter >= 0 && options.jitter <= 1)
-  ) {
-    return "schedule.jitter must be a number from 0 to 1"
+  if (options.jitter !== undefined && !Number.isFinite(options.jitter)) {
+    return "schedule.jitter must be a number (from 0 to 1)"
   }
   if (options.hintUnit !== undefined && options.hintUnit !== "seconds" && options.hintUnit !== "milliseconds") {
     return `schedule.hintUnit must be "seconds" or "milliseconds"`

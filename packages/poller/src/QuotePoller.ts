@@ -9,7 +9,6 @@ import { Errors, QuoteEvent } from "@gcx/core"
 import { ExchangeClient } from "@gcx/http"
 import type * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
-import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -153,6 +152,19 @@ export const defaultMaxConcurrentPolls = 64
 /** The default polling deadline. */
 export const defaultDeadline: Duration.Duration = Duration.minutes(2)
 
+/**
+ * What is wrong with polling options, if anything: a `deadline` that is not a
+ * duration of at least zero, or a plain `schedule`'s problem
+ * (`PollSchedule.problem`). The poller refuses them with it.
+ */
+export const optionsProblem = (
+  options: { readonly schedule?: TrackOptions["schedule"]; readonly deadline?: Duration.Input | undefined }
+): string | undefined =>
+  (options.deadline === undefined ? undefined : PollSchedule.durationProblem("deadline", options.deadline)) ??
+    (options.schedule === undefined || Schedule.isSchedule(options.schedule)
+      ? undefined
+      : PollSchedule.problem(options.schedule))
+
 const resolveSchedule = (schedule: TrackOptions["schedule"]): PollSchedule.PollSchedule =>
   Schedule.isSchedule(schedule) ? schedule : PollSchedule.make(schedule ?? {})
 
@@ -188,6 +200,8 @@ export const make = (
         new Error(`QuotePoller: maxConcurrentPolls must be a whole number of at least 1, not ${maxConcurrentPolls}`)
       )
     }
+    const badDefault = optionsProblem(defaults)
+    if (badDefault !== undefined) return yield* Effect.die(new RangeError(`QuotePoller: ${badDefault}`))
     const rememberedRequestIds = defaults.rememberedRequestIds ?? defaultRememberedRequestIds
     if (!Number.isSafeInteger(rememberedRequestIds) || rememberedRequestIds < 1) {
       return yield* Effect.die(
@@ -208,25 +222,24 @@ export const make = (
     ): Result.Result<Scheduler.WatchOptions, Errors.InvalidRequest> => {
       const schedule = options.schedule ?? defaults.schedule
       const deadline = options.deadline ?? defaults.deadline ?? defaultDeadline
-      const problem = PollSchedule.durationProblem("deadline", deadline) ??
-        (Schedule.isSchedule(schedule) || schedule === undefined ? undefined : PollSchedule.problem(schedule))
+      const problem = optionsProblem({ schedule, deadline })
       return problem !== undefined
         ? Result.fail(new Errors.InvalidRequest({ message: problem }))
         : Result.succeed({ schedule: resolveSchedule(schedule), deadlineMillis: Duration.toMillis(deadline) })
     }
 
-    /** The targets' events; with bad options, each target's `Failed` with the `InvalidRequest`, and no poll. */
+    /**
+     * The targets' events. Bad options are a defect that names them, and nothing is polled: a
+     * transaction that exists is never ended by them (a `Failed` would be final, for a durable
+     * quote too), and `quote` and `getQuote` refuse them before their POST.
+     */
     const watchStream = (
       targets: ReadonlyArray<Scheduler.Target>,
       options: Omit<TrackOptions, "expectedCompletionTime">
     ) =>
       Result.match(watchOptions(options), {
         onSuccess: (watch) => Sinks.watchStream(scheduler, targets, watch),
-        onFailure: (error) =>
-          Effect.map(DateTime.now, (timestamp) =>
-            Stream.fromIterable(
-              targets.map(({ transactionId }) => new QuoteEvent.Failed({ transactionId, timestamp, error }))
-            ))
+        onFailure: (error) => Effect.die(new RangeError(`QuotePoller: ${error.message}`))
       })
 
     const track: Service["track"] = (transactionId, options = {}) =>

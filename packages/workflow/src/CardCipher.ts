@@ -147,10 +147,12 @@ const minimumDistinctBytes = 16
 
 /**
  * Decodes a base64 data key; the reason it is refused never contains the key. Refused: a length
- * other than 32 bytes, one byte repeated, fewer than 16 distinct bytes (a pattern), and bytes that
- * are all printable text (a password in base64), none of which random bytes ever are in practice.
+ * other than 32 bytes, one byte repeated; and, for a key that seals (`sealing`, the default), fewer
+ * than 16 distinct bytes (a pattern) and bytes that are all printable text (a password in base64),
+ * none of which random bytes ever are in practice. A previous key, which only opens, is spared
+ * those two: a weak key of old must still open its cards while they are sealed again.
  */
-export const parseKey = (base64: string): Result.Result<DataKey, string> => {
+export const parseKey = (base64: string, options?: { readonly sealing?: boolean }): Result.Result<DataKey, string> => {
   const trimmed = base64.trim()
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed)) return Result.fail("must be base64")
   // Buffer's decoder, not effect/encoding's: it takes base64 without its padding, as before
@@ -160,14 +162,20 @@ export const parseKey = (base64: string): Result.Result<DataKey, string> => {
     return Result.fail("must not be one byte repeated (make a key with: openssl rand -base64 32)")
   }
   // 32 random bytes hold about 30 distinct values, and are all printable text once in 10^14
+  if (options?.sealing === false) return Result.succeed(dataKeyOf(bytes))
   if (new Set(bytes).size < minimumDistinctBytes) {
     return Result.fail("must be random: it repeats a few bytes (make a key with: openssl rand -base64 32)")
   }
   if (bytes.every((byte) => byte >= 0x20 && byte <= 0x7e)) {
     return Result.fail("must be random bytes, not text such as a password (make a key with: openssl rand -base64 32)")
   }
-  return Result.succeed({ id: hex(keyIdOf(bytes)), bytes: Redacted.make(bytes, { label: "DataKey" }) })
+  return Result.succeed(dataKeyOf(bytes))
 }
+
+const dataKeyOf = (bytes: Uint8Array): DataKey => ({
+  id: hex(keyIdOf(bytes)),
+  bytes: Redacted.make(bytes, { label: "DataKey" })
+})
 
 /** The id of a data key: 8 hex digits of a SHA-256 over a fixed label and the key. It tells keys apart, and reveals nothing of them. */
 export const keyId = (key: DataKey): string => key.id
@@ -344,16 +352,20 @@ const refused = (name: string, message: string): Config.ConfigError =>
 const notSet = (name: string): Config.ConfigError =>
   new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.MissingKey(undefined))))
 
-/** The data key of a variable `name` that is set (32 bytes in base64); refused, a `ConfigError` naming it. */
-const parseAs = (name: string) => (key: Redacted.Redacted<string>): Effect.Effect<DataKey, Config.ConfigError> =>
-  Result.match(parseKey(Redacted.value(key)), {
-    onFailure: (reason) => Effect.fail(refused(name, `${name} ${reason}`)),
-    onSuccess: Effect.succeed
-  })
+/**
+ * The data key of a variable `name` that is set (32 bytes in base64), the one that seals unless
+ * `sealing` is false (`parseKey`); refused, a `ConfigError` naming it.
+ */
+const parseAs =
+  (name: string, sealing = true) => (key: Redacted.Redacted<string>): Effect.Effect<DataKey, Config.ConfigError> =>
+    Result.match(parseKey(Redacted.value(key), { sealing }), {
+      onFailure: (reason) => Effect.fail(refused(name, `${name} ${reason}`)),
+      onSuccess: Effect.succeed
+    })
 
-/** The data key of the optional variable `name`: absent when it is not set. */
+/** The previous data key, of the optional variable `name` (it only opens): absent when it is not set. */
 const optionalKeyOf = (name: string): Config.Config<Option.Option<DataKey>> =>
-  Config.option(Config.Redacted(name).pipe(Config.mapEffect(parseAs(name))))
+  Config.option(Config.Redacted(name).pipe(Config.mapEffect(parseAs(name, false))))
 
 /** The data key of the required variable `name`; missing or refused, a `ConfigError` naming it. */
 const keyOf = (name: string): Config.Config<DataKey> =>
@@ -378,9 +390,9 @@ export const keysConfig: Config.Config<Keys> = Config.all({
 })
 
 /** A key given in base64, parsed; a malformed one is a defect (use `layerConfig` for configuration). */
-const parseOrThrow = (key: string | Redacted.Redacted<string>): DataKey =>
+const parseOrThrow = (key: string | Redacted.Redacted<string>, sealing = true): DataKey =>
   Result.getOrThrowWith(
-    parseKey(Redacted.isRedacted(key) ? Redacted.value(key) : key),
+    parseKey(Redacted.isRedacted(key) ? Redacted.value(key) : key, { sealing }),
     (reason) => new Error(`CardCipher: the data key ${reason}`)
   )
 
@@ -395,7 +407,9 @@ export const layer = (
   Layer.effect(
     CardCipher,
     Effect.flatMap(
-      Effect.sync(() => [parseOrThrow(key), previous === undefined ? undefined : parseOrThrow(previous)] as const),
+      Effect.sync(() =>
+        [parseOrThrow(key), previous === undefined ? undefined : parseOrThrow(previous, false)] as const
+      ),
       ([current, previous]) => make(current, previous)
     )
   )

@@ -109,6 +109,45 @@ const readPem = (name: string, value: string): Effect.Effect<string, Config.Conf
       )
     )
 
+/** The certificates of a PEM text, in order; undefined when it holds none, or one that does not parse. */
+const certificates = (pem: string): ReadonlyArray<Crypto.X509Certificate> | undefined => {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
+  try {
+    return blocks.length === 0 ? undefined : blocks.map((block) => new Crypto.X509Certificate(block))
+  } catch {
+    return undefined
+  }
+}
+
+/** The private key of a PEM text; undefined when it is not one. */
+const privateKey = (pem: string): Crypto.KeyObject | undefined => {
+  try {
+    return Crypto.createPrivateKey(pem)
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether `issuer` signed `cert`. */
+const signed = (cert: Crypto.X509Certificate, issuer: Crypto.X509Certificate): boolean =>
+  cert.checkIssued(issuer) && cert.verify(issuer.publicKey)
+
+/** Whether `cert` was signed by one of `authorities`, directly or through `intermediates` (at most 8 links). */
+const chainsTo = (
+  cert: Crypto.X509Certificate,
+  intermediates: ReadonlyArray<Crypto.X509Certificate>,
+  authorities: ReadonlyArray<Crypto.X509Certificate>
+): boolean => {
+  let current = cert
+  for (let link = 0; link < 8; link++) {
+    if (authorities.some((ca) => signed(current, ca))) return true
+    const next = intermediates.find((intermediate) => intermediate !== current && signed(current, intermediate))
+    if (next === undefined) return false
+    current = next
+  }
+  return false
+}
+
 /**
  * The certificates of `security`, checked as TLS will use them, so that a bad one is a
  * configuration error at the start, naming its variable, never a handshake that fails later (a
@@ -118,22 +157,15 @@ const readPem = (name: string, value: string): Effect.Effect<string, Config.Conf
 const checked = (security: Tls): Effect.Effect<Tls, Config.ConfigError> => {
   const refuse = (name: string, message: string) =>
     Effect.fail(configError([problem(name, new SchemaIssue.InvalidValue({ message }))]))
-  const parse = <A>(make: () => A): A | undefined => {
-    try {
-      return make()
-    } catch {
-      return undefined
-    }
-  }
-  // the CA may be a bundle (the old and the new CA during a rotation)
-  const authorities = (security.ca.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [])
-    .map((pem) => parse(() => new Crypto.X509Certificate(pem)))
-  if (authorities.length === 0 || authorities.some((ca) => ca === undefined)) {
+  // the CA may be a bundle (the old and the new CA during a rotation); the certificate, a chain (leaf first)
+  const authorities = certificates(security.ca)
+  if (authorities === undefined) {
     return refuse(tlsVariables[0], `${tlsVariables[0]} is not a PEM certificate (or a bundle of them)`)
   }
-  const cert = parse(() => new Crypto.X509Certificate(security.cert))
-  if (cert === undefined) return refuse(tlsVariables[1], `${tlsVariables[1]} is not a PEM certificate`)
-  const key = parse(() => Crypto.createPrivateKey(Redacted.value(security.key)))
+  const chain = certificates(security.cert)
+  if (chain === undefined) return refuse(tlsVariables[1], `${tlsVariables[1]} is not a PEM certificate (or a chain)`)
+  const [cert, ...intermediates] = chain as readonly [Crypto.X509Certificate, ...Array<Crypto.X509Certificate>]
+  const key = privateKey(Redacted.value(security.key))
   if (key === undefined) return refuse(tlsVariables[2], `${tlsVariables[2]} is not a PEM private key`)
   if (!cert.checkPrivateKey(key)) {
     return refuse(
@@ -143,7 +175,7 @@ const checked = (security: Tls): Effect.Effect<Tls, Config.ConfigError> => {
       }'s certificate: give this node's certificate with its own key`
     )
   }
-  if (!authorities.some((ca) => ca !== undefined && cert.checkIssued(ca) && cert.verify(ca.publicKey))) {
+  if (!chainsTo(cert, intermediates, authorities)) {
     return refuse(
       tlsVariables[1],
       `${tlsVariables[1]}'s certificate is not signed by ${

@@ -112,10 +112,14 @@ export const layer = (
 const pgModule = (target: string): Effect.Effect<typeof PgClient, DatabaseUnreachable> =>
   Effect.tryPromise({
     try: () => import("@effect/sql-pg/PgClient"),
-    catch: () =>
+    catch: (error) =>
       new DatabaseUnreachable({
         target,
-        reason: "the PostgreSQL client is not installed (npm i @effect/sql-pg, gcx's optional peer)"
+        reason: (error as { readonly code?: unknown }).code === "ERR_MODULE_NOT_FOUND"
+          ? "the PostgreSQL client is not installed (npm i @effect/sql-pg, gcx's optional peer)"
+          : `the PostgreSQL client (@effect/sql-pg) could not be loaded: ${
+            error instanceof Error ? error.message : String(error)
+          }`
       })
   })
 

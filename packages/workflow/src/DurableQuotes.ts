@@ -89,7 +89,9 @@ export interface Service {
    * A requestId under which no quote was recorded (or that is not a
    * requestId) fails at once with `QuoteNotFound`: `submit` returns only once
    * its quote is in the database, so a quote submitted before the call is
-   * always found.
+   * always found. It waits through an outage of the database (a failure that
+   * may pass by itself: the connection, a timeout), with one warning, and reads
+   * the outcome once it is back; the caller bounds the wait (a timeout).
    */
   readonly result: (
     requestId: string
@@ -112,7 +114,7 @@ export interface Service {
   readonly settleRequest: (requestId: string) => Effect.Effect<void>
   /**
    * The outcome of a submitted quote if it has one now, `None` while it runs; `QuoteNotFound` as
-   * for `result`. Never waits.
+   * for `result`. Never waits: not for an outage of the database either (a defect).
    */
   readonly poll: (
     requestId: string
@@ -222,19 +224,21 @@ export const make = (
       })
 
     /** The execution id recorded for `requestId` (`RequestIds`); never recorded: `QuoteNotFound`. */
-    const recordedExecution = (requestId: string) =>
-      StoreOutage.throughOutages(requestIds.lookup(requestId), "a requestId's quote").pipe(
-        Effect.orDie,
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new QuoteNotFound({ requestId })),
-          onSome: Effect.succeed
-        }))
-      )
+    const recordedExecution = (requestId: string, throughOutages: boolean) =>
+      (throughOutages
+        ? StoreOutage.throughOutages(requestIds.lookup(requestId), "a requestId's quote")
+        : requestIds.lookup(requestId)).pipe(
+          Effect.orDie,
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(new QuoteNotFound({ requestId })),
+            onSome: Effect.succeed
+          }))
+        )
 
     const result: Service["result"] = (requestId) =>
       Effect.suspend(() =>
         isStoredRequestId(requestId)
-          ? Effect.flatMap(recordedExecution(requestId), (executionId) => awaitOutcome(requestId, executionId))
+          ? Effect.flatMap(recordedExecution(requestId, true), (executionId) => awaitOutcome(requestId, executionId))
           : Effect.fail(new QuoteNotFound({ requestId }))
       ).pipe(
         Effect.provide(context),
@@ -244,7 +248,7 @@ export const make = (
     const poll: Service["poll"] = (requestId) =>
       Effect.suspend(() =>
         isStoredRequestId(requestId)
-          ? Effect.flatMap(recordedExecution(requestId), (executionId) =>
+          ? Effect.flatMap(recordedExecution(requestId, false), (executionId) =>
             Effect.flatMap(QuoteWorkflow.QuoteWorkflow.poll(executionId), (result) =>
               Option.isSome(result) && result.value._tag === "Complete"
                 ? Effect.succeedSome(result.value.exit)

@@ -268,7 +268,8 @@ const expirationSeconds = Duration.toSeconds(Duration.fromInputUnsafe(shardingCo
 
 /**
  * How many runners share the database now: the healthy ones whose heartbeat is younger than
- * `shardingConfig`'s `shardLockExpiration`, as the runners count each other. A client-only node that
+ * `shardingConfig`'s `shardLockExpiration` (gcx's setting, not a node's override), as the runners
+ * count each other. A client-only node that
  * finds none can say so: its quotes wait until a runner starts.
  */
 export const liveRunners: Effect.Effect<number, SqlError.SqlError, SqlClient.SqlClient> = Effect.flatMap(

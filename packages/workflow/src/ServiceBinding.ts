@@ -10,7 +10,9 @@
  * a production transaction. The same holds for runners sharing a database: one configured for
  * another service does not join the others.
  *
- * The embedded sandbox's databases are not bound (each sandbox is new, on a port of its own).
+ * The embedded sandbox is one service whatever its port (`sandbox`): a database a sandbox's node
+ * used holds sandbox quotes only, and a real service's node refuses it, as a sandbox's node refuses a
+ * real service's database.
  */
 import type * as ExchangeConfig from "@gcx/http/ExchangeConfig"
 import * as Effect from "effect/Effect"
@@ -38,6 +40,13 @@ export const identityOf = (config: ExchangeConfig.Service): Identity => ({
   }),
   account: createHash("sha256").update("gcx service account\0").update(config.clientId).digest("hex").slice(0, 16)
 })
+
+/** The service of the embedded sandbox, whatever its port (each start is a new sandbox on a free port). */
+export const sandbox: Identity = { endpoint: "gcx:embedded-sandbox", account: "sandbox" }
+
+/** The service of a node: `sandbox` on the embedded sandbox, else its configuration's (`identityOf`). */
+export const serviceOf = (config: ExchangeConfig.Service, embeddedSandbox: boolean): Identity =>
+  embeddedSandbox ? sandbox : identityOf(config)
 
 /** The database holds the quotes of another service (or another account of the same service). */
 export class ServiceMismatch extends Schema.TaggedError<ServiceMismatch>()("ServiceMismatch", {

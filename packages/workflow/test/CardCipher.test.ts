@@ -1,6 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Card, ConfigProblem } from "@gcx/core"
-import { Config, ConfigProvider, Effect, Layer, Option, Redacted, Result } from "effect"
+import { Config, ConfigProvider, Context, Effect, Layer, Option, Redacted, Result } from "effect"
 import * as Crypto from "node:crypto"
 import { CardCipher } from "../src/index.js"
 
@@ -128,6 +128,15 @@ describe("CardCipher", () => {
       const text = String(yield* fromEnv({ GCX_DATA_KEY: phrase }))
       expect(text).toContain("GCX_DATA_KEY must be random bytes, not text")
       for (const sentinel of [password, phrase]) expect(repeated + text).not.toContain(sentinel)
+      // an old weak key still opens as the previous one, while its cards are sealed again under a strong one
+      const rotating = yield* Layer.build(CardCipher.layerConfig()).pipe(
+        Effect.scoped,
+        Effect.provideService(
+          ConfigProvider.ConfigProvider,
+          ConfigProvider.fromEnv({ env: { GCX_DATA_KEY: CardCipher.generateKey(), GCX_DATA_KEY_PREVIOUS: phrase } })
+        )
+      )
+      expect(Context.get(rotating, CardCipher.CardCipher).fingerprints).toHaveLength(2)
       // what `openssl rand -base64 32` gives is always taken
       for (let i = 0; i < 1000; i++) {
         expect(Result.isSuccess(CardCipher.parseKey(Crypto.randomBytes(32).toString("base64")))).toBe(true)

@@ -39,3 +39,21 @@ describe("QuoteWorkflow.submits", () => {
     expect(typeof QuoteWorkflow.submits({ resumeDelays: [0, 0.4, "2 minutes", "1 day"] })).toBe("function")
   })
 })
+
+describe("QuoteWorkflow.outcomes", () => {
+  it("refuses track options the poller would refuse, naming them, when made: never a quote ended by them", () => {
+    for (
+      const [track, message] of [
+        [{ deadline: "soon" }, "deadline must be a duration"],
+        [{ deadline: -1 }, "deadline must not be negative"],
+        [{ schedule: { maxDelay: "banana" } }, "schedule.maxDelay must be a duration"],
+        [{ schedule: { factor: 0 } }, "schedule.factor must be a number above 0"]
+      ] as const
+    ) {
+      expect(() => QuoteWorkflow.outcomes(track as never)).toThrow(`the durable quotes' track options: ${message}`)
+    }
+    // valid ones, a custom schedule included, make the activity
+    expect(typeof QuoteWorkflow.outcomes({ deadline: "5 minutes", schedule: { jitter: 0 } })).toBe("function")
+    expect(typeof QuoteWorkflow.outcomes({ schedule: PollSchedule.fixed("1 second") })).toBe("function")
+  })
+})

@@ -1,4 +1,4 @@
-import { describe, expect, it, layer } from "@effect/vitest"
+import { assert, describe, expect, it, layer } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { ConfigProvider, Context, Effect, Exit, Fiber, Layer, Logger, Redacted, Result, Stream } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
@@ -56,8 +56,9 @@ describe("Runner: bad input", () => {
           })
         ).pipe(Effect.scoped)
       )
-      expect(failure._tag).toBe("DatabaseUnreachable")
-      expect(failure.message).toContain("(malformed URL)")
+      assert(failure._tag === "DatabaseUnreachable")
+      expect(Database.isMalformedUrl(failure)).toBe(true)
+      expect(failure.message).toContain("GCX_DATABASE_URL is not a PostgreSQL URL")
     }))
 
   it.effect("GCX_RUNNER_ADDRESS must be host:port; GCX_DATABASE_URL must be set", () =>
@@ -105,6 +106,12 @@ describe("Runner: bad input", () => {
       expect((yield* security(ours.env))._tag).toBe("Tls")
       // the CA as a bundle, the old and the new one (a rotation): accepted
       expect((yield* security({ ...ours.env, GCX_RUNNER_TLS_CA: theirs.ca + ours.ca }))._tag).toBe("Tls")
+      // a certificate signed by an intermediate CA, given with it, under the root: accepted; without it, refused
+      const chained = Certificates.makeChained("chained")
+      expect((yield* security(chained.env))._tag).toBe("Tls")
+      const leaf = chained.cert.slice(0, chained.cert.indexOf("-----END CERTIFICATE-----") + 25)
+      expect(String(yield* Effect.flip(security({ ...chained.env, GCX_RUNNER_TLS_CERT: leaf }))))
+        .toContain("GCX_RUNNER_TLS_CERT's certificate is not signed by GCX_RUNNER_TLS_CA")
       const refusals: ReadonlyArray<readonly [Record<string, string>, string]> = [
         [{ GCX_RUNNER_TLS_KEY: theirs.key }, "GCX_RUNNER_TLS_KEY is not the key of GCX_RUNNER_TLS_CERT's certificate"],
         [{ GCX_RUNNER_TLS_CA: theirs.ca }, "GCX_RUNNER_TLS_CERT's certificate is not signed by GCX_RUNNER_TLS_CA"],

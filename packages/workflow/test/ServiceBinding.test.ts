@@ -42,6 +42,11 @@ const bindings = Effect.gen(function*() {
     "this database's durable quotes belong to the service at https://api.example.com/prod, " +
       "not https://staging.example.com/prod (GCX_BASE_URL)"
   )
+  // the embedded sandbox is a service of its own, whatever its port
+  const sandboxed = yield* Effect.flip(
+    ServiceBinding.bind(ServiceBinding.serviceOf(configOf("http://127.0.0.1:4010", "c"), true))
+  )
+  expect(sandboxed).toMatchObject({ _tag: "ServiceMismatch", configured: "gcx:embedded-sandbox", differs: "endpoint" })
   const account = yield* Effect.flip(ServiceBinding.bind(otherAccount))
   assert(account._tag === "ServiceMismatch")
   expect(account.differs).toBe("account")

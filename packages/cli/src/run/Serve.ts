@@ -38,6 +38,7 @@ import * as Option from "effect/Option"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Connection from "../Connection.js"
+import * as DatabaseFailure from "../DatabaseFailure.js"
 import * as DurablePoller from "../DurablePoller.js"
 import { CliError, ExitCode, untilStopped } from "../ExitCode.js"
 
@@ -86,10 +87,10 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
       const keys: Keys = Option.isSome(url) ? ApiKeys.layer : ApiKeys.layerFile(yield* ApiKeys.fileConfig(filename))
       // the embedded sandbox's quotes: never in the file of a real service's quotes
       const quotesFile = flags.connection.embedded ? DurablePoller.sandboxDatabaseFile(filename) : filename
-      // the database's service (`ServiceBinding`): not the embedded sandbox's, each on a port of its own
-      const service = flags.connection.embedded
-        ? undefined
-        : ServiceBinding.identityOf(Context.get(base, ExchangeConfig.ExchangeConfig))
+      const service = ServiceBinding.serviceOf(
+        Context.get(base, ExchangeConfig.ExchangeConfig),
+        flags.connection.embedded
+      )
       const quotes: Layer.Layer<
         DurableQuotes.DurableQuotes | SqlClient.SqlClient,
         | Config.ConfigError
@@ -130,7 +131,7 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
           ),
         JournalError: (error) => startFailure(ExitCode.ServiceFailure, `database: ${error.message}`),
         UnknownDataKey: (error) => startFailure(ExitCode.Usage, `gcx serve: ${error.message}`),
-        ServiceMismatch: (error) => startFailure(ExitCode.Usage, `database: ${error.message}`),
+        ServiceMismatch: (error) => Effect.fail(DatabaseFailure.serviceMismatch(error)),
         UnsealError: (error) => startFailure(ExitCode.Usage, `gcx serve: the webhook secrets: ${error.message}`)
       })
     )

@@ -4,19 +4,27 @@
  * reads: a client-only node that lost its database for a few seconds ended the quotes it awaited
  * with a defect, though they went on in the runners, and their cards were quoted again. Now such a
  * read is tried again, from 100 ms backing off to 2 s, with one warning, until it succeeds or the
- * caller gives up (its timeout, an interrupt). Any other defect stays one.
+ * caller gives up (its timeout, an interrupt). Any other defect stays one. Only reads go through
+ * it: trying one again changes nothing.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as SqlError from "effect/sql/SqlError"
 
-/** Whether `cause` is a failure of the store: a `PersistenceError` or an `SqlError`, failed or died with. */
+/**
+ * Whether `cause` is an outage of the store: an `SqlError` that may pass by itself (`isRetryable`:
+ * the connection, a deadlock, a lock or statement timeout), failed or died with, bare or inside the
+ * engine's `PersistenceError`. Any other SQL failure (a syntax error, a privilege revoked, a
+ * constraint, a corrupt file) is not waited for.
+ */
 export const isStoreFailure = (cause: Cause.Cause<unknown>): boolean => {
   if (Cause.hasInterrupts(cause)) return false
-  const failure = Cause.squash(cause)
-  return SqlError.isSqlError(failure) ||
-    (typeof failure === "object" && failure !== null && (failure as { _tag?: unknown })._tag === "PersistenceError")
+  let failure: unknown = Cause.squash(cause)
+  if (typeof failure === "object" && failure !== null && (failure as { _tag?: unknown })._tag === "PersistenceError") {
+    failure = (failure as { readonly cause?: unknown }).cause
+  }
+  return SqlError.isSqlError(failure) && failure.isRetryable
 }
 
 /** A store failure on its way to the retry. */

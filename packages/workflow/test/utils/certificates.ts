@@ -60,3 +60,69 @@ export const make = (name: string): Certificates => {
     security: ClusterSecurity.tls({ ca, cert, key: Redacted.make(key) })
   }
 }
+
+/**
+ * A root CA named `name`, an intermediate CA it signed, and a node certificate the intermediate
+ * signed: `ca` is the root alone, `cert` the node's certificate followed by the intermediate's.
+ */
+export const makeChained = (name: string): Certificates => {
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), `gcx-tls-${name}-`))
+  process.once("exit", () => Fs.rmSync(dir, { recursive: true, force: true }))
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+  const sign = (csr: string, issuer: string, out: string, extensions?: string) =>
+    openssl(dir, [
+      "x509",
+      "-req",
+      "-in",
+      csr,
+      "-CA",
+      `${issuer}.pem`,
+      "-CAkey",
+      `${issuer}.key`,
+      "-CAcreateserial",
+      "-out",
+      out,
+      "-days",
+      "2",
+      ...(extensions === undefined ? [] : ["-extfile", extensions])
+    ])
+  openssl(dir, [
+    "req",
+    "-x509",
+    ...ec,
+    "-keyout",
+    "root.key",
+    "-out",
+    "root.pem",
+    "-days",
+    "2",
+    "-subj",
+    `/CN=${name} root`
+  ])
+  Fs.writeFileSync(
+    Path.join(dir, "ca.ext"),
+    "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n"
+  )
+  openssl(dir, [
+    "req",
+    ...ec,
+    "-keyout",
+    "intermediate.key",
+    "-out",
+    "intermediate.csr",
+    "-subj",
+    `/CN=${name} intermediate`
+  ])
+  sign("intermediate.csr", "root", "intermediate.pem", "ca.ext")
+  openssl(dir, ["req", ...ec, "-keyout", "node.key", "-out", "node.csr", "-subj", `/CN=${name} node`])
+  sign("node.csr", "intermediate", "node.pem")
+  const read = (f: string) => Fs.readFileSync(Path.join(dir, f), "utf8")
+  const [ca, cert, key] = [read("root.pem"), read("node.pem") + read("intermediate.pem"), read("node.key")]
+  return {
+    ca,
+    cert,
+    key,
+    env: { GCX_RUNNER_TLS_CA: ca, GCX_RUNNER_TLS_CERT: cert, GCX_RUNNER_TLS_KEY: key },
+    security: ClusterSecurity.tls({ ca, cert, key: Redacted.make(key) })
+  }
+}

@@ -300,8 +300,14 @@ const makeOutcomeActivity = ({ resumeDelays: _, ...track }: Options) =>
     })
   })
 
-/** The outcome activities of a runner: one for its polling options. */
+/**
+ * The outcome activities of a runner: one for its polling options. Options
+ * the poller would refuse (`QuotePoller.optionsProblem`) throw a `RangeError`
+ * that names them, when the layer is called: never a quote ended by them.
+ */
 export const outcomes = (options: Options = {}) => {
+  const problem = QuotePoller.optionsProblem(options)
+  if (problem !== undefined) throw new RangeError(`the durable quotes' track options: ${problem}`)
   const activity = makeOutcomeActivity(options)
   /** The outcome activity of one quote: poll its transaction until it is terminal. */
   return (submission: Submission) => Effect.provideService(activity, CurrentSubmission, submission)
