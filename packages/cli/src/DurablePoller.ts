@@ -9,7 +9,7 @@
  *   `GCX_DATABASE_URL` is unset: this process is the runner.
  * - Client-only when `GCX_DATABASE_URL` is set: the runners on that
  *   PostgreSQL run the quotes; this process submits and awaits them
- *   (`clientDeployment`).
+ *   (`DurableDeployment.clientDeployment`).
  * - The card is sealed with `GCX_DATA_KEY` (32 bytes in base64), required;
  *   `GCX_DATA_KEY_PREVIOUS` still opens the cards sealed before a rotation.
  *
@@ -23,20 +23,14 @@ import * as Quote from "@gcx/core/Quote"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import { maskCardNumber } from "@gcx/core/Redaction"
 import type * as ExchangeClient from "@gcx/http/ExchangeClient"
-import * as ExchangeConfig from "@gcx/http/ExchangeConfig"
+import type * as ExchangeConfig from "@gcx/http/ExchangeConfig"
 import * as QuoteEvents from "@gcx/poller/QuoteEvents"
-import * as QuoteJournal from "@gcx/poller/QuoteJournal"
+import type * as QuoteJournal from "@gcx/poller/QuoteJournal"
 import * as QuotePoller from "@gcx/poller/QuotePoller"
-import * as CardCipher from "@gcx/workflow/CardCipher"
-import * as ClusterSecurity from "@gcx/workflow/ClusterSecurity"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
-import * as Embedded from "@gcx/workflow/Embedded"
-import * as EventRelay from "@gcx/workflow/EventRelay"
 import type * as QuoteWorkflow from "@gcx/workflow/QuoteWorkflow"
-import * as Runner from "@gcx/workflow/Runner"
-import * as ServiceBinding from "@gcx/workflow/ServiceBinding"
 import * as Cause from "effect/Cause"
-import * as Config from "effect/Config"
+import type * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -45,69 +39,10 @@ import * as Fiber from "effect/Fiber"
 import type { ServeError } from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
-import type * as SqlError from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
-import * as Path from "node:path"
 import * as Connection from "./Connection.js"
-import * as DatabaseFailure from "./DatabaseFailure.js"
-import { CliError, ExitCode } from "./ExitCode.js"
-
-/** A layer of `A` that fails: the durable store (the quotes' journal) could not be opened. */
-const unopened = <A>(message: string): Layer.Layer<A, QuoteJournal.JournalError> =>
-  Layer.effectContext(Effect.fail(new QuoteJournal.JournalError({ operation: "open", message })))
-
-/**
- * The embedded database is another process's (SQLite's lock): a setup to change (wait for it, or give this
- * one its own `GCX_DATABASE_FILE`), exit 2; any other failure to open it is `unopened`.
- */
-const lockedOrUnopened = <A>(error: SqlError.SqlError): Layer.Layer<A, QuoteJournal.JournalError | CliError> =>
-  error.reason._tag === "LockTimeoutError"
-    ? Layer.effectContext(Effect.fail(new CliError({ code: ExitCode.Usage, message: `database: ${error.message}` })))
-    : unopened<A>(error.message)
-
-/** A database that holds another service's quotes (`ServiceBinding`), as a layer that fails: exit 2. */
-const serviceMismatch = <A>(error: ServiceBinding.ServiceMismatch): Layer.Layer<A, CliError> =>
-  Layer.effectContext(Effect.fail(DatabaseFailure.serviceMismatch(error)))
-
-/**
- * The deployment of a client-only node on the runners of `databaseUrl`
- * (`@gcx/workflow/Runner`), authenticated as `ClusterSecurity.securityConfig` says
- * (`GCX_RUNNER_TLS_*`, or `GCX_RUNNER_INSECURE_LOOPBACK=true`), the database bound to `service`
- * when given (`ServiceBinding`; a `CliError`, exit 2, when it holds another's). A database that
- * cannot be reached or read is a `JournalError` that names it, as for the embedded file: the
- * durable store is the quotes' journal.
- */
-export const clientDeployment = (
-  databaseUrl: Redacted.Redacted<string>,
-  service?: ServiceBinding.Identity | undefined
-): Layer.Layer<Runner.Services, Config.ConfigError | QuoteJournal.JournalError | CliError> =>
-  Layer.unwrap(
-    Effect.map(
-      Effect.all({ security: ClusterSecurity.securityConfig(), limits: ClusterSecurity.limitsConfig }),
-      ({ limits, security }) => Runner.layerClient({ databaseUrl, security, limits, service })
-    )
-  ).pipe(
-    Layer.catchTag(
-      "DatabaseUnreachable",
-      (error) => Layer.effectContext(Effect.fail(DatabaseFailure.databaseFailure(error)))
-    ),
-    Layer.catchTag("SqlError", (error) => unopened<Runner.Services>(error.message)),
-    Layer.catchTag("ServiceMismatch", serviceMismatch<Runner.Services>)
-  )
-
-/**
- * `make` given the service of `client`'s configuration, or the embedded sandbox's
- * (`ServiceBinding.serviceOf`), and built over `client`.
- */
-export const withService = <A, E, R, E2>(
-  client: Layer.Layer<ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig, E2>,
-  embeddedSandbox: boolean,
-  make: (service: ServiceBinding.Identity) => Layer.Layer<A, E, R>
-): Layer.Layer<A, E | E2, Exclude<R, ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig>> =>
-  Layer.unwrap(
-    Effect.map(ExchangeConfig.ExchangeConfig, (config) => make(ServiceBinding.serviceOf(config, embeddedSandbox)))
-  ).pipe(Layer.provide(client))
+import * as DurableDeployment from "./DurableDeployment.js"
+import type { CliError } from "./ExitCode.js"
 
 /**
  * A durable quote's failure as the CLI reports it: an unknown requestId is a bad request; a card that cannot be
@@ -266,132 +201,12 @@ export const durablePoller = (pollerOptions: Options = {}) =>
     return QuotePoller.QuotePoller.of({ ...plain, quote, quoteAll, getQuote })
   })
 
-/** Where the embedded database lives: `GCX_DATABASE_FILE`, default `.gcx/gcx.db`. */
-export const databaseFile: Config.Config<string> = Config.String("GCX_DATABASE_FILE").pipe(
-  Config.withDefault(Embedded.defaultFilename)
-)
-
-/**
- * The embedded database of the quotes made on the embedded sandbox: a file of
- * their own beside `filename` (`.gcx/gcx.db` gives `.gcx/gcx.sandbox.db`). The
- * quotes of `filename` belong to a real service: they are never resumed
- * against a sandbox, where they would fail for good (`TransactionNotFound`).
- * The sandbox's quotes can be shown later (`gcx result --embedded`); one
- * still running when its process ended cannot be resumed (its transaction
- * ended with that sandbox).
- */
-export const sandboxDatabaseFile = (filename: string): string => {
-  const parsed = Path.parse(filename)
-  return Path.join(parsed.dir, `${parsed.name}.sandbox${parsed.ext === "" ? ".db" : parsed.ext}`)
-}
-
-/** What the durable layers of the CLI fail with: configuration, or the embedded database. */
-type LayerError =
-  | Config.ConfigError
-  | QuoteJournal.JournalError
-  | CliError
-  | Layer.Error<ReturnType<typeof Embedded.layerQuotes<never, never>>>
-
-/** The services `--durable` provides to the commands. */
-type Quotes<E> = Layer.Layer<
-  DurableQuotes.DurableQuotes | QuotePoller.QuotePoller | QuoteEvents.QuoteEvents,
-  E | LayerError,
-  CardCipher.CardCipher
->
-
-/**
- * Where a client-only node submits, as said on stderr: `PostgreSQL db.example.com:5432/gcx`, the host,
- * port and database of `GCX_DATABASE_URL`, never its user or password.
- */
-export const where = (databaseUrl: Redacted.Redacted<string>): string => {
-  try {
-    const url = new URL(Redacted.value(databaseUrl))
-    if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") return "GCX_DATABASE_URL (not a PostgreSQL URL)"
-    const host = url.hostname !== "" ? url.host : url.searchParams.get("host") ?? "localhost"
-    const database = decodeURIComponent(url.pathname.replace(/^\//, ""))
-    return `PostgreSQL ${host}${database === "" ? "" : `/${database}`}`
-  } catch {
-    return "PostgreSQL (GCX_DATABASE_URL)"
-  }
-}
-
-/** `GCX_DATABASE_URL`: set on a client-only node of runners on PostgreSQL, unset for the embedded deployment. */
-export const databaseUrl: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.option(
-  Config.Redacted("GCX_DATABASE_URL")
-)
-
-/**
- * What a command does with the durable quotes: submits them (`quote`, `batch`),
- * or reads the outcomes recorded (`result`). A client-only node says which, and where.
- */
-export type Purpose = "submit" | "read"
-
-/** The line a client-only node writes to stderr when it starts: what it does, on which database. */
-const announcement = (purpose: Purpose, databaseUrl: Redacted.Redacted<string>): string =>
-  purpose === "read"
-    ? `gcx: client-only, reading the durable quotes of ${where(databaseUrl)}`
-    : `gcx: --durable: client-only, submitting to the runners of ${where(databaseUrl)}`
-
-/**
- * Says on stderr when no runner of the database is alive (`Runner.liveRunners`): a client-only
- * node's quotes then wait, silent, until one starts. Says nothing when the runners cannot be counted.
- */
-const noRunnerNotice = (databaseUrl: Redacted.Redacted<string>) =>
-  Runner.liveRunners.pipe(
-    Effect.flatMap((live) =>
-      live === 0
-        ? Console.error(
-          `gcx: no runner of ${where(databaseUrl)} is alive: the quotes wait until one starts (gcx runner)`
-        )
-        : Effect.void
-    ),
-    Effect.ignore
-  )
-
-/**
- * The durable quotes of `--durable` over an exchange client: client-only when
- * `databaseUrl` (`GCX_DATABASE_URL`) is given, embedded on SQLite otherwise. The one place that
- * picks the deployment.
- */
-export const layerQuotes = <E>(
-  client: Layer.Layer<ExchangeClient.ExchangeClient | ExchangeConfig.ExchangeConfig, E>,
-  databaseUrl: Option.Option<Redacted.Redacted<string>>,
-  embeddedSandbox = false,
-  purpose: Purpose = "submit"
-): Layer.Layer<
-  DurableQuotes.DurableQuotes | QuotePoller.QuotePoller | QuoteEvents.QuoteEvents,
-  E | LayerError
-> =>
-  Layer.unwrap(Effect.gen(function*() {
-    if (Option.isSome(databaseUrl)) {
-      yield* Console.error(announcement(purpose, databaseUrl.value))
-      const clientOnly: Quotes<E> = withService(client, embeddedSandbox, (service) =>
-        Layer.mergeAll(
-          DurableQuotes.layer(),
-          EventRelay.layerSubscriber,
-          Layer.effectDiscard(noRunnerNotice(databaseUrl.value))
-        ).pipe(
-          Layer.provideMerge(clientDeployment(databaseUrl.value, service)),
-          Layer.provideMerge(Connection.withPoller(client))
-        ))
-      return clientOnly
-    }
-    const file = yield* databaseFile
-    const filename = embeddedSandbox ? sandboxDatabaseFile(file) : file
-    const embedded: Quotes<E> = withService(
-      client,
-      embeddedSandbox,
-      (service) => Embedded.layerQuotes({ filename, service })
-    )
-    return embedded
-  })).pipe(Layer.provide(CardCipher.layerConfig()))
-
 /** Settings of `pollerLayer`: the poller's, and what it does without connection settings. */
 export interface LayerOptions extends Options {
   /** `"none"` for a command that must not invent a service (`gcx result`); `"embedded"` by default. */
   readonly fallback?: Connection.Fallback | undefined
   /** What the command does with the quotes; `"submit"` by default. */
-  readonly purpose?: Purpose | undefined
+  readonly purpose?: DurableDeployment.Purpose | undefined
 }
 
 /** What `pollerLayer` provides. */
@@ -408,7 +223,7 @@ type Provided =
  * serve real customers, so it never falls back to the embedded sandbox
  * (`Connection.Fallback` `"none"`); nor does a command given `fallback`
  * `"none"`. On the embedded sandbox, the quotes are kept in a file of their
- * own (`sandboxDatabaseFile`), never in `GCX_DATABASE_FILE`. An embedded
+ * own (`DurableDeployment.sandboxDatabaseFile`), never in `GCX_DATABASE_FILE`. An embedded
  * database that another process holds is a `CliError` (exit 2); one that
  * cannot be opened otherwise is a `JournalError` (the durable store is the
  * quotes' journal).
@@ -425,15 +240,15 @@ export const pollerLayer = (
   Config.ConfigError | ServeError | QuoteJournal.JournalError | CliError
 > =>
   Layer.unwrap(Effect.gen(function*() {
-    const url = yield* databaseUrl
+    const url = yield* DurableDeployment.databaseUrl
     const fallback = Option.isSome(url) || options?.fallback === "none" ? "none" : "embedded"
     const client = Connection.layer(flags, fallback)
     const embeddedSandbox = Option.isSome(yield* Connection.embeddedReason(flags, fallback))
     const relayed = Option.isSome(url)
     return Layer.effect(QuotePoller.QuotePoller, durablePoller({ ...options, embeddedSandbox, relayed })).pipe(
-      Layer.provideMerge(layerQuotes(client, url, embeddedSandbox, options?.purpose)),
+      Layer.provideMerge(DurableDeployment.layerQuotes(client, url, embeddedSandbox, options?.purpose)),
       Layer.provideMerge(client),
-      Layer.catchTag("SqlError", lockedOrUnopened<Provided>),
-      Layer.catchTag("ServiceMismatch", serviceMismatch<Provided>)
+      Layer.catchTag("SqlError", DurableDeployment.lockedOrUnopened<Provided>),
+      Layer.catchTag("ServiceMismatch", DurableDeployment.serviceMismatch<Provided>)
     )
   }))

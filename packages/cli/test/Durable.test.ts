@@ -13,6 +13,7 @@ import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as DurableDeployment from "../src/DurableDeployment.js"
 import * as DurablePoller from "../src/DurablePoller.js"
 import * as ExitCode from "../src/ExitCode.js"
 import * as Render from "../src/Render.js"
@@ -118,7 +119,7 @@ describe.concurrent("gcx --durable", () => {
         // its database is the embedded sandbox's own: the quotes of GCX_DATABASE_FILE (a real service's)
         // are never opened, so never resumed against the embedded sandbox
         expect(Fs.existsSync(GCX_DATABASE_FILE)).toBe(false)
-        expect(Fs.existsSync(DurablePoller.sandboxDatabaseFile(GCX_DATABASE_FILE))).toBe(true)
+        expect(Fs.existsSync(DurableDeployment.sandboxDatabaseFile(GCX_DATABASE_FILE))).toBe(true)
       }))
   })
 

@@ -16,7 +16,7 @@ import { ConfigProvider, Console, Effect, Fiber, Layer, Option, Redacted, Result
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as DurablePoller from "../src/DurablePoller.js"
+import * as DurableDeployment from "../src/DurableDeployment.js"
 import * as Serve from "../src/run/Serve.js"
 import { connectionFlags, envFor, sandbox } from "./helpers.js"
 
@@ -77,7 +77,7 @@ describe("gcx serve --embedded", () => {
       expect(line).toMatch(
         new RegExp(
           `^gcx serve http://127\\.0\\.0\\.1:\\d+ \\(embedded on ${
-            DurablePoller.sandboxDatabaseFile(filename)
+            DurableDeployment.sandboxDatabaseFile(filename)
           } \\(the embedded sandbox's quotes\\);`
         )
       )

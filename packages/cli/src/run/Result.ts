@@ -5,7 +5,7 @@
  * seconds at most. A requestId no quote was submitted with is a usage error (exit 2). It never falls
  * back to the embedded sandbox: without connection settings it exits 2 naming them (a quote resumed
  * against a sandbox would fail for good); with `--embedded`, it shows the embedded sandbox's quotes
- * (`DurablePoller.sandboxDatabaseFile`). A quote whose
+ * (`DurableDeployment.sandboxDatabaseFile`). A quote whose
  * POST failed while its transaction may exist ends with the flags that learn it (as `gcx quote
  * --durable` says them). An outcome shown settles the card's claim on the quote: the card's next
  * `gcx quote --durable` is a new quote. Its flags are in `commands/Result`.

@@ -39,7 +39,7 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Connection from "../Connection.js"
 import * as DatabaseFailure from "../DatabaseFailure.js"
-import * as DurablePoller from "../DurablePoller.js"
+import * as DurableDeployment from "../DurableDeployment.js"
 import { CliError, ExitCode, untilStopped } from "../ExitCode.js"
 
 /** What `gcx serve` is given: its flags (`commands/Serve`). */
@@ -76,17 +76,17 @@ const startFailure = (code: ExitCode, message: string) => Effect.fail(new CliErr
 export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
   untilStopped(
     Effect.scoped(Effect.gen(function*() {
-      const url = yield* DurablePoller.databaseUrl
+      const url = yield* DurableDeployment.databaseUrl
       const port = Option.isSome(flags.port) ? flags.port.value : yield* Gateway.portConfig
       // built first, so that missing settings or a bad key fail before any connection to the database
       const base = yield* Layer.build(
         Layer.merge(CardCipher.layerConfig(), Connection.layer(flags.connection, "none"))
       )
-      const filename = yield* DurablePoller.databaseFile
+      const filename = yield* DurableDeployment.databaseFile
       // embedded, the keys are in a file of their own, shared with `gcx serve keys` (one layer: one cache, one connection)
       const keys: Keys = Option.isSome(url) ? ApiKeys.layer : ApiKeys.layerFile(yield* ApiKeys.fileConfig(filename))
       // the embedded sandbox's quotes: never in the file of a real service's quotes
-      const quotesFile = flags.connection.embedded ? DurablePoller.sandboxDatabaseFile(filename) : filename
+      const quotesFile = flags.connection.embedded ? DurableDeployment.sandboxDatabaseFile(filename) : filename
       const service = ServiceBinding.serviceOf(
         Context.get(base, ExchangeConfig.ExchangeConfig),
         flags.connection.embedded
@@ -101,10 +101,10 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
         | CliError,
         CardCipher.CardCipher | ExchangeClient.ExchangeClient
       > = Option.isSome(url)
-        ? DurableQuotes.layer().pipe(Layer.provideMerge(DurablePoller.clientDeployment(url.value, service)))
+        ? DurableQuotes.layer().pipe(Layer.provideMerge(DurableDeployment.clientDeployment(url.value, service)))
         : Embedded.layerQuotes({ filename: quotesFile, service }, WebhookDelivery.layerNode({}, keys))
       const where = Option.isSome(url)
-        ? `client-only on the runners of ${DurablePoller.where(url.value)}`
+        ? `client-only on the runners of ${DurableDeployment.where(url.value)}`
         : `embedded on ${quotesFile}${flags.connection.embedded ? " (the embedded sandbox's quotes)" : ""}`
       const context = yield* Layer.build(
         Gateway.layerConfig({ port, host: Option.getOrUndefined(flags.host) }).pipe(
