@@ -9,6 +9,7 @@
  * | `invalid_request` | 400 |
  * | `unauthorized` | 401 (with `WWW-Authenticate: Bearer`) |
  * | `not_found` | 404 |
+ * | `method_not_allowed` | 405 (with `Allow`) |
  * | `idempotency_key_reused` | 409 |
  * | `payload_too_large` | 413 |
  * | `rate_limited` | 429 (with `Retry-After`) |
@@ -24,6 +25,7 @@ export const Code = Schema.Literals([
   "invalid_request",
   "unauthorized",
   "not_found",
+  "method_not_allowed",
   "idempotency_key_reused",
   "payload_too_large",
   "rate_limited",

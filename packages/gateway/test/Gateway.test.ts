@@ -213,6 +213,20 @@ describe("errors outside the handlers", () => {
         const nowhere = yield* call(`${gateway.url}/v2/nowhere`)
         expect(nowhere.status).toBe(404)
         expect(nowhere.json.error.code).toBe("not_found")
+        // another method on a route's path: 405, the route's method in Allow
+        for (
+          const [method, path, allow] of [
+            ["DELETE", "/v1/quotes/q_123", "GET"],
+            ["GET", "/v1/quotes", "POST"],
+            ["POST", "/healthz", "GET"]
+          ] as const
+        ) {
+          const refused = yield* Effect.promise(() => fetch(`${gateway.url}${path}`, { method }))
+          expect(refused.status, `${method} ${path}`).toBe(405)
+          expect(refused.headers.get("allow")).toBe(allow)
+          expect(((yield* Effect.promise(() => refused.json())) as { error: { code: string } }).error.code)
+            .toBe("method_not_allowed")
+        }
       })
     ))
 })

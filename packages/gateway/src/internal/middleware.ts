@@ -1,6 +1,7 @@
 /**
  * The router's global middleware of the gateway: what the `HttpApi` cannot
- * say. Unknown routes answer 404 and defects 500, both with the gateway's
+ * say. Unknown routes answer 404, another method on a route's path 405 (with
+ * `Allow`), and defects 500, both with the gateway's
  * error body (never a stack trace); a 401 carries `WWW-Authenticate:
  * Bearer`; each request is counted and timed (`gcx.gateway.*` metrics) and
  * logged as its method, route, status and duration, nothing else (no header,
@@ -31,9 +32,15 @@ import * as Drain from "./drain.js"
 /** The routes of the gateway, as metrics and logs name them (a closed set: never an id). */
 export type Route = "submit" | "get" | "events" | "healthz" | "readyz" | "openapi" | "docs" | "other"
 
+/** The path of a request's URL: without its query, and without a trailing slash (but the root's). */
+const pathOf = (url: string): string => {
+  const path = url.split("?", 1)[0]!
+  return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path
+}
+
 /** The route of a request, by its method and path. */
 export const routeOf = (method: string, url: string): Route => {
-  const path = url.split("?", 1)[0]!
+  const path = pathOf(url)
   if (path === "/v1/quotes") return method === "POST" ? "submit" : "other"
   if (/^\/v1\/quotes\/[^/]+$/.test(path)) return "get"
   if (/^\/v1\/quotes\/[^/]+\/events$/.test(path)) return "events"
@@ -41,6 +48,18 @@ export const routeOf = (method: string, url: string): Route => {
   if (path === "/openapi.json") return "openapi"
   return "other"
 }
+
+/**
+ * The method a path of the gateway's routes is served for, if the path is one of them: a request
+ * with another method is answered 405 with it in `Allow`, not 404.
+ */
+export const allowedMethod = (url: string): "GET" | "POST" | undefined => {
+  const path = pathOf(url)
+  if (path === "/v1/quotes") return "POST"
+  return /^\/v1\/quotes\/[^/]+(?:\/events)?$/.test(path) || getPaths.has(path) ? "GET" : undefined
+}
+
+const getPaths: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/docs", "/openapi.json"])
 
 /** The family of `gcx.gateway.requests`. */
 export const requestsFamily: Metrics.Family<Metric.Counter<number>> = (attributes) =>
@@ -71,6 +90,12 @@ const jsonError = (status: number, code: GatewayErrors.Code, message: string) =>
   HttpServerResponse.text(GatewayErrors.bodyOf(code, message), { status, contentType: "application/json" })
 
 const notFound = jsonError(404, "not_found", "no such route")
+const methodNotAllowed = (allow: string) =>
+  HttpServerResponse.setHeader(
+    jsonError(405, "method_not_allowed", `this route is served for ${allow} only`),
+    "allow",
+    allow
+  )
 const internal = jsonError(500, "internal", "internal error")
 
 const isRouteNotFound = (cause: Cause.Cause<unknown>): boolean =>
@@ -111,7 +136,12 @@ export const layer = HttpRouter.middleware(
         }
         return app.pipe(
           Effect.catchCause((cause): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled> => {
-            if (isRouteNotFound(cause)) return Effect.succeed(notFound)
+            if (isRouteNotFound(cause)) {
+              const allow = allowedMethod(request.url)
+              return Effect.succeed(
+                allow === undefined || allow === request.method ? notFound : methodNotAllowed(allow)
+              )
+            }
             if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<Types.unhandled>)
             // The defect itself is not logged: it might hold what a request carried.
             return Effect.as(Effect.logError("defect").pipe(Effect.annotateLogs({ route })), internal)
