@@ -91,6 +91,7 @@ describe("usage errors", () => {
         ],
         [["result"], {}, "requestId", "result"],
         [["result", "abc", "--timeout", "0"], {}, "--timeout must be a number above 0", "result"],
+        [["result", ""], {}, "the requestId must be 1 to 64 visible characters", "result"],
         // a nested subcommand's own help
         [["serve", "keys", "create"], {}, "--name", "serve keys create"]
       ]

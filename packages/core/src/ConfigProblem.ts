@@ -4,8 +4,9 @@
  * message), never the value. `@gcx/http`'s `ExchangeConfig.missingVariables`
  * and gcx's error reports both read configuration errors through `fromError`.
  */
-import type * as Config from "effect/Config"
-import type * as SchemaIssue from "effect/SchemaIssue"
+import * as Config from "effect/Config"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 /** One problem of a configuration. */
 export interface ConfigProblem {
@@ -30,6 +31,14 @@ export const fromError = (error: Config.ConfigError): ReadonlyArray<ConfigProble
   walk(error.cause.issue, [], out)
   return out
 }
+
+/**
+ * A `ConfigError` saying that the variable `name` is not set (`<name> is not set` through
+ * `fromError`). For a `Config.Redacted` read with `Config.option`: a missing one reads as "not a
+ * string" in Effect 4, so it is said here.
+ */
+export const missing = (name: string): Config.ConfigError =>
+  new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.MissingKey(undefined))))
 
 /** The name of a configuration path: `GCX_BASE_URL`, `listen`. */
 const nameOf = (path: ReadonlyArray<PropertyKey>): string => path.map(String).join(".") || "the configuration"

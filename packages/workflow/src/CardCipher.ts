@@ -28,6 +28,7 @@
  * persisted layout is the same.
  */
 import * as Card from "@gcx/core/Card"
+import * as ConfigProblem from "@gcx/core/ConfigProblem"
 import { CardDecryptionError } from "@gcx/core/Errors"
 import * as CardFingerprint from "@gcx/poller/CardFingerprint"
 import * as Config from "effect/Config"
@@ -346,13 +347,6 @@ const refused = (name: string, message: string): Config.ConfigError =>
   )
 
 /**
- * A `ConfigError` saying that the variable `name` is not set: a missing
- * `Config.Redacted` reads as "not a string" in Effect 4, so it is said here.
- */
-const notSet = (name: string): Config.ConfigError =>
-  new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.MissingKey(undefined))))
-
-/**
  * The data key of a variable `name` that is set (32 bytes in base64), the one that seals unless
  * `sealing` is false (`parseKey`); refused, a `ConfigError` naming it.
  */
@@ -370,7 +364,7 @@ const optionalKeyOf = (name: string): Config.Config<Option.Option<DataKey>> =>
 /** The data key of the required variable `name`; missing or refused, a `ConfigError` naming it. */
 const keyOf = (name: string): Config.Config<DataKey> =>
   Config.option(Config.Redacted(name)).pipe(
-    Config.mapEffect(Option.match({ onNone: () => Effect.fail(notSet(name)), onSome: parseAs(name) }))
+    Config.mapEffect(Option.match({ onNone: () => Effect.fail(ConfigProblem.missing(name)), onSome: parseAs(name) }))
   )
 
 /** The data keys of a cipher: the one that seals, and the previous one, which only opens. */

@@ -17,6 +17,7 @@
  * progress events (`EventRelay`). A runner logs at INFO the shards it acquires and releases (`ShardLog`).
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
+import * as ConfigProblem from "@gcx/core/ConfigProblem"
 import type * as ExchangeClient from "@gcx/http/ExchangeClient"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import type * as MessageStorage from "effect/cluster/MessageStorage"
@@ -173,8 +174,14 @@ export const runnerAddressConfig = (name: string): Config.Config<RunnerAddress> 
     )
   )
 
-/** `GCX_DATABASE_URL`, redacted. */
-export const databaseUrlConfig: Config.Config<Redacted.Redacted> = Config.Redacted("GCX_DATABASE_URL")
+/** `GCX_DATABASE_URL`, redacted; a `ConfigError` saying it is not set when it is missing. */
+export const databaseUrlConfig: Config.Config<Redacted.Redacted> = Config.option(Config.Redacted("GCX_DATABASE_URL"))
+  .pipe(
+    Config.mapEffect(Option.match({
+      onNone: () => Effect.fail(ConfigProblem.missing("GCX_DATABASE_URL")),
+      onSome: Effect.succeed
+    }))
+  )
 
 /** A runner: serves its shards' workflows on `runnerAddress` and stores everything in PostgreSQL. */
 export const layer = (

@@ -1,4 +1,5 @@
 import { assert, describe, expect, it, layer } from "@effect/vitest"
+import { ConfigProblem } from "@gcx/core"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { ConfigProvider, Context, Effect, Exit, Fiber, Layer, Logger, Redacted, Result, Stream } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
@@ -74,6 +75,8 @@ describe("Runner: bad input", () => {
       expect(String(badAddress)).toContain("GCX_RUNNER_ADDRESS must be host:port")
       const noUrl = yield* build({ GCX_RUNNER_ADDRESS: "127.0.0.1:4000", GCX_RUNNER_INSECURE_LOOPBACK: "true" })
       expect(String(noUrl)).toContain("GCX_DATABASE_URL")
+      assert(noUrl._tag === "ConfigError")
+      expect(ConfigProblem.fromError(noUrl).map((problem) => problem.message)).toContain("GCX_DATABASE_URL is not set")
       // no certificates and no insecure loopback: refused, naming the variables that are missing
       const noTls = yield* build({
         GCX_DATABASE_URL: "postgres://127.0.0.1:1/x",

@@ -10,12 +10,14 @@
  * --durable` says them). An outcome shown settles the card's claim on the quote: the card's next
  * `gcx quote --durable` is a new quote. Its flags are in `commands/Result`.
  */
+import * as Ids from "@gcx/core/Ids"
 import * as DurableQuotes from "@gcx/workflow/DurableQuotes"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as Connection from "../Connection.js"
 import * as DurablePoller from "../DurablePoller.js"
@@ -45,8 +47,19 @@ const pending = (requestId: string, why: string) =>
     message: `the durable quote ${requestId} ${why}; wait for it with: gcx result ${requestId} --wait`
   })
 
+const isRequestId = Schema.is(Ids.StoredRequestId)
+
+/** A requestId that none could be (empty, blank, too long): refused before the database is opened. */
+const malformed = new ExitCode.CliError({
+  code: ExitCode.ExitCode.Usage,
+  message: "the requestId must be 1 to 64 visible characters, as gcx printed it"
+})
+
 /** The `result` command's handler. */
-export const handler = ({ connection, json, requestId, timeout, wait }: Flags) =>
+export const handler = (flags: Flags) => isRequestId(flags.requestId) ? show(flags) : Effect.fail(malformed)
+
+/** The outcome of the quote `requestId`, shown. */
+const show = ({ connection, json, requestId, timeout, wait }: Flags) =>
   Effect.gen(function*() {
     const quotes = yield* DurableQuotes.DurableQuotes
     const outcome = wait
