@@ -4,11 +4,12 @@
  * `gcx.cluster.connections.refused` counting every refusal.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Metric } from "effect"
+import { Effect, Logger, Metric } from "effect"
 import * as Net from "node:net"
 import * as Tls from "node:tls"
 import * as ClusterSecurity from "../src/ClusterSecurity.js"
 import * as Frames from "../src/internal/cluster/frames.js"
+import * as RefusalLog from "../src/internal/cluster/refusalLog.js"
 import * as TlsServer from "../src/internal/cluster/tlsServer.js"
 import * as Certificates from "./utils/certificates.js"
 
@@ -137,6 +138,39 @@ describe("cluster TLS server", () => {
 
       expect(read.chunks).toBe(1)
       expect((yield* refused("handshake")) - before).toBe(3)
+    }).pipe(Effect.scoped))
+
+  it.live("a refused handshake is warned of, once a minute per peer, with its address and Node's code", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const logged = Logger.layer([Logger.make((options) => lines.push(Logger.formatJson.log(options)))])
+      const refusals = RefusalLog.make(yield* Effect.context<never>().pipe(Effect.provide(logged)))
+      const tls = yield* TlsServer.make({
+        host: "127.0.0.1",
+        port: 0,
+        secure: { ca: cluster.ca, cert: cluster.cert, key: cluster.key },
+        handshakeTimeout: "500 millis",
+        onRefused: (error, peer) => refusals.refused(peer, (error as { readonly code?: string }).code)
+      })
+      yield* Effect.forkScoped(tls.run(() => Effect.void))
+      const port = (tls.address as { readonly port: number }).port
+      // a node of another CA, twice: one warning
+      for (let i = 0; i < 2; i++) yield* closed(yield* connectTls(port, stranger))
+      yield* Effect.sleep("100 millis")
+      const refused = lines.filter((line) => line.includes("refused a cluster connection from 127.0.0.1"))
+      expect(refused).toHaveLength(1)
+      expect(refused[0]).toMatch(/its TLS handshake failed \((?:ERR_SSL|ECONNRESET)[A-Z_]*/)
+      expect(refused[0]).toContain("GCX_RUNNER_TLS_*")
+      // the other side: a node whose connection to a runner fails to authenticate names the runner
+      yield* refusals.unauthenticated("127.0.0.1:34431", "UNABLE_TO_VERIFY_LEAF_SIGNATURE").pipe(Effect.provide(logged))
+      expect(lines.at(-1)).toContain(
+        "cannot authenticate the runner at 127.0.0.1:34431 (UNABLE_TO_VERIFY_LEAF_SIGNATURE)"
+      )
+      // no certificate content in any line
+      for (const line of lines) expect(line).not.toContain("BEGIN")
+      expect(RefusalLog.tlsCodeOf({ reason: { cause: { code: "ERR_SSL_TLSV1_ALERT_UNKNOWN_CA" } } }))
+        .toBe("ERR_SSL_TLSV1_ALERT_UNKNOWN_CA")
+      expect(RefusalLog.tlsCodeOf({ reason: { cause: { code: "ECONNREFUSED" } } })).toBeUndefined()
     }).pipe(Effect.scoped))
 
   it.live("frames over the bound, malformed or stalled close an authenticated connection", () =>

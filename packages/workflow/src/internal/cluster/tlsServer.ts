@@ -26,7 +26,8 @@ export interface Options {
   readonly port: number
   readonly secure: Tls.SecureContextOptions
   readonly handshakeTimeout: Duration.Input
-  readonly onRefused: () => void
+  /** Told of each connection refused in its handshake: Node's error, and the peer's address. */
+  readonly onRefused: (error: Error, peer: string | undefined) => void
 }
 
 const openError = (cause: unknown) =>
@@ -49,8 +50,12 @@ export const make = (
       minVersion: "TLSv1.3",
       handshakeTimeout: Duration.toMillis(Duration.fromInputUnsafe(options.handshakeTimeout))
     })
-    server.on("tlsClientError", (_error, socket) => {
-      options.onRefused()
+    // a peer that reset its connection has no address left by then: each is noted as it connects
+    const peers = new WeakMap<Net.Socket, string | undefined>()
+    server.on("connection", (raw: Net.Socket) => peers.set(raw, raw.remoteAddress))
+    server.on("tlsClientError", (error, socket) => {
+      const raw = (socket as unknown as { readonly _parent?: Net.Socket })._parent
+      options.onRefused(error, socket.remoteAddress ?? (raw === undefined ? undefined : peers.get(raw)))
       socket.destroy()
     })
     server.on("secureConnection", (conn: Tls.TLSSocket) => {

@@ -29,6 +29,7 @@ import * as SocketServer from "effect/socket/SocketServer"
 import type * as SqlClient from "effect/sql/SqlClient"
 import * as ClusterSecurity from "../../ClusterSecurity.js"
 import * as Frames from "./frames.js"
+import * as RefusalLog from "./refusalLog.js"
 import * as TlsServer from "./tlsServer.js"
 
 /** The transport of a node: its security and the bounds of its connections. */
@@ -82,10 +83,16 @@ const layerClientProtocol = (options: Options): Layer.Layer<
 > =>
   Layer.effect(Runners.RpcClientProtocol)(Effect.gen(function*() {
     const serialization = yield* RpcSerialization.RpcSerialization
+    const refusals = RefusalLog.make(yield* Effect.context<never>())
     return {
       codecFor: serialization.codecFor,
       make: Effect.fnUntraced(function*(address) {
-        const socket = yield* connect(options, address)
+        const socket = yield* connect(options, address).pipe(
+          Effect.tapError((error) => {
+            const code = RefusalLog.tlsCodeOf(error)
+            return code === undefined ? Effect.void : refusals.unauthenticated(`${address.host}:${address.port}`, code)
+          })
+        )
         return yield* RpcClient.makeProtocolSocket().pipe(
           Effect.provideService(Socket.Socket, guard(options)(socket)),
           Effect.provideService(RpcSerialization.RpcSerialization, serialization)
@@ -108,13 +115,17 @@ const layerSocketServer = (options: Options): Layer.Layer<
     const listen = Option.getOrUndefined(Option.orElse(config.runnerListenAddress, () => config.runnerAddress))
     if (listen === undefined) return yield* Effect.fail(listenError("no address to listen on"))
     const security = options.security
+    const refusals = RefusalLog.make(yield* Effect.context<never>())
     const server = security._tag === "Tls"
       ? yield* TlsServer.make({
         host: listen.host,
         port: listen.port,
         secure: { ca: security.ca, cert: security.cert, key: Redacted.value(security.key) },
         handshakeTimeout: options.limits.handshakeTimeout,
-        onRefused: () => Effect.runSync(ClusterSecurity.recordRefused("handshake"))
+        onRefused: (error, peer) => {
+          Effect.runSync(ClusterSecurity.recordRefused("handshake"))
+          refusals.refused(peer, (error as { readonly code?: string }).code)
+        }
       })
       : ClusterSecurity.isLoopback(listen.host)
       ? yield* NodeSocketServer.make({ host: listen.host, port: listen.port })
