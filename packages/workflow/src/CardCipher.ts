@@ -28,12 +28,10 @@
  * persisted layout is the same.
  */
 import * as Card from "@gcx/core/Card"
-import * as ConfigProblem from "@gcx/core/ConfigProblem"
 import { CardDecryptionError } from "@gcx/core/Errors"
 import * as CardFingerprint from "@gcx/poller/CardFingerprint"
-import * as Config from "effect/Config"
+import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
-import * as SecureRandom from "effect/crypto/SecureRandom"
 import * as Effect from "effect/Effect"
 import * as Base64 from "effect/encoding/Base64"
 import * as Layer from "effect/Layer"
@@ -41,26 +39,37 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import * as SchemaIssue from "effect/SchemaIssue"
 import * as Crypto from "node:crypto"
+import { type DataKey, hex, keyIdBytes, type Keys, keysConfig, parseOrThrow } from "./internal/dataKey.js"
 
 export {
   /** A sealed card could not be opened here (`@gcx/core/Errors`): a local fault of the data keys. */
   CardDecryptionError
 }
 
-/** The environment variable that holds the data key, which seals (and opens). */
-export const keyVariable = "GCX_DATA_KEY"
-
-/** The environment variable that holds the previous data key, which only opens (key rotation). */
-export const previousKeyVariable = "GCX_DATA_KEY_PREVIOUS"
-
-/** How many bytes a data key has (AES-256). */
-export const keyBytes = 32
+export {
+  /** A parsed data key: its bytes, never shown, and its id (see `keyId`). */
+  type DataKey,
+  /** A fresh random data key, in base64: a value for `GCX_DATA_KEY`. */
+  generateKey,
+  /** How many bytes a data key has (AES-256). */
+  keyBytes,
+  /** The id of a data key: 8 hex digits of a SHA-256 over a fixed label and the key. It tells keys apart, and reveals nothing of them. */
+  keyId,
+  /** The data keys of a cipher: the one that seals, and the previous one, which only opens. */
+  type Keys,
+  /** The data keys from `GCX_DATA_KEY` (required) and `GCX_DATA_KEY_PREVIOUS` (optional), each refused with a `ConfigError` naming it. */
+  keysConfig,
+  /** The environment variable that holds the data key, which seals (and opens). */
+  keyVariable,
+  /** Decodes a base64 data key (see its notes for what is refused); the reason never contains the key. */
+  parseKey,
+  /** The environment variable that holds the previous data key, which only opens (key rotation). */
+  previousKeyVariable
+} from "./internal/dataKey.js"
 
 const ivBytes = 12
 const tagBytes = 16
-const keyIdBytes = 4
 /** `v1`: no key id (the release before key rotation); `v2`: the key id after the version byte. */
 const versions = { noKeyId: 1, keyId: 2 } as const
 
@@ -128,58 +137,6 @@ export class UnsealError extends Schema.TaggedError<UnsealError>()("UnsealError"
 
 /** The cipher service. */
 export class CardCipher extends Context.Service<CardCipher, Service>()("@gcx/workflow/CardCipher") {}
-
-/** A parsed data key: its bytes, never shown, and its id (see `keyId`). */
-export interface DataKey {
-  readonly id: string
-  readonly bytes: Redacted.Redacted<Uint8Array>
-}
-
-/** A fresh random data key, in base64: a value for `GCX_DATA_KEY`. */
-export const generateKey = (): string => Base64.encode(SecureRandom.randomBytesUnsafe(keyBytes))
-
-const keyIdOf = (bytes: Uint8Array): Uint8Array =>
-  Crypto.createHash("sha256").update("gcx data key id\0").update(bytes).digest().subarray(0, keyIdBytes)
-
-const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex")
-
-/** The fewest distinct byte values a data key may hold: a key with fewer is a pattern, not random bytes. */
-const minimumDistinctBytes = 16
-
-/**
- * Decodes a base64 data key; the reason it is refused never contains the key. Refused: a length
- * other than 32 bytes, one byte repeated; and, for a key that seals (`sealing`, the default), fewer
- * than 16 distinct bytes (a pattern) and bytes that are all printable text (a password in base64),
- * none of which random bytes ever are in practice. A previous key, which only opens, is spared
- * those two: a weak key of old must still open its cards while they are sealed again.
- */
-export const parseKey = (base64: string, options?: { readonly sealing?: boolean }): Result.Result<DataKey, string> => {
-  const trimmed = base64.trim()
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed)) return Result.fail("must be base64")
-  // Buffer's decoder, not effect/encoding's: it takes base64 without its padding, as before
-  const bytes = new Uint8Array(Buffer.from(trimmed, "base64"))
-  if (bytes.length !== keyBytes) return Result.fail(`must be ${keyBytes} bytes in base64, not ${bytes.length}`)
-  if (bytes.every((byte) => byte === bytes[0])) {
-    return Result.fail("must not be one byte repeated (make a key with: openssl rand -base64 32)")
-  }
-  // 32 random bytes hold about 30 distinct values, and are all printable text once in 10^14
-  if (options?.sealing === false) return Result.succeed(dataKeyOf(bytes))
-  if (new Set(bytes).size < minimumDistinctBytes) {
-    return Result.fail("must be random: it repeats a few bytes (make a key with: openssl rand -base64 32)")
-  }
-  if (bytes.every((byte) => byte >= 0x20 && byte <= 0x7e)) {
-    return Result.fail("must be random bytes, not text such as a password (make a key with: openssl rand -base64 32)")
-  }
-  return Result.succeed(dataKeyOf(bytes))
-}
-
-const dataKeyOf = (bytes: Uint8Array): DataKey => ({
-  id: hex(keyIdOf(bytes)),
-  bytes: Redacted.make(bytes, { label: "DataKey" })
-})
-
-/** The id of a data key: 8 hex digits of a SHA-256 over a fixed label and the key. It tells keys apart, and reveals nothing of them. */
-export const keyId = (key: DataKey): string => key.id
 
 const utf8 = new TextEncoder()
 
@@ -339,56 +296,6 @@ export const make = (key: DataKey, previous?: DataKey): Effect.Effect<Service> =
       fingerprints
     })
   })
-
-/** A `ConfigError` saying that the variable `name` is refused, and why (never its value). */
-const refused = (name: string, message: string): Config.ConfigError =>
-  new Config.ConfigError(
-    new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message })))
-  )
-
-/**
- * The data key of a variable `name` that is set (32 bytes in base64), the one that seals unless
- * `sealing` is false (`parseKey`); refused, a `ConfigError` naming it.
- */
-const parseAs =
-  (name: string, sealing = true) => (key: Redacted.Redacted<string>): Effect.Effect<DataKey, Config.ConfigError> =>
-    Result.match(parseKey(Redacted.value(key), { sealing }), {
-      onFailure: (reason) => Effect.fail(refused(name, `${name} ${reason}`)),
-      onSuccess: Effect.succeed
-    })
-
-/** The previous data key, of the optional variable `name` (it only opens): absent when it is not set. */
-const optionalKeyOf = (name: string): Config.Config<Option.Option<DataKey>> =>
-  Config.option(Config.Redacted(name).pipe(Config.mapEffect(parseAs(name, false))))
-
-/** The data key of the required variable `name`; missing or refused, a `ConfigError` naming it. */
-const keyOf = (name: string): Config.Config<DataKey> =>
-  Config.option(Config.Redacted(name)).pipe(
-    Config.mapEffect(Option.match({ onNone: () => Effect.fail(ConfigProblem.missing(name)), onSome: parseAs(name) }))
-  )
-
-/** The data keys of a cipher: the one that seals, and the previous one, which only opens. */
-export interface Keys {
-  readonly current: DataKey
-  readonly previous: Option.Option<DataKey>
-}
-
-/**
- * The data keys from `GCX_DATA_KEY` (required) and `GCX_DATA_KEY_PREVIOUS`
- * (optional). A key missing, malformed or of one repeated byte fails with a
- * `ConfigError` that names its variable.
- */
-export const keysConfig: Config.Config<Keys> = Config.all({
-  current: keyOf(keyVariable),
-  previous: optionalKeyOf(previousKeyVariable)
-})
-
-/** A key given in base64, parsed; a malformed one is a defect (use `layerConfig` for configuration). */
-const parseOrThrow = (key: string | Redacted.Redacted<string>, sealing = true): DataKey =>
-  Result.getOrThrowWith(
-    parseKey(Redacted.isRedacted(key) ? Redacted.value(key) : key, { sealing }),
-    (reason) => new Error(`CardCipher: the data key ${reason}`)
-  )
 
 /**
  * The cipher over a data key given in base64, and the previous key that still
