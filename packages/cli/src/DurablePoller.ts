@@ -62,7 +62,11 @@ export const terminalEvent = (
       onSuccess: (quote) => new QuoteEvent.Completed({ transactionId: quote.transactionId, timestamp, quote }),
       onFailure: (cause) => {
         const error = Option.match(Cause.findErrorOption(cause), {
-          onNone: () => Errors.unexpectedResponse({}, "the durable quote ended with a defect"),
+          // not the service's answer: a fault inside gcx (its details at --log-level debug); the quote may go on
+          onNone: () =>
+            new Errors.UnexpectedResponse({
+              message: "the durable quote's outcome could not be read (a fault inside gcx); see gcx result for it"
+            }),
           onSome: toQuoteFailure
         })
         const known = "transactionId" in error && typeof error.transactionId === "string"

@@ -168,16 +168,22 @@ export const make = (
           return yield* new Errors.InvalidRequest({ message: `requestId must be ${Ids.requestIdRule}` })
         }
         const card = yield* validated(request)
-        const executionId = yield* requestIds.register(requestId, card).pipe(
-          Effect.catchTag("SqlError", Effect.die)
+        // the same requestId and card each time: the store keeps one record, with one execution id
+        const executionId = yield* StoreOutage.throughOutages(
+          requestIds.register(requestId, card),
+          "a requestId's record"
         )
+          .pipe(Effect.catchTag("SqlError", Effect.die))
         const payload: QuoteWorkflow.Payload = { requestId, card: yield* cipher.seal(card, requestId) }
         return { payload, executionId }
       })
 
     const submit: Service["submit"] = (request, submitOptions) =>
       payload(request, submitOptions).pipe(
-        Effect.tap(({ executionId, payload }) => QuoteWorkflow.record(payload, executionId)),
+        // under its execution id, the engine keeps one run request however often it is sent
+        Effect.tap(({ executionId, payload }) =>
+          StoreOutage.throughOutages(QuoteWorkflow.record(payload, executionId), "a quote's submission")
+        ),
         Effect.map(({ payload }) => payload.requestId),
         Effect.provide(context),
         Effect.withSpan("DurableQuotes.submit", undefined, untraced)
@@ -264,7 +270,9 @@ export const make = (
 
     const execute: Service["execute"] = (request, submitOptions) =>
       payload(request, submitOptions).pipe(
-        Effect.flatMap(({ executionId, payload }) => QuoteWorkflow.execute(payload, executionId)),
+        Effect.flatMap(({ executionId, payload }) =>
+          StoreOutage.throughOutages(QuoteWorkflow.execute(payload, executionId), "a quote's outcome")
+        ),
         Effect.provide(context),
         Effect.withSpan("DurableQuotes.execute", undefined, untraced)
       )

@@ -12,9 +12,12 @@
  */
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as QuoteEvents from "@gcx/poller/QuoteEvents"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
@@ -87,10 +90,15 @@ export const layerPublisher: Layer.Layer<never, never, QuoteEvents.QuoteEvents |
     })
   )
 
+/** The pauses between two attempts to listen again after the connection was lost: 100 ms, doubling to 2 s. */
+const relistening = Schedule.min([Schedule.exponential("100 millis", 2), Schedule.spaced("2 seconds")])
+
 /**
  * On a client-only node: listens on `Outcomes.channel` (confirmed by PostgreSQL before the layer is
  * built, so a quote submitted afterwards is heard from its first event) and publishes the events the
- * runners relay on this node's `QuoteEvents` bus. A lost connection ends the relay, not the node.
+ * runners relay on this node's `QuoteEvents` bus. A lost connection does not end the relay: it
+ * listens again (100 ms, backing off to 2 s) until the database is back, with one warning. The events
+ * relayed meanwhile are not heard (the outcomes are read from the database, `DurableQuotes.result`).
  */
 export const layerSubscriber: Layer.Layer<
   never,
@@ -99,11 +107,25 @@ export const layerSubscriber: Layer.Layer<
 > = Layer.effectDiscard(
   Effect.gen(function*() {
     const bus = yield* QuoteEvents.QuoteEvents
-    const notifications = yield* Effect.flatMap(PgClient.PgClient, (pg) => pg.listen(Outcomes.channel))
-    yield* Stream.fromQueue(notifications).pipe(
-      Stream.filterMap((notification) => decodeEvents(notification.payload)),
-      Stream.runForEach((batch) => Effect.forEach(batch.events, bus.publish, { discard: true })),
-      Effect.catchCause((cause) => Effect.logDebug("stopped following the runners' quote events", cause)),
+    const pg = yield* PgClient.PgClient
+    const relay = (notifications: Queue.Dequeue<{ readonly payload: string }, SqlError.SqlError>) =>
+      Stream.fromQueue(notifications).pipe(
+        Stream.filterMap((notification) => decodeEvents(notification.payload)),
+        Stream.runForEach((batch) => Effect.forEach(batch.events, bus.publish, { discard: true }))
+      )
+    const first = yield* pg.listen(Outcomes.channel)
+    // after a lost connection: listen again, relay until it is lost again, for the life of the node
+    const again = Effect.scoped(Effect.flatMap(pg.listen(Outcomes.channel), relay)).pipe(
+      Effect.andThen(Effect.fail("ended" as const)),
+      Effect.retry({ schedule: relistening })
+    )
+    yield* relay(first).pipe(
+      Effect.catchCause((cause) =>
+        Effect.logWarning("lost the runners' quote events: listening again until the database is back").pipe(
+          Effect.annotateLogs({ reason: String((Cause.squash(cause) as { readonly message?: unknown }).message ?? "") })
+        )
+      ),
+      Effect.andThen(Effect.ignore(again)),
       Effect.forkScoped
     )
   })

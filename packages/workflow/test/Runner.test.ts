@@ -309,7 +309,7 @@ describe("Runner: one runner and a client-only node on PostgreSQL", () => {
     )
 
     it.effect(
-      "a client-only node awaiting outcomes through the outage gets each of them once it is back, not a defect",
+      "a client-only node awaiting or submitting through the outage gets each outcome once it is back, not a defect",
       () =>
         Effect.gen(function*() {
           const { api, db, server } = yield* twoNodes
@@ -325,12 +325,21 @@ describe("Runner: one runner and a client-only node on PostgreSQL", () => {
           )
           yield* Effect.sleep("300 millis")
           yield* db.stop
+          // submitted while the database is down: recorded once it is back, under its one requestId
+          const late = yield* Effect.forkChild(
+            api.submit(card("4929000000030000"), { requestId: "awaited-late" }).pipe(
+              Effect.andThen(api.result("awaited-late"))
+            )
+          )
           yield* Effect.sleep("3 seconds")
           yield* db.start
           const exits = yield* Fiber.join(awaiting).pipe(Effect.timeout("45 seconds"))
           expect(exits.map((exit) => exit._tag)).toEqual(requestIds.map(() => "Success"))
+          yield* Fiber.join(late).pipe(Effect.timeout("45 seconds"))
           const journal = yield* server.journal
-          for (const requestId of requestIds) expect(journal.transactionsByRequestId[requestId]).toHaveLength(1)
+          for (const requestId of [...requestIds, "awaited-late"]) {
+            expect(journal.transactionsByRequestId[requestId]).toHaveLength(1)
+          }
         }).pipe(Effect.scoped, Effect.provide(Logger.layer([]))),
       90_000
     )
