@@ -10,6 +10,14 @@
 // Node's modules are taken as their CommonJS objects (`process.getBuiltinModule`, Node 22.3 and later):
 // an ES module import of `node:fs` reads each of its exports, and its lazy `promises` loads
 // `fs/promises`, `readline` and more, about 3 ms of every start (bench row 7).
+// gcx needs Node 22.19 or newer (the packages' engines): on an older one, say so, not "a bug"
+const [major, minor] = process.versions.node.split(".").map(Number)
+if (major < 22 || (major === 22 && minor < 19)) {
+  process.stderr.write(
+    `error: gcx needs Node 22.19 or newer (Node 24 recommended); this is Node ${process.versions.node}\n`
+  )
+  process.exit(2)
+}
 const Fs = process.getBuiltinModule("node:fs")
 const Module = process.getBuiltinModule("node:module")
 const Os = process.getBuiltinModule("node:os")

@@ -15,7 +15,7 @@ import type * as DurablePoller from "./DurablePoller.js"
 export const flag = Flag.Boolean("durable").pipe(
   Flag.withDescription(
     "run the quote as a durable workflow: embedded on SQLite (GCX_DATABASE_FILE, default .gcx/gcx.db; on the " +
-      "embedded sandbox, gcx.sandbox.db beside it), or " +
+      "embedded sandbox, <name>.sandbox.db beside it), or " +
       "client-only on the runners of GCX_DATABASE_URL; the card is sealed with GCX_DATA_KEY. Interrupted, " +
       "it prints the quote's requestId: gcx result <requestId> --wait fetches its outcome"
   ),

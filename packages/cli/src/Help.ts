@@ -48,7 +48,7 @@ export const durableVariables = {
   ],
   databaseFile: [
     "GCX_DATABASE_FILE",
-    "SQLite file of the embedded durable quotes (default .gcx/gcx.db; the embedded sandbox's are in gcx.sandbox.db beside it)"
+    "SQLite file of the embedded durable quotes (default .gcx/gcx.db; the embedded sandbox's are in <name>.sandbox.db beside it)"
   ],
   dataKey: [
     "GCX_DATA_KEY",

@@ -98,9 +98,18 @@ export const run = (options: Flags) =>
         ))
       }
       const cluster = yield* security(options.insecureLoopback, listen ?? runnerAddress)
-      if (options.insecureLoopback && cluster._tag !== "InsecureLoopback") {
+      if (cluster._tag === "InsecureLoopback" && !ClusterSecurity.isLoopback(runnerAddress.host)) {
+        return yield* Effect.fail(usage(
+          `without TLS certificates the other nodes reach this runner on loopback only: GCX_RUNNER_ADDRESS ` +
+            `must be a loopback address too, got ${Text.safe(runnerAddress.host)}`
+        ))
+      }
+      const insecureVariable = yield* Config.Boolean("GCX_RUNNER_INSECURE_LOOPBACK").pipe(Config.withDefault(false))
+      if ((options.insecureLoopback || insecureVariable) && cluster._tag !== "InsecureLoopback") {
         yield* Console.error(
-          "gcx: --insecure-loopback ignored: GCX_RUNNER_TLS_* are set, so the runner uses mutual TLS"
+          `gcx: ${
+            options.insecureLoopback ? "--insecure-loopback" : "GCX_RUNNER_INSECURE_LOOPBACK"
+          } ignored: GCX_RUNNER_TLS_* are set, so the runner uses mutual TLS`
         )
       }
       const limits = yield* ClusterSecurity.limitsConfig
@@ -125,9 +134,13 @@ export const run = (options: Flags) =>
           )
         )
         const transport = cluster._tag === "InsecureLoopback" ? "plain TCP on loopback" : "mutual TLS"
+        const listening =
+          listen === undefined || (listen.host === runnerAddress.host && listen.port === runnerAddress.port)
+            ? ""
+            : ` (listening on ${listen.host}:${listen.port})`
         yield* Console.log(
-          `gcx runner ${runnerAddress.host}:${runnerAddress.port} running durable quotes, nodes over ${transport} ` +
-            `(Ctrl-C or SIGTERM to stop)`
+          `gcx runner ${runnerAddress.host}:${runnerAddress.port}${listening} running durable quotes, nodes over ` +
+            `${transport} (Ctrl-C or SIGTERM to stop)`
         )
         return yield* Effect.never
       }))

@@ -136,6 +136,12 @@ describe.concurrent("commands that serve never invent a service", () => {
       expect(output.code).toBe(2)
       expect(output.stderr).toContain("--insecure-loopback listens on a loopback address only, got 0.0.0.0")
       expect(output.stderr).not.toContain("cannot reach PostgreSQL")
+      // listening on loopback, but advertised at an address the others would dial in clear
+      const advertised = yield* gcx(["runner", "--embedded", "--insecure-loopback", "--listen", "127.0.0.1:34431"], {
+        env: { ...nodeEnv, GCX_RUNNER_ADDRESS: "10.1.2.3:34431" }
+      })
+      expect(advertised.code).toBe(2)
+      expect(advertised.stderr).toContain("GCX_RUNNER_ADDRESS must be a loopback address too, got 10.1.2.3")
     }))
 
   it.live("gcx runner advertising an address no node can reach (--listen 0.0.0.0, no GCX_RUNNER_ADDRESS) exits 2", () =>
@@ -156,6 +162,12 @@ describe.concurrent("commands that serve never invent a service", () => {
       })
       expect(output.stderr).toContain(
         "gcx: --insecure-loopback ignored: GCX_RUNNER_TLS_* are set, so the runner uses mutual TLS"
+      )
+      const variable = yield* gcx(["runner", "--embedded"], {
+        env: { ...nodeEnv, ...Certificates.make("ignored-variable").env, GCX_RUNNER_INSECURE_LOOPBACK: "true" }
+      })
+      expect(variable.stderr).toContain(
+        "gcx: GCX_RUNNER_INSECURE_LOOPBACK ignored: GCX_RUNNER_TLS_* are set, so the runner uses mutual TLS"
       )
       // then it reaches for its database: unreachable here
       expect(output.stderr).toContain("cannot reach PostgreSQL at 127.0.0.1:9")

@@ -181,3 +181,28 @@ describe("the compile cache", () => {
     startBin({ XDG_CACHE_HOME: blocked })
   })
 })
+
+describe("the Node it runs on", () => {
+  it("an older Node than the packages' engines (the system's Node 20 of these machines) is one error line, exit 2", () => {
+    // Node 20 is on the machines that run gcx's tests (docs/contributing.md); gcx itself runs on the project's Node 24
+    const system = ["/usr/bin/node", "/usr/local/bin/node"].find((path) => Fs.existsSync(path))
+    expect(system, "a system Node to run the bin on").toBeDefined()
+    const version = ChildProcess.spawnSync(system!, ["--version"], { encoding: "utf8" }).stdout.trim()
+    const [major, minor] = version.slice(1).split(".").map(Number) as [number, number]
+    const older = major < 22 || (major === 22 && minor < 19)
+    const result = ChildProcess.spawnSync(system!, [Path.join(cli, "bin", "gcx.mjs"), "--version"], {
+      cwd: root,
+      encoding: "utf8",
+      timeout: 60_000,
+      env: { PATH: process.env.PATH ?? "" }
+    })
+    if (older) {
+      expect(result.status).toBe(2)
+      expect(result.stderr).toBe(
+        `error: gcx needs Node 22.19 or newer (Node 24 recommended); this is Node ${version.slice(1)}\n`
+      )
+    } else {
+      expect(result.status, result.stderr).toBe(0)
+    }
+  })
+})

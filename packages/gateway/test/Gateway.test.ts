@@ -216,9 +216,10 @@ describe("errors outside the handlers", () => {
         // another method on a route's path: 405, the route's method in Allow
         for (
           const [method, path, allow] of [
-            ["DELETE", "/v1/quotes/q_123", "GET"],
+            ["DELETE", "/v1/quotes/q_123", "GET, HEAD"],
             ["GET", "/v1/quotes", "POST"],
-            ["POST", "/healthz", "GET"]
+            ["GET", "/v1/quotes/", "POST"],
+            ["POST", "/healthz", "GET, HEAD"]
           ] as const
         ) {
           const refused = yield* Effect.promise(() => fetch(`${gateway.url}${path}`, { method }))

@@ -85,9 +85,14 @@ export const layer = (
     try {
       return decodeURIComponent(new URL(value).password)
     } catch {
-      return ""
+      return undefined
     }
   })()
+  if (password === undefined) {
+    return Layer.effectContext(Effect.fail(
+      new DatabaseUnreachable({ target: malformedTarget, reason: "its password is not percent-encoded as a URL's" })
+    ))
+  }
   return Layer.effectContext(
     Effect.flatMap(pgModule(target), (Pg) =>
       Effect.gen(function*() {

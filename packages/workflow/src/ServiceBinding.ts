@@ -58,11 +58,14 @@ export class ServiceMismatch extends Schema.TaggedError<ServiceMismatch>()("Serv
   differs: Schema.Literals(["endpoint", "account"])
 }) {
   override get message(): string {
-    const which = this.differs === "endpoint"
-      ? `the service at ${this.recorded}, not ${this.configured} (GCX_BASE_URL)`
-      : `another account (GCX_CLIENT_ID) of ${this.recorded}`
-    return `this database's durable quotes belong to ${which}: on another service they would fail, or be sent ` +
-      `again there. Use a database of its own for each service and account (GCX_DATABASE_FILE or GCX_DATABASE_URL)`
+    const named = (endpoint: string) => endpoint === sandbox.endpoint ? "the embedded sandbox" : endpoint
+    const which = this.differs === "account"
+      ? `another account (GCX_CLIENT_ID) of ${this.recorded}`
+      : this.configured === sandbox.endpoint
+      ? `${named(this.recorded)}, not the embedded sandbox (--embedded)`
+      : `${named(this.recorded)}, not ${this.configured} (GCX_BASE_URL, GCX_STAGE)`
+    return `this database's durable quotes belong to ${which}: with other settings they would fail, or be sent ` +
+      `again elsewhere. Use a database of its own for each service and account (GCX_DATABASE_FILE or GCX_DATABASE_URL)`
   }
 }
 

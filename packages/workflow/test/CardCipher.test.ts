@@ -119,12 +119,14 @@ describe("CardCipher", () => {
 
   it.effect("a key that is a pattern or text (a password in base64) is refused; random keys are taken", () =>
     Effect.gen(function*() {
-      const pattern = yield* fromEnv({ GCX_DATA_KEY: Buffer.from("AB".repeat(16)).toString("base64") })
+      const pattern = yield* fromEnv({
+        GCX_DATA_KEY: Buffer.from(Array.from({ length: 32 }, (_, i) => i % 4)).toString("base64")
+      })
       expect(String(pattern)).toContain("GCX_DATA_KEY must be random: it repeats a few bytes")
       const password = Buffer.from("passwordpasswordpasswordpassword").toString("base64")
       const repeated = String(yield* fromEnv({ GCX_DATA_KEY: password }))
-      expect(repeated).toContain("GCX_DATA_KEY must be random: it repeats a few bytes")
-      const phrase = Buffer.from("correct horse battery staple 123").toString("base64")
+      expect(repeated).toContain("GCX_DATA_KEY must be random bytes, not text")
+      const phrase = Buffer.from("correct horse battery staple!!!!").toString("base64")
       const text = String(yield* fromEnv({ GCX_DATA_KEY: phrase }))
       expect(text).toContain("GCX_DATA_KEY must be random bytes, not text")
       for (const sentinel of [password, phrase]) expect(repeated + text).not.toContain(sentinel)

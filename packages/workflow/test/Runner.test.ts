@@ -60,6 +60,18 @@ describe("Runner: bad input", () => {
       assert(failure._tag === "DatabaseUnreachable")
       expect(Database.isMalformedUrl(failure)).toBe(true)
       expect(failure.message).toContain("GCX_DATABASE_URL is not a PostgreSQL URL")
+      // a password whose percent-encoding is broken: malformed too, and never shown
+      const encoding = yield* Effect.flip(
+        Layer.build(
+          Runner.layerClient({
+            databaseUrl: Redacted.make("postgres://gcx:pass%zzword@127.0.0.1:1/gcx"),
+            security: ClusterSecurity.insecureLoopback
+          })
+        ).pipe(Effect.scoped)
+      )
+      assert(encoding._tag === "DatabaseUnreachable")
+      expect(Database.isMalformedUrl(encoding)).toBe(true)
+      expect(encoding.message).not.toContain("pass%zzword")
     }))
 
   it.effect("GCX_RUNNER_ADDRESS must be host:port; GCX_DATABASE_URL must be set", () =>

@@ -39,14 +39,15 @@ const bindings = Effect.gen(function*() {
     differs: "endpoint"
   })
   expect(endpoint.message).toContain(
-    "this database's durable quotes belong to the service at https://api.example.com/prod, " +
-      "not https://staging.example.com/prod (GCX_BASE_URL)"
+    "this database's durable quotes belong to https://api.example.com/prod, " +
+      "not https://staging.example.com/prod (GCX_BASE_URL, GCX_STAGE)"
   )
   // the embedded sandbox is a service of its own, whatever its port
   const sandboxed = yield* Effect.flip(
     ServiceBinding.bind(ServiceBinding.serviceOf(configOf("http://127.0.0.1:4010", "c"), true))
   )
   expect(sandboxed).toMatchObject({ _tag: "ServiceMismatch", configured: "gcx:embedded-sandbox", differs: "endpoint" })
+  expect(sandboxed.message).toContain("belong to https://api.example.com/prod, not the embedded sandbox (--embedded)")
   const account = yield* Effect.flip(ServiceBinding.bind(otherAccount))
   assert(account._tag === "ServiceMismatch")
   expect(account.differs).toBe("account")

@@ -50,13 +50,13 @@ export const routeOf = (method: string, url: string): Route => {
 }
 
 /**
- * The method a path of the gateway's routes is served for, if the path is one of them: a request
- * with another method is answered 405 with it in `Allow`, not 404.
+ * The methods a path of the gateway's routes is served for (as `Allow` says them), if the path is
+ * one of them: a request with another method is answered 405 with them in `Allow`, not 404.
  */
-export const allowedMethod = (url: string): "GET" | "POST" | undefined => {
+export const allowedMethods = (url: string): "GET, HEAD" | "POST" | undefined => {
   const path = pathOf(url)
   if (path === "/v1/quotes") return "POST"
-  return /^\/v1\/quotes\/[^/]+(?:\/events)?$/.test(path) || getPaths.has(path) ? "GET" : undefined
+  return /^\/v1\/quotes\/[^/]+(?:\/events)?$/.test(path) || getPaths.has(path) ? "GET, HEAD" : undefined
 }
 
 const getPaths: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/docs", "/openapi.json"])
@@ -137,9 +137,9 @@ export const layer = HttpRouter.middleware(
         return app.pipe(
           Effect.catchCause((cause): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled> => {
             if (isRouteNotFound(cause)) {
-              const allow = allowedMethod(request.url)
+              const allow = allowedMethods(request.url)
               return Effect.succeed(
-                allow === undefined || allow === request.method ? notFound : methodNotAllowed(allow)
+                allow === undefined || allow.split(", ").includes(request.method) ? notFound : methodNotAllowed(allow)
               )
             }
             if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<Types.unhandled>)

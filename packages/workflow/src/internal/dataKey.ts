@@ -63,11 +63,11 @@ export const parseKey = (base64: string, options?: { readonly sealing?: boolean 
   }
   // 32 random bytes hold about 30 distinct values, and are all printable text once in 10^14
   if (options?.sealing === false) return Result.succeed(dataKeyOf(bytes))
-  if (new Set(bytes).size < minimumDistinctBytes) {
-    return Result.fail("must be random: it repeats a few bytes (make a key with: openssl rand -base64 32)")
-  }
   if (bytes.every((byte) => byte >= 0x20 && byte <= 0x7e)) {
     return Result.fail("must be random bytes, not text such as a password (make a key with: openssl rand -base64 32)")
+  }
+  if (new Set(bytes).size < minimumDistinctBytes) {
+    return Result.fail("must be random: it repeats a few bytes (make a key with: openssl rand -base64 32)")
   }
   return Result.succeed(dataKeyOf(bytes))
 }
