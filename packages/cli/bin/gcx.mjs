@@ -7,9 +7,7 @@
 // compiles it again: in NODE_COMPILE_CACHE when set, else in the user's cache folder
 // ($XDG_CACHE_HOME/gcx, else ~/.cache/gcx), private to the user. NODE_DISABLE_COMPILE_CACHE=1
 // turns it off; a folder that cannot be written only costs the cache, never the command.
-// Node's modules are taken as their CommonJS objects (`process.getBuiltinModule`, Node 22.3 and later):
-// an ES module import of `node:fs` reads each of its exports, and its lazy `promises` loads
-// `fs/promises`, `readline` and more, about 3 ms of every start (bench row 7).
+
 // gcx needs Node 22.19 or newer (the packages' engines): on an older one, say so, not "a bug"
 const [major, minor] = process.versions.node.split(".").map(Number)
 if (major < 22 || (major === 22 && minor < 19)) {
@@ -18,6 +16,9 @@ if (major < 22 || (major === 22 && minor < 19)) {
   )
   process.exit(2)
 }
+// Node's modules are taken as their CommonJS objects (`process.getBuiltinModule`, Node 22.3 and later):
+// an ES module import of `node:fs` reads each of its exports, and its lazy `promises` loads
+// `fs/promises`, `readline` and more, about 3 ms of every start (bench row 7).
 const Fs = process.getBuiltinModule("node:fs")
 const Module = process.getBuiltinModule("node:module")
 const Os = process.getBuiltinModule("node:os")

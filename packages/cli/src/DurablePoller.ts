@@ -52,29 +52,44 @@ const toQuoteFailure = (
   error: QuoteWorkflow.DurableQuoteFailure | DurableQuotes.QuoteNotFound
 ): Errors.QuoteFailure => error._tag === "QuoteNotFound" ? new Errors.InvalidRequest({ message: error.message }) : error
 
-/** The terminal event of a quote, from its recorded outcome. */
+/** Whether an outcome is a fault inside gcx (a defect), not the quote's: the quote may go on. */
+export const isFault = (
+  exit: Exit.Exit<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure | DurableQuotes.QuoteNotFound>
+): boolean => Exit.isFailure(exit) && Option.isNone(Cause.findErrorOption(exit.cause))
+
+/**
+ * The terminal event of a quote `requestId`, from its recorded outcome. A fault inside gcx (a
+ * defect, logged at debug level) is a `Failed` that says the outcome could not be read, and how to
+ * read it later: the quote may go on.
+ */
 export const terminalEvent = (
   exit: Exit.Exit<Quote.CompletedQuote, QuoteWorkflow.DurableQuoteFailure | DurableQuotes.QuoteNotFound>,
-  transactionId: string | undefined
+  transactionId: string | undefined,
+  requestId: string
 ): Effect.Effect<QuoteEvent.Terminal> =>
-  Effect.map(DateTime.now, (timestamp) =>
-    Exit.match(exit, {
-      onSuccess: (quote) => new QuoteEvent.Completed({ transactionId: quote.transactionId, timestamp, quote }),
-      onFailure: (cause) => {
-        const error = Option.match(Cause.findErrorOption(cause), {
-          // not the service's answer: a fault inside gcx (its details at --log-level debug); the quote may go on
-          onNone: () =>
-            new Errors.UnexpectedResponse({
-              message: "the durable quote's outcome could not be read (a fault inside gcx); see gcx result for it"
-            }),
-          onSome: toQuoteFailure
-        })
-        const known = "transactionId" in error && typeof error.transactionId === "string"
-          ? error.transactionId
-          : undefined
-        return new QuoteEvent.Failed({ transactionId: known ?? transactionId ?? "", timestamp, error })
-      }
-    }))
+  Effect.map(
+    isFault(exit) && Exit.isFailure(exit)
+      ? Effect.andThen(Effect.logDebug("a durable quote's outcome could not be read", exit.cause), DateTime.now)
+      : DateTime.now,
+    (timestamp) =>
+      Exit.match(exit, {
+        onSuccess: (quote) => new QuoteEvent.Completed({ transactionId: quote.transactionId, timestamp, quote }),
+        onFailure: (cause) => {
+          const error = Option.match(Cause.findErrorOption(cause), {
+            onNone: () =>
+              new Errors.UnexpectedResponse({
+                message: `the outcome of the durable quote ${requestId} could not be read (a fault inside gcx, at ` +
+                  `--log-level debug); it may go on: gcx result ${requestId} --wait`
+              }),
+            onSome: toQuoteFailure
+          })
+          const known = "transactionId" in error && typeof error.transactionId === "string"
+            ? error.transactionId
+            : undefined
+          return new QuoteEvent.Failed({ transactionId: known ?? transactionId ?? "", timestamp, error })
+        }
+      })
+  )
 
 /**
  * What an interrupted `gcx quote --durable` prints: the quote goes on, and how to fetch its outcome; or, on
@@ -180,10 +195,16 @@ export const durablePoller = (pollerOptions: Options = {}) =>
           )
         )
         const terminal = Stream.fromEffect(
-          Effect.flatMap(Fiber.join(outcome), (exit) => terminalEvent(exit, transactionId))
+          Effect.flatMap(Fiber.join(outcome), (exit) => terminalEvent(exit, transactionId, requestId))
         )
-        // Pulled once the terminal event has been handled (shown): the card's next quote is a new one.
-        const settle = Stream.fromEffect(Effect.ignore(quotes.settle(request, requestId))).pipe(Stream.drain)
+        // Pulled once the terminal event has been handled (shown): the card's next quote is a new one. Not
+        // after a fault inside gcx: the quote may go on, and the card's next quote resumes it.
+        const settle = Stream.fromEffect(
+          Effect.flatMap(
+            Fiber.join(outcome),
+            (exit) => isFault(exit) ? Effect.void : Effect.ignore(quotes.settle(request, requestId))
+          )
+        ).pipe(Stream.drain)
         return Stream.concat(Stream.concat(progress, terminal), byCard ? settle : Stream.empty)
       }))
 

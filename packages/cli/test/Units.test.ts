@@ -4,11 +4,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Errors } from "@gcx/core"
-import { BigDecimal, ConfigProvider, Effect, Option, Redacted, Result } from "effect"
+import { BigDecimal, ConfigProvider, Effect, Exit, Option, Redacted, Result } from "effect"
 import * as BatchFile from "../src/BatchFile.js"
 import * as BatchKey from "../src/BatchKey.js"
 import * as Connection from "../src/Connection.js"
 import * as Describe from "../src/Describe.js"
+import * as DurablePoller from "../src/DurablePoller.js"
 import * as ExitCode from "../src/ExitCode.js"
 import * as Render from "../src/Render.js"
 import { connectionFlags } from "./helpers.js"
@@ -208,5 +209,21 @@ describe("Connection", () => {
       expect(yield* configured({ GCX_ENV: "production" })).toEqual(Option.none())
       expect(yield* configured({ GCX_API_KEY: "k" })).toEqual(Option.none())
       expect(yield* configured({}, { baseUrl: Option.some("http://x") })).toEqual(Option.none())
+    }))
+})
+
+describe("DurablePoller.terminalEvent", () => {
+  it.effect("a fault inside gcx is a Failed that names the requestId and how to read it later, never the service", () =>
+    Effect.gen(function*() {
+      const fault = Exit.die(new Error("a bug"))
+      expect(DurablePoller.isFault(fault)).toBe(true)
+      const event = yield* DurablePoller.terminalEvent(fault, "T1", "req-1")
+      expect(event._tag).toBe("Failed")
+      const message = event._tag === "Failed" ? event.error.message : ""
+      expect(message).toContain("the outcome of the durable quote req-1 could not be read")
+      expect(message).toContain("gcx result req-1 --wait")
+      expect(message).not.toContain("the service")
+      // the quote's own failure is no fault
+      expect(DurablePoller.isFault(Exit.fail(new Errors.InvalidCard({ message: "invalid card" })))).toBe(false)
     }))
 })

@@ -42,6 +42,7 @@ import * as RequestIds from "@gcx/workflow/RequestIds"
 import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -241,7 +242,11 @@ export const make = (dataKey: CardCipher.DataKey, previous?: CardCipher.DataKey)
         const valid = yield* Card.validate(card)
         const id = yield* idOf(caller.id, idempotencyKey)
         const replayed = yield* own(id, caller.id)
-        yield* quotes.submit(valid, { requestId: id })
+        // the submit waits for a database that went away: a caller is answered 503 after `submitWait`
+        // instead, and its retry with the same key is the same quote
+        yield* quotes.submit(valid, { requestId: id }).pipe(
+          Effect.timeoutOrElse({ duration: submitWait, orElse: () => Effect.fail(GatewayErrors.unavailable) })
+        )
         return yield* accepted(id, replayed)
       }).pipe(
         Effect.catchTags({
@@ -279,6 +284,12 @@ export const make = (dataKey: CardCipher.DataKey, previous?: CardCipher.DataKey)
 
     return GatewayQuotes.of({ requestId, submit, owned, view })
   })
+
+/**
+ * How long a POST waits for the durable quotes' database when it cannot be reached (the submit
+ * waits through an outage) before it is answered 503 `unavailable`.
+ */
+export const submitWait: Duration.Duration = Duration.seconds(10)
 
 /** A data key given in base64, parsed; a malformed one is a defect. */
 const parseOrThrow = (key: string | Redacted.Redacted<string>, sealing = true): CardCipher.DataKey =>

@@ -14,11 +14,13 @@ import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import * as QuoteEvents from "@gcx/poller/QuoteEvents"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
 import * as PgClient from "./internal/pg/PgClient.js"
@@ -97,8 +99,9 @@ const relistening = Schedule.min([Schedule.exponential("100 millis", 2), Schedul
  * On a client-only node: listens on `Outcomes.channel` (confirmed by PostgreSQL before the layer is
  * built, so a quote submitted afterwards is heard from its first event) and publishes the events the
  * runners relay on this node's `QuoteEvents` bus. A lost connection does not end the relay: it
- * listens again (100 ms, backing off to 2 s) until the database is back, with one warning. The events
- * relayed meanwhile are not heard (the outcomes are read from the database, `DurableQuotes.result`).
+ * listens again (100 ms, backing off to 2 s) until the database is back, with a warning for each loss
+ * (a failed attempt is logged at debug level). The events relayed meanwhile are not heard (the
+ * outcomes are read from the database, `DurableQuotes.result`).
  */
 export const layerSubscriber: Layer.Layer<
   never,
@@ -113,18 +116,33 @@ export const layerSubscriber: Layer.Layer<
         Stream.filterMap((notification) => decodeEvents(notification.payload)),
         Stream.runForEach((batch) => Effect.forEach(batch.events, bus.publish, { discard: true }))
       )
-    const first = yield* pg.listen(Outcomes.channel)
+    // the first listen is confirmed before the layer is built, in a scope of its own: its connection
+    // goes back to the pool once lost
+    const firstScope = yield* Scope.fork(yield* Scope.Scope)
+    const first = yield* Scope.provide(pg.listen(Outcomes.channel), firstScope)
+    // whether a listen is under way: its loss is warned of (once per loss), a failed attempt is debug
+    let listening = true
+    const lost = (cause: Cause.Cause<unknown>) => {
+      const reason = String((Cause.squash(cause) as { readonly message?: unknown }).message ?? "")
+      const line = listening
+        ? Effect.logWarning("lost the runners' quote events: listening again until the database is back")
+        : Effect.logDebug("the runners' quote events: listening again failed")
+      listening = false
+      return line.pipe(Effect.annotateLogs({ reason }))
+    }
+    const listened = (notifications: Queue.Dequeue<{ readonly payload: string }, SqlError.SqlError>) => {
+      listening = true
+      return relay(notifications)
+    }
     // after a lost connection: listen again, relay until it is lost again, for the life of the node
-    const again = Effect.scoped(Effect.flatMap(pg.listen(Outcomes.channel), relay)).pipe(
+    const again = Effect.scoped(Effect.flatMap(pg.listen(Outcomes.channel), listened)).pipe(
+      Effect.catchCause((cause) => Effect.andThen(lost(cause), Effect.fail("lost" as const))),
       Effect.andThen(Effect.fail("ended" as const)),
       Effect.retry({ schedule: relistening })
     )
     yield* relay(first).pipe(
-      Effect.catchCause((cause) =>
-        Effect.logWarning("lost the runners' quote events: listening again until the database is back").pipe(
-          Effect.annotateLogs({ reason: String((Cause.squash(cause) as { readonly message?: unknown }).message ?? "") })
-        )
-      ),
+      Effect.ensuring(Scope.close(firstScope, Exit.void)),
+      Effect.catchCause(lost),
       Effect.andThen(Effect.ignore(again)),
       Effect.forkScoped
     )

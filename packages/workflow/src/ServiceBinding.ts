@@ -60,7 +60,7 @@ export class ServiceMismatch extends Schema.TaggedError<ServiceMismatch>()("Serv
   override get message(): string {
     const named = (endpoint: string) => endpoint === sandbox.endpoint ? "the embedded sandbox" : endpoint
     const which = this.differs === "account"
-      ? `another account (GCX_CLIENT_ID) of ${this.recorded}`
+      ? `another account (GCX_CLIENT_ID) of ${named(this.recorded)}`
       : this.configured === sandbox.endpoint
       ? `${named(this.recorded)}, not the embedded sandbox (--embedded)`
       : `${named(this.recorded)}, not ${this.configured} (GCX_BASE_URL, GCX_STAGE)`

@@ -79,9 +79,12 @@ const show = ({ connection, json, requestId, timeout, wait }: Flags) =>
       return yield* pending(requestId, wait ? `did not end within ${timeout} s` : "has no outcome yet")
     }
     // once shown, the card's next `gcx quote --durable` is a new quote, as after `gcx quote --durable` shows it
-    const settle = Stream.drain(Stream.fromEffect(quotes.settleRequest(requestId)))
+    // … but not after a fault inside gcx: the quote may go on
+    const settle = DurablePoller.isFault(exit.value)
+      ? Stream.empty
+      : Stream.drain(Stream.fromEffect(quotes.settleRequest(requestId)))
     return yield* Quote.follow(
-      () => Stream.concat(Stream.fromEffect(DurablePoller.terminalEvent(exit.value, undefined)), settle),
+      () => Stream.concat(Stream.fromEffect(DurablePoller.terminalEvent(exit.value, undefined, requestId)), settle),
       json
     )
   }).pipe(

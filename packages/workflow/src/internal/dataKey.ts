@@ -115,8 +115,9 @@ export interface Keys {
 
 /**
  * The data keys from `GCX_DATA_KEY` (required) and `GCX_DATA_KEY_PREVIOUS`
- * (optional). A key missing, malformed or of one repeated byte fails with a
- * `ConfigError` that names its variable.
+ * (optional). A key missing or refused (`parseKey`: malformed, one repeated
+ * byte; for `GCX_DATA_KEY`, a pattern or text too) fails with a `ConfigError`
+ * that names its variable.
  */
 export const keysConfig: Config.Config<Keys> = Config.all({
   current: keyOf(keyVariable),

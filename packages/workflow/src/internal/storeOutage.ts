@@ -25,9 +25,10 @@ const sqlErrorOf = (cause: Cause.Cause<unknown>): SqlError.SqlError | undefined 
 /**
  * The SQLSTATEs of a PostgreSQL server that is going away or coming back, which `@effect/sql-pg`
  * reports as an `UnknownError`: `57P01` (an administrator shut it down), `57P02` (a crash), `57P03`
- * (it is starting up or shutting down), and the `53` class (out of connections or resources).
+ * (it is starting up or shutting down), `53300` and `53400` (out of connections). Not a full disk or
+ * memory (`53100`, `53200`), which may never pass.
  */
-const passingStates = /^(?:57P0[1-3]|53)/
+const passingStates = /^(?:57P0[1-3]|53300|53400)$/
 
 /**
  * Whether `cause` is an outage of the store: an `SqlError` that may pass by itself (`isRetryable`:

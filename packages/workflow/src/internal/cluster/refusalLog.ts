@@ -1,5 +1,6 @@
 /**
- * Warnings of the cluster connections that fail their TLS handshake, at most one a minute per peer:
+ * Warnings of the cluster connections that fail their TLS handshake, at most one a minute per peer
+ * (and 20 a minute in all):
  * what tells an operator that a node is not the cluster's (another CA's certificate, plain TCP, a
  * certificate that does not verify), on both sides. The runner that refuses a connection names the
  * peer's address; the node whose connection to a runner is refused names that runner. The reason is
@@ -14,6 +15,9 @@ const quietMillis = 60_000
 
 /** The most peers remembered; past it, all are forgotten (a flood of addresses costs memory no more). */
 const maxPeers = 1000
+
+/** The most warnings a minute, all peers together: a scan from many addresses is not a flood of lines. */
+const maxPerMinute = 20
 
 /** The code of a failure to set up TLS, in the error or its causes (at most 3 deep); undefined for another failure. */
 export const tlsCodeOf = (error: unknown): string | undefined => {
@@ -40,11 +44,18 @@ export interface RefusalLog {
 /** A refusal log over the services of `context`. */
 export const make = (context: Context.Context<never>): RefusalLog => {
   const last = new Map<string, number>()
+  const minute = { start: 0, count: 0 }
   /** Whether `peer` may be warned of now (and, if so, notes it). */
   const due = (peer: string): boolean => {
     const now = Date.now()
     const at = last.get(peer)
     if (at !== undefined && now - at < quietMillis) return false
+    if (now - minute.start >= quietMillis) {
+      minute.start = now
+      minute.count = 0
+    }
+    if (minute.count >= maxPerMinute) return false
+    minute.count++
     if (last.size >= maxPeers) last.clear()
     last.set(peer, now)
     return true
