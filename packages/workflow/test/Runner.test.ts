@@ -31,16 +31,19 @@ const twoNodes = Effect.gen(function*() {
   return { db, server, client, api: Context.get(client, DurableQuotes.DurableQuotes) }
 })
 
+/** How building a client-only node on `url` (insecure loopback) fails. */
+const clientFailure = (url: string) =>
+  Effect.flip(
+    Layer.build(
+      Runner.layerClient({ databaseUrl: Redacted.make(url), security: ClusterSecurity.insecureLoopback })
+    ).pipe(Effect.scoped)
+  )
+
 describe("Runner: bad input", () => {
   it.effect("an unreachable GCX_DATABASE_URL fails with DatabaseUnreachable, naming the server, never the password", () =>
     Effect.gen(function*() {
       const port = yield* TestPg.freePort
-      const url = Redacted.make(`postgres://gcx:hunter2-SENTINEL@127.0.0.1:${port}/gcx`)
-      const failure = yield* Effect.flip(
-        Layer.build(Runner.layerClient({ databaseUrl: url, security: ClusterSecurity.insecureLoopback })).pipe(
-          Effect.scoped
-        )
-      )
+      const failure = yield* clientFailure(`postgres://gcx:hunter2-SENTINEL@127.0.0.1:${port}/gcx`)
       expect(failure._tag).toBe("DatabaseUnreachable")
       expect(failure.message).toContain(`cannot reach PostgreSQL at 127.0.0.1:${port}/gcx (GCX_DATABASE_URL)`)
       expect(failure.message).toContain("ECONNREFUSED")
@@ -49,26 +52,12 @@ describe("Runner: bad input", () => {
 
   it.effect("a GCX_DATABASE_URL that is not a PostgreSQL URL fails before any I/O", () =>
     Effect.gen(function*() {
-      const failure = yield* Effect.flip(
-        Layer.build(
-          Runner.layerClient({
-            databaseUrl: Redacted.make("mysql://db/gcx"),
-            security: ClusterSecurity.insecureLoopback
-          })
-        ).pipe(Effect.scoped)
-      )
+      const failure = yield* clientFailure("mysql://db/gcx")
       assert(failure._tag === "DatabaseUnreachable")
       expect(Database.isMalformedUrl(failure)).toBe(true)
       expect(failure.message).toContain("GCX_DATABASE_URL is not a PostgreSQL URL")
       // a password whose percent-encoding is broken: malformed too, and never shown
-      const encoding = yield* Effect.flip(
-        Layer.build(
-          Runner.layerClient({
-            databaseUrl: Redacted.make("postgres://gcx:pass%zzword@127.0.0.1:1/gcx"),
-            security: ClusterSecurity.insecureLoopback
-          })
-        ).pipe(Effect.scoped)
-      )
+      const encoding = yield* clientFailure("postgres://gcx:pass%zzword@127.0.0.1:1/gcx")
       assert(encoding._tag === "DatabaseUnreachable")
       expect(Database.isMalformedUrl(encoding)).toBe(true)
       expect(encoding.message).not.toContain("pass%zzword")
