@@ -104,6 +104,12 @@ const options = { contentType, headers } as const
 const empty = HttpServerResponse.text("", options)
 
 /**
+ * The answer to a `HEAD` of the stream: its headers, and no body. No cursor is opened: a `HEAD`
+ * never waits for the quote's events.
+ */
+export const head: HttpServerResponse.HttpServerResponse = empty
+
+/**
  * `cursor` woken by the keep-alive ticker and, when the gateway shuts down,
  * by `internal/keepAlives.ts`'s `wakeAll` (or at once, when it already
  * does), until the scope closes; and the drain.

@@ -98,7 +98,7 @@ export const layer = (
     const serving = HttpRouter.serve(
       Layer.mergeAll(ApiLive, HttpApiSwagger.layer(GatewayApi, { path: paths.docs }), Middleware.layer),
       // The middleware logs each request itself, without its URL's query or any header.
-      { disableLogger: true, disableListenLog: true }
+      { disableLogger: true, disableListenLog: true, routerConfig: Middleware.routerConfig }
     ).pipe(
       Layer.provide(Readiness.layer(options)),
       Layer.provideMerge(

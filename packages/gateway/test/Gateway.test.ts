@@ -8,6 +8,7 @@ import SwaggerParser from "@apidevtools/swagger-parser"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Capture, Sandbox, TestData } from "@gcx/sandbox"
 import { Effect, Metric } from "effect"
+import * as Http from "node:http"
 import { awaitDone, call, cardBody, keys, type Running, sandbox, start } from "./utils/gateway.js"
 
 /** Runs a test against a fresh gateway (and a fresh sandbox). */
@@ -155,6 +156,54 @@ describe("POST /v1/quotes", () => {
     ))
 })
 
+/** A request over one connection of `agent` (`node:http`), read whole. */
+const requestOn = (
+  agent: Http.Agent,
+  url: string,
+  method: string,
+  key: string,
+  headers: Http.OutgoingHttpHeaders = {}
+) =>
+  Effect.promise(() =>
+    new Promise<{ readonly status: number; readonly headers: Http.IncomingHttpHeaders; readonly body: string }>(
+      (resolve, reject) => {
+        const request = Http.request(url, { method, agent, headers: { ...headers, authorization: `Bearer ${key}` } }, (res) => {
+          let body = ""
+          res.setEncoding("utf8")
+          res.on("data", (chunk: string) => (body += chunk))
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+        })
+        request.on("error", reject).end()
+      }
+    )
+  )
+
+describe("GET /v1/quotes/{id}/events", () => {
+  it.live("HEAD answers the stream's headers and ends: it never waits for the quote's events", () =>
+    Effect.gen(function*() {
+      const gateway = yield* start()
+      // the slow card at the service's own pace: about 30 s
+      const posted = yield* post(gateway, keys.a, "order-head", cardBody(TestData.Cards.slow))
+      const id: string = posted.json.id
+      // one connection: the GET that follows the HEAD is answered only once the HEAD's answer has ended
+      const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
+      yield* Effect.addFinalizer(() => Effect.sync(() => agent.destroy()))
+      // after an id to come: a GET would wait for it, or for the keep-alive (15 s); a HEAD answers at once
+      const head = yield* requestOn(agent, `${gateway.url}/v1/quotes/${id}/events`, "HEAD", keys.a, {
+        "last-event-id": "999"
+      }).pipe(Effect.timeout("5 seconds"))
+      expect(head.status).toBe(200)
+      expect(head.headers["content-type"]).toContain("text/event-stream")
+      expect(head.body).toBe("")
+      const view = yield* requestOn(agent, `${gateway.url}/v1/quotes/${id}`, "GET", keys.a)
+      expect(view.status).toBe(200)
+      expect(JSON.parse(view.body).status).toBe("pending")
+      // the HEAD of another caller's quote is refused as its GET is
+      const other = yield* requestOn(agent, `${gateway.url}/v1/quotes/${id}/events`, "HEAD", keys.b)
+      expect(other.status).toBe(404)
+    }).pipe(Effect.scoped, Effect.provide(Sandbox.layer({ logLevel: "None", timeScale: 1 }))))
+})
+
 describe("errors outside the handlers", () => {
   it.live("401 for a missing, malformed or unknown key, with WWW-Authenticate: Bearer", () =>
     withGateway((gateway) =>
@@ -213,13 +262,22 @@ describe("errors outside the handlers", () => {
         const nowhere = yield* call(`${gateway.url}/v2/nowhere`)
         expect(nowhere.status).toBe(404)
         expect(nowhere.json.error.code).toBe("not_found")
+        // paths are matched exactly (but for a trailing slash): no route by another case or doubled slashes
+        for (const path of ["/V1/QUOTES/q_123", "/v1//quotes/q_123", "/v1/quotes//q_123/events", "/HEALTHZ"]) {
+          const other = yield* call(`${gateway.url}${path}`, { key: keys.a })
+          expect(other.status, path).toBe(404)
+          expect(other.json.error.code, path).toBe("not_found")
+        }
         // another method on a route's path: 405, the route's method in Allow
         for (
           const [method, path, allow] of [
             ["DELETE", "/v1/quotes/q_123", "GET, HEAD"],
             ["GET", "/v1/quotes", "POST"],
             ["GET", "/v1/quotes/", "POST"],
-            ["POST", "/healthz", "GET, HEAD"]
+            ["POST", "/healthz", "GET, HEAD"],
+            // the paths the router reads as a route's: after `;`, and percent-decoded
+            ["DELETE", "/v1/quotes/q_123;x=1", "GET, HEAD"],
+            ["GET", "/v1/%71uotes", "POST"]
           ] as const
         ) {
           const refused = yield* Effect.promise(() => fetch(`${gateway.url}${path}`, { method }))

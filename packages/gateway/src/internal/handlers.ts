@@ -81,10 +81,11 @@ export const QuotesLive = HttpApiBuilder.group(GatewayApi, "quotes", (handlers) 
           return accepted(yield* quotes.submit(caller, headers["idempotency-key"], card))
         }))
       .handle("get", ({ params }) => Effect.flatMap(Caller, (caller) => quotes.view(caller, params.id)))
-      .handleRaw("events", ({ headers, params }) =>
+      .handleRaw("events", ({ headers, params, request }) =>
         Effect.gen(function*() {
           const caller = yield* Caller
           yield* quotes.owned(caller, params.id)
+          if (request.method === "HEAD") return EventStream.head
           return yield* EventStream.response(params.id, Option.fromUndefinedOr(headers["last-event-id"]))
         }))
   }))

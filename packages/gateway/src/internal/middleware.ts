@@ -32,9 +32,32 @@ import * as Drain from "./drain.js"
 /** The routes of the gateway, as metrics and logs name them (a closed set: never an id). */
 export type Route = "submit" | "get" | "events" | "healthz" | "readyz" | "openapi" | "docs" | "other"
 
-/** The path of a request's URL: without its query, and without a trailing slash (but the root's). */
+/**
+ * How the router matches a path (`HttpRouter.serve`'s `routerConfig`): exactly, but for one
+ * trailing slash. `/V1/QUOTES` and `/v1//quotes` are no route of the gateway's.
+ */
+export const routerConfig = {
+  caseSensitive: true,
+  ignoreDuplicateSlashes: false,
+  ignoreTrailingSlash: true
+} as const
+
+/**
+ * The path of a request's URL as the router reads it: up to its query, `;` or `#`,
+ * percent-decoded (`decodeURI`: an encoded `/` stays encoded), without a trailing slash (but
+ * the root's). A path that does not decode is kept as it is (the router answers 400 or 404).
+ */
 const pathOf = (url: string): string => {
-  const path = url.split("?", 1)[0]!
+  const end = url.search(/[?;#]/)
+  const raw = end < 0 ? url : url.slice(0, end)
+  let path = raw
+  if (raw.includes("%")) {
+    try {
+      path = decodeURI(raw)
+    } catch {
+      // kept as it is: no route of the gateway's
+    }
+  }
   return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path
 }
 
