@@ -39,20 +39,28 @@ import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
-import * as DateTime from "effect/DateTime"
+import type * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Base64Url from "effect/encoding/Base64Url"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Result from "effect/Result"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Crypto from "node:crypto"
 import * as Path from "node:path"
+import * as KeyTables from "./internal/keyTables.js"
+import {
+  createTables,
+  type KeyRow,
+  resealWebhooks,
+  sealingContext,
+  utc,
+  type WebhookRow
+} from "./internal/keyTables.js"
+import { type CreateOptions, type InvalidKeySettings, validate, validateWebhookUrl } from "./KeySettings.js"
 
 /** An endpoint that receives the terminal outcomes of a key's quotes. */
 export interface WebhookEndpoint {
@@ -78,28 +86,6 @@ export class UnknownApiKey extends Schema.TaggedError<UnknownApiKey>()("UnknownA
   override get message(): string {
     return "the API key is missing, unknown or revoked"
   }
-}
-
-/** A setting of a new key is refused (before any I/O): `field` names it, `reason` says why. */
-export class InvalidKeySettings extends Schema.TaggedError<InvalidKeySettings>()("InvalidKeySettings", {
-  field: Schema.String,
-  reason: Schema.String
-}) {
-  override get message(): string {
-    return `${this.field} ${this.reason}`
-  }
-}
-
-/** What a new key is made with. */
-export interface CreateOptions {
-  /** A name for people (1 to 100 characters, no control character). */
-  readonly name: string
-  /** Sustained requests a second, above 0. Default `defaults.ratePerSecond`. */
-  readonly ratePerSecond?: number | undefined
-  /** The bucket: requests allowed at once, a whole number of at least 1. Default `defaults.burst`. */
-  readonly burst?: number | undefined
-  /** Its webhook endpoints: https URLs, or http on loopback (`validateWebhookUrl`). */
-  readonly webhooks?: ReadonlyArray<string> | undefined
 }
 
 /** A key just created: the key and the webhook secrets are here only, never again. */
@@ -148,13 +134,10 @@ export interface Service {
 export class ApiKeys extends Context.Service<ApiKeys, Service>()("@gcx/gateway/ApiKeys") {}
 
 /** The table of the keys. */
-export const keysTable = "gcx_gateway_keys"
+export const keysTable = KeyTables.keysTable
 
 /** The table of the webhook endpoints. */
-export const webhooksTable = "gcx_gateway_webhooks"
-
-/** The settings of a key made without them. */
-export const defaults = { ratePerSecond: 20, burst: 40 } as const
+export const webhooksTable = KeyTables.webhooksTable
 
 /** How long `authenticate` remembers a caller by default (see the module's doc). */
 export const defaultCacheTtl: Duration.Duration = Duration.seconds(5)
@@ -192,140 +175,11 @@ export const hashKey = (key: string): string => Crypto.createHash("sha256").upda
 /** A public id: `prefix` and 16 hex digits. */
 const newId = (prefix: string): string => `${prefix}${Crypto.randomBytes(8).toString("hex")}`
 
-const invalid = (field: string, reason: string) => Result.fail(new InvalidKeySettings({ field, reason }))
-
-/** The hosts a webhook may be sent to over plain http: this machine's loopback. */
-export const loopbackHosts: ReadonlyArray<string> = ["127.0.0.1", "localhost", "[::1]"]
-
-/**
- * A webhook URL, checked before any I/O: https, or http on loopback only
- * (`loopbackHosts`: the deliveries carry the quotes' outcomes, never in clear
- * across a network), with a host and without credentials (a URL is listed by
- * `list`), at most 2048 characters. A refusal never echoes credentials.
- */
-export const validateWebhookUrl = (url: string): Result.Result<URL, InvalidKeySettings> => {
-  const field = "webhook"
-  if (url.length > 2048) return invalid(field, "must be at most 2048 characters")
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return invalid(field, `must be an http or https URL, got '${url}'`)
-  }
-  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
-    return invalid(field, `must be an http or https URL, got '${url}'`)
-  }
-  if (parsed.username !== "" || parsed.password !== "") return invalid(field, "must not hold credentials")
-  if (parsed.protocol === "http:" && !loopbackHosts.includes(parsed.hostname)) {
-    return invalid(
-      field,
-      `must be https (http only on loopback: ${loopbackHosts.join(", ")}), got 'http://${parsed.host}'`
-    )
-  }
-  return Result.succeed(parsed)
-}
-
-/** The settings of a new key, checked. */
-export interface Settings {
-  readonly name: string
-  readonly ratePerSecond: number
-  readonly burst: number
-  readonly webhooks: ReadonlyArray<string>
-}
-
-/** The settings of a new key, checked before any I/O (defaults filled in). */
-export const validate = (options: CreateOptions): Result.Result<Settings, InvalidKeySettings> => {
-  const name = options.name.trim()
-  if (name.length === 0 || name.length > 100) return invalid("name", "must be 1 to 100 characters")
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(name)) return invalid("name", "must not hold control characters")
-  const ratePerSecond = options.ratePerSecond ?? defaults.ratePerSecond
-  if (!Number.isFinite(ratePerSecond) || ratePerSecond <= 0) return invalid("rate", "must be a number above 0")
-  const burst = options.burst ?? defaults.burst
-  if (!Number.isInteger(burst) || burst < 1) return invalid("burst", "must be a whole number of at least 1")
-  const webhooks = options.webhooks ?? []
-  for (const url of webhooks) {
-    const checked = validateWebhookUrl(url)
-    if (Result.isFailure(checked)) return Result.fail(checked.failure)
-  }
-  return Result.succeed({ name, ratePerSecond, burst, webhooks })
-}
-
-interface KeyRow {
-  readonly id: string
-  readonly name: string
-  readonly rate_per_second: number | string
-  readonly burst: number | string
-  readonly created_at: number | string | bigint
-  readonly revoked_at: number | string | bigint | null
-}
-
-interface WebhookRow {
-  readonly id: string
-  readonly key_id: string
-  readonly url: string
-  readonly secret_sealed: string
-}
-
-/** The additional authenticated data of a webhook's sealed secret: its row, so a sealed secret cannot move to another. */
-const sealingContext = (webhookId: string) => `${webhooksTable}:${webhookId}`
-
-const utc = (millis: number | string | bigint): DateTime.Utc => DateTime.makeUnsafe(Number(millis))
-
 /** Settings of the service. */
 export interface Options {
   /** How long `authenticate` remembers a caller, or a key as unknown (see the module's doc). Default 5 s; 0 remembers none. */
   readonly cacheTtl?: Duration.Input | undefined
 }
-
-/** Creates the tables when missing (nodes started at once on a new PostgreSQL may race: tried again). */
-const createTables = (sql: SqlClient.SqlClient) =>
-  sql`CREATE TABLE IF NOT EXISTS ${sql(keysTable)} (
-    id VARCHAR(64) PRIMARY KEY,
-    name VARCHAR(200) NOT NULL,
-    key_hash VARCHAR(64) NOT NULL UNIQUE,
-    rate_per_second DOUBLE PRECISION NOT NULL,
-    burst INTEGER NOT NULL,
-    created_at BIGINT NOT NULL,
-    revoked_at BIGINT
-  )`.pipe(
-    Effect.andThen(sql`CREATE TABLE IF NOT EXISTS ${sql(webhooksTable)} (
-      id VARCHAR(64) PRIMARY KEY,
-      key_id VARCHAR(64) NOT NULL REFERENCES ${sql(keysTable)} (id),
-      url VARCHAR(2048) NOT NULL,
-      secret_sealed TEXT NOT NULL,
-      created_at BIGINT NOT NULL
-    )`),
-    Effect.andThen(
-      sql`CREATE INDEX IF NOT EXISTS ${sql(`${webhooksTable}_key_id`)} ON ${sql(webhooksTable)} (key_id)`
-    ),
-    Effect.retry({ times: 3, schedule: Schedule.spaced("100 millis") })
-  )
-
-/**
- * Seals again under `GCX_DATA_KEY` the webhook secrets sealed under
- * `GCX_DATA_KEY_PREVIOUS` (a rotation: once done, the previous key is no
- * longer needed for them), and refuses a table whose secrets were sealed
- * under neither key (`CardCipher.UnsealError`, naming the key's id: a data key
- * mistaken, where every webhook would be left out). A secret that does not
- * open for another reason is left as it is (its endpoint is left out, with a
- * warning, when used).
- */
-const resealWebhooks = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) =>
-  Effect.gen(function*() {
-    const rows = yield* sql<Pick<WebhookRow, "id" | "secret_sealed">>`SELECT id, secret_sealed FROM ${
-      sql(webhooksTable)
-    }`
-    for (const row of rows) {
-      const resealed = yield* cipher.reseal(row.secret_sealed, sealingContext(row.id)).pipe(
-        Effect.catchTag("UnsealError", (error) => error.keyId !== undefined ? Effect.fail(error) : Effect.succeedNone)
-      )
-      if (Option.isNone(resealed)) continue
-      yield* sql`UPDATE ${sql(webhooksTable)} SET secret_sealed = ${resealed.value}
-        WHERE id = ${row.id} AND secret_sealed = ${row.secret_sealed}`
-    }
-    if (rows.length > 0) yield* Effect.logDebug(`gateway: ${rows.length} webhook secrets checked under the data key`)
-  })
 
 /**
  * The API keys over the `SqlClient` and the cipher in context; creates the

@@ -1,5 +1,7 @@
 /** The API keys of the gateway's callers. */
 export * as ApiKeys from "./ApiKeys.js"
+/** The settings of an API key, checked before any I/O. */
+export * as KeySettings from "./KeySettings.js"
 /** The server of `gcx serve`. */
 export * as Gateway from "./Gateway.js"
 /** The gateway's HttpApi. */

@@ -14,6 +14,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as TestPg from "../../workflow/test/utils/postgres.js"
 import * as ApiKeys from "../src/ApiKeys.js"
+import * as KeySettings from "../src/KeySettings.js"
 import { sqliteInTemporaryFolder } from "./utils/layers.js"
 
 const dataKey = CardCipher.generateKey()
@@ -308,22 +309,22 @@ describe("ApiKeys", () => {
     for (
       const url of ["https://shop.example/hooks", "http://127.0.0.1:8999/h", "http://localhost/h", "http://[::1]:80/h"]
     ) {
-      expect(Result.isSuccess(ApiKeys.validateWebhookUrl(url)), url).toBe(true)
+      expect(Result.isSuccess(KeySettings.validateWebhookUrl(url)), url).toBe(true)
     }
     for (
       const url of ["http://shop.example/hooks", "http://10.0.0.1/h", "http://127.0.0.1.example/h", "http://[::2]/h"]
     ) {
-      const checked = ApiKeys.validateWebhookUrl(url)
+      const checked = KeySettings.validateWebhookUrl(url)
       assert(Result.isFailure(checked), url)
-      expect(checked.failure).toBeInstanceOf(ApiKeys.InvalidKeySettings)
+      expect(checked.failure).toBeInstanceOf(KeySettings.InvalidKeySettings)
       expect(checked.failure.field).toBe("webhook")
       expect(checked.failure.message).toMatch(
         /^webhook must be https \(http only on loopback: 127\.0\.0\.1, localhost, \[::1\]\), got 'http:\/\/[^/]+'$/
       )
     }
-    expect(ApiKeys.validateWebhookUrl("http://shop.example/hooks")).toEqual(
+    expect(KeySettings.validateWebhookUrl("http://shop.example/hooks")).toEqual(
       Result.fail(
-        new ApiKeys.InvalidKeySettings({
+        new KeySettings.InvalidKeySettings({
           field: "webhook",
           reason: "must be https (http only on loopback: 127.0.0.1, localhost, [::1]), got 'http://shop.example'"
         })

@@ -167,12 +167,16 @@ const requestOn = (
   Effect.promise(() =>
     new Promise<{ readonly status: number; readonly headers: Http.IncomingHttpHeaders; readonly body: string }>(
       (resolve, reject) => {
-        const request = Http.request(url, { method, agent, headers: { ...headers, authorization: `Bearer ${key}` } }, (res) => {
-          let body = ""
-          res.setEncoding("utf8")
-          res.on("data", (chunk: string) => (body += chunk))
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-        })
+        const request = Http.request(
+          url,
+          { method, agent, headers: { ...headers, authorization: `Bearer ${key}` } },
+          (res) => {
+            let body = ""
+            res.setEncoding("utf8")
+            res.on("data", (chunk: string) => (body += chunk))
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+          }
+        )
         request.on("error", reject).end()
       }
     )

@@ -7,6 +7,7 @@
  * before the database is opened.
  */
 import * as ApiKeys from "@gcx/gateway/ApiKeys"
+import * as KeySettings from "@gcx/gateway/KeySettings"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as Database from "@gcx/workflow/Database"
 import * as Embedded from "@gcx/workflow/Embedded"
@@ -84,7 +85,7 @@ const withKeys = <A, E, R>(effect: Effect.Effect<A, E | SqlError.SqlError, R>) =
   )
 
 /** A refused setting as a usage error naming its flag. */
-const usage = (error: ApiKeys.InvalidKeySettings) =>
+const usage = (error: KeySettings.InvalidKeySettings) =>
   new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message: Text.safe(`--${error.message}`) })
 
 const iso = (time: DateTime.Utc) => DateTime.formatIso(time).replace(/\.\d{3}Z$/, "Z")
@@ -99,7 +100,7 @@ export const create = (flags: CreateFlags) =>
       webhooks: flags.webhook
     }
     // checked before the database is opened
-    const settings = yield* Result.match(ApiKeys.validate(options), {
+    const settings = yield* Result.match(KeySettings.validate(options), {
       onFailure: (error) => Effect.fail(usage(error)),
       onSuccess: Effect.succeed
     })

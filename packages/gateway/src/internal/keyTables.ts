@@ -1,0 +1,89 @@
+/**
+ * The tables of `ApiKeys`: their names, their rows, their creation, and the
+ * resealing of the webhook secrets under the current data key.
+ */
+import type * as CardCipher from "@gcx/workflow/CardCipher"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import type * as SqlClient from "effect/sql/SqlClient"
+
+/** The table of the keys. */
+export const keysTable = "gcx_gateway_keys"
+
+/** The table of the webhook endpoints. */
+export const webhooksTable = "gcx_gateway_webhooks"
+
+/** A row of the keys' table. */
+export interface KeyRow {
+  readonly id: string
+  readonly name: string
+  readonly rate_per_second: number | string
+  readonly burst: number | string
+  readonly created_at: number | string | bigint
+  readonly revoked_at: number | string | bigint | null
+}
+
+/** A row of the webhooks' table. */
+export interface WebhookRow {
+  readonly id: string
+  readonly key_id: string
+  readonly url: string
+  readonly secret_sealed: string
+}
+
+/** The additional authenticated data of a webhook's sealed secret: its row, so a sealed secret cannot move to another. */
+export const sealingContext = (webhookId: string) => `${webhooksTable}:${webhookId}`
+
+/** A time the tables keep (milliseconds since the epoch). */
+export const utc = (millis: number | string | bigint): DateTime.Utc => DateTime.makeUnsafe(Number(millis))
+
+/** Creates the tables when missing (nodes started at once on a new PostgreSQL may race: tried again). */
+export const createTables = (sql: SqlClient.SqlClient) =>
+  sql`CREATE TABLE IF NOT EXISTS ${sql(keysTable)} (
+    id VARCHAR(64) PRIMARY KEY,
+    name VARCHAR(200) NOT NULL,
+    key_hash VARCHAR(64) NOT NULL UNIQUE,
+    rate_per_second DOUBLE PRECISION NOT NULL,
+    burst INTEGER NOT NULL,
+    created_at BIGINT NOT NULL,
+    revoked_at BIGINT
+  )`.pipe(
+    Effect.andThen(sql`CREATE TABLE IF NOT EXISTS ${sql(webhooksTable)} (
+      id VARCHAR(64) PRIMARY KEY,
+      key_id VARCHAR(64) NOT NULL REFERENCES ${sql(keysTable)} (id),
+      url VARCHAR(2048) NOT NULL,
+      secret_sealed TEXT NOT NULL,
+      created_at BIGINT NOT NULL
+    )`),
+    Effect.andThen(
+      sql`CREATE INDEX IF NOT EXISTS ${sql(`${webhooksTable}_key_id`)} ON ${sql(webhooksTable)} (key_id)`
+    ),
+    Effect.retry({ times: 3, schedule: Schedule.spaced("100 millis") })
+  )
+
+/**
+ * Seals again under `GCX_DATA_KEY` the webhook secrets sealed under
+ * `GCX_DATA_KEY_PREVIOUS` (a rotation: once done, the previous key is no
+ * longer needed for them), and refuses a table whose secrets were sealed
+ * under neither key (`CardCipher.UnsealError`, naming the key's id: a data key
+ * mistaken, where every webhook would be left out). A secret that does not
+ * open for another reason is left as it is (its endpoint is left out, with a
+ * warning, when used).
+ */
+export const resealWebhooks = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) =>
+  Effect.gen(function*() {
+    const rows = yield* sql<Pick<WebhookRow, "id" | "secret_sealed">>`SELECT id, secret_sealed FROM ${
+      sql(webhooksTable)
+    }`
+    for (const row of rows) {
+      const resealed = yield* cipher.reseal(row.secret_sealed, sealingContext(row.id)).pipe(
+        Effect.catchTag("UnsealError", (error) => error.keyId !== undefined ? Effect.fail(error) : Effect.succeedNone)
+      )
+      if (Option.isNone(resealed)) continue
+      yield* sql`UPDATE ${sql(webhooksTable)} SET secret_sealed = ${resealed.value}
+        WHERE id = ${row.id} AND secret_sealed = ${row.secret_sealed}`
+    }
+    if (rows.length > 0) yield* Effect.logDebug(`gateway: ${rows.length} webhook secrets checked under the data key`)
+  })
