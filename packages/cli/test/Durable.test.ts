@@ -186,6 +186,35 @@ describe.concurrent("gcx --durable", () => {
         expect(output.stdout).toMatch(/ {2}exchange\.invalid\.card +1\n/)
       }))
 
+    it.effect("batch --durable with a refused batch file: exit 2 before any database is opened or key file made", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const input = Path.join(directory, "refused.csv")
+        Fs.writeFileSync(input, `productLineId,cardNumber,pinNumber\n1000,${Cards.success},${pin},extra\n`)
+        const env = durableEnv(server, "refused-batch")
+        const out = Path.join(directory, "refused-batch.jsonl")
+        const output = yield* gcx(["batch", input, "--durable", "--out", out], { env })
+        expect(output.code).toBe(2)
+        expect(output.stderr).toContain("batch file: line 2: 4 fields where the header names 3")
+        expect(Fs.existsSync(env.GCX_DATABASE_FILE)).toBe(false)
+        expect(Fs.existsSync(out)).toBe(false)
+        expect(Fs.existsSync(`${out}.key`)).toBe(false)
+      }))
+
+    it.effect("batch --durable whose deployment is refused leaves no new key file (exit 2)", () =>
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const input = Path.join(directory, "good.csv")
+        Fs.writeFileSync(input, `productLineId,cardNumber,pinNumber\n1000,${Cards.success},${pin}\n`)
+        const { GCX_DATA_KEY: _, ...env } = durableEnv(server, "refused-deployment")
+        const out = Path.join(directory, "refused-deployment.jsonl")
+        const output = yield* gcx(["batch", input, "--durable", "--out", out], { env })
+        expect(output.code).toBe(2)
+        expect(output.stderr).toContain("GCX_DATA_KEY")
+        expect(Fs.existsSync(out)).toBe(false)
+        expect(Fs.existsSync(`${out}.key`)).toBe(false)
+      }))
+
     it.effect("--durable without GCX_DATA_KEY is a configuration error that names it (exit 2)", () =>
       Effect.gen(function*() {
         const server = yield* Sandbox.SandboxServer

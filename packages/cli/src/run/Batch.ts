@@ -26,6 +26,7 @@ import type * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as PlatformError from "effect/PlatformError"
 import type * as Stdio from "effect/Stdio"
@@ -160,21 +161,32 @@ const scan = (
   )
 }
 
+/** A batch checked and counted (`prepare`), ready to be quoted (`quote`). */
+export interface Prepared {
+  readonly input: Input
+  readonly target: Option.Option<BatchResults.Target>
+  readonly loaded: Option.Option<BatchResults.Loaded>
+  readonly key: BatchKey.BatchKey
+  readonly found: Scan
+  readonly mode: Render.Mode
+  /** Says a line of the batch's own (on stderr with `--json`, whose stdout holds only the result lines). */
+  readonly say: (line: string) => Effect.Effect<void>
+}
+
 /**
- * Quotes a batch file: skips the cards `--out` says are finished (found by
- * content, wherever their row is now), quotes each other card once, records
- * each outcome as it comes, compacts the results file, and prints the
- * summary.
+ * The batch's first pass, before any quote and before the poller's layer is
+ * built: the results file and its key, every line of the batch file checked,
+ * each card's fingerprint, the duplicates and the cards finished earlier. A
+ * file refused here leaves no key file behind, and opens no database.
  */
-export const run = (
+export const prepare = (
   input: Input
 ): Effect.Effect<
-  Summary,
+  Prepared,
   PlatformError.PlatformError | ExitCode.CliError | BatchKey.BatchKeyError | Config.ConfigError,
-  QuotePoller.QuotePoller | FileSystem.FileSystem | Terminal.Terminal | Stdio.Stdio
+  FileSystem.FileSystem | Terminal.Terminal | Stdio.Stdio
 > =>
   Effect.gen(function*() {
-    const poller = yield* QuotePoller.QuotePoller
     const target = yield* Effect.transposeOption(Option.map(input.out, (out) => BatchResults.target(input.file, out)))
     const loaded = Option.flatMap(target, (target) => target.loaded)
     const key = yield* Option.match(target, {
@@ -186,9 +198,25 @@ export const run = (
       Effect.onError(() => BatchKey.discardCreated(key))
     )
     const mode = yield* Render.mode(input.json)
-    // with --json, stdout holds only the result lines
     const say = mode === "json" ? Console.error : Console.log
+    return { input, target, loaded, key, found, mode, say }
+  })
 
+/**
+ * Quotes a prepared batch: skips the cards `--out` says are finished (found by
+ * content, wherever their row is now), quotes each other card once, records
+ * each outcome as it comes, compacts the results file, and prints the
+ * summary.
+ */
+export const quote = (
+  { found, input, key, loaded, mode, say, target }: Prepared
+): Effect.Effect<
+  Summary,
+  PlatformError.PlatformError | ExitCode.CliError,
+  QuotePoller.QuotePoller | FileSystem.FileSystem | Terminal.Terminal | Stdio.Stdio
+> =>
+  Effect.gen(function*() {
+    const poller = yield* QuotePoller.QuotePoller
     yield* say(
       `batch: ${found.rows} card(s) from ${Text.safe(input.file)}` +
         (found.skipped > 0 ? `, ${found.skipped} finished earlier (skipped)` : "") +
@@ -249,6 +277,15 @@ export const run = (
     return summary
   })
 
+/** `prepare`, then `quote`, with the `QuotePoller` in context. */
+export const run = (
+  input: Input
+): Effect.Effect<
+  Summary,
+  PlatformError.PlatformError | ExitCode.CliError | BatchKey.BatchKeyError | Config.ConfigError,
+  QuotePoller.QuotePoller | FileSystem.FileSystem | Terminal.Terminal | Stdio.Stdio
+> => Effect.flatMap(prepare(input), quote)
+
 /** What `gcx batch` is given: its argument and flags (`commands/Batch`). */
 export interface Flags extends Input {
   readonly metricsPort: Option.Option<number>
@@ -261,12 +298,14 @@ export interface Flags extends Input {
  * give, with `--metrics-port`; it fails with the batch's exit code unless every card completed.
  */
 export const handler = ({ connection, durable, metricsPort, ...input }: Flags) =>
-  run(input).pipe(
-    Effect.flatMap((summary) =>
-      summary.code === ExitCode.ExitCode.Completed
-        ? Effect.void
-        : Effect.fail(new ExitCode.ExitWith({ code: summary.code }))
-    ),
-    Effect.provide(durable ? Durable.pollerLayer(connection) : Connection.pollerLayer(connection)),
-    Effect.provide(Telemetry.prometheus(metricsPort))
-  )
+  Effect.gen(function*() {
+    // the batch file is checked before the poller's layer opens a database or a connection
+    const prepared = yield* prepare(input)
+    const layer = durable ? Durable.pollerLayer(connection) : Connection.pollerLayer(connection)
+    const summary = yield* Effect.scoped(Effect.gen(function*() {
+      // a deployment refused before any quote leaves no new key file behind either
+      const context = yield* Layer.build(layer).pipe(Effect.onError(() => BatchKey.discardCreated(prepared.key)))
+      return yield* Effect.provideContext(quote(prepared), context)
+    }))
+    if (summary.code !== ExitCode.ExitCode.Completed) return yield* new ExitCode.ExitWith({ code: summary.code })
+  }).pipe(Effect.provide(Telemetry.prometheus(metricsPort)))
