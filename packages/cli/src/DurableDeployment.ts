@@ -104,6 +104,13 @@ export const sandboxDatabaseFile = (filename: string): string => {
   return Path.join(parsed.dir, `${parsed.name}.sandbox${parsed.ext === "" ? ".db" : parsed.ext}`)
 }
 
+/** The embedded database file: `databaseFile`, or its sandbox's beside it (`sandboxDatabaseFile`) for the embedded sandbox. */
+export const embeddedFile = (embeddedSandbox: boolean): Effect.Effect<string, Config.ConfigError> =>
+  Effect.gen(function*() {
+    const file = yield* databaseFile
+    return embeddedSandbox ? sandboxDatabaseFile(file) : file
+  })
+
 /** What the durable layers of the CLI fail with: configuration, or the embedded database. */
 export type LayerError =
   | Config.ConfigError
@@ -195,8 +202,7 @@ export const layerQuotes = <E>(
         ))
       return clientOnly
     }
-    const file = yield* databaseFile
-    const filename = embeddedSandbox ? sandboxDatabaseFile(file) : file
+    const filename = yield* embeddedFile(embeddedSandbox)
     const embedded: Quotes<E> = withService(
       client,
       embeddedSandbox,

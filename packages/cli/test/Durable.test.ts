@@ -66,7 +66,9 @@ describe.concurrent("gcx --durable", () => {
         expect(unknown.code).toBe(2)
         expectOneErrorLine(
           unknown.stderr,
-          `no durable quote was submitted with requestId '${"f".repeat(32)}'`,
+          `no durable quote was submitted with requestId '${
+            "f".repeat(32)
+          }' in the database file ${env.GCX_DATABASE_FILE} (GCX_DATABASE_FILE)`,
           "(see gcx result --help)"
         )
       }))

@@ -72,7 +72,11 @@ describe.concurrent("commands that serve never invent a service", () => {
         env: { GCX_DATA_KEY: nodeEnv.GCX_DATA_KEY, GCX_DATABASE_FILE: database }
       })
       expect(embedded.code).toBe(2)
-      expect(embedded.stderr).toContain(`no durable quote was submitted with requestId '${"f".repeat(32)}'`)
+      expect(embedded.stderr).toContain(
+        `no durable quote was submitted with requestId '${"f".repeat(32)}' in the embedded sandbox's database, ${
+          Path.join(directory, "result.sandbox.db")
+        }`
+      )
       expect(Fs.existsSync(database)).toBe(false)
     }))
 
@@ -238,7 +242,8 @@ layer(Layer.provideMerge(TestPg.layerClient, TestPg.layer()), { excludeTestServi
         )
         expect(output.stderr).toContain("is alive: the quotes wait until one starts (gcx runner)")
         expect(output.stderr).not.toContain("submitting")
-        expect(output.code).not.toBe(0)
+        expect(output.stderr).toContain(`in the database of GCX_DATABASE_URL, PostgreSQL ${host}/`)
+        expect(output.code).toBe(2)
       }))
 
     it.effect("gcx runner on a port in use exits 2 naming the address and the reason", () =>

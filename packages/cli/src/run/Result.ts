@@ -19,7 +19,8 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import type * as Connection from "../Connection.js"
+import * as Connection from "../Connection.js"
+import * as DurableDeployment from "../DurableDeployment.js"
 import * as DurablePoller from "../DurablePoller.js"
 import * as ExitCode from "../ExitCode.js"
 import * as Text from "../Text.js"
@@ -34,12 +35,25 @@ export interface Flags {
   readonly connection: Connection.Flags
 }
 
-const notFound = (requestId: string) =>
-  new ExitCode.CliError({
-    code: ExitCode.ExitCode.Usage,
-    message: `no durable quote was submitted with requestId '${Text.safe(requestId.slice(0, 80))}' ` +
-      "(in the database of GCX_DATABASE_URL, or else GCX_DATABASE_FILE)"
+/** The database `gcx result` reads, as its not-found line names it (the choice of `DurablePoller.pollerLayer`). */
+const databaseOf = (connection: Connection.Flags) =>
+  Effect.gen(function*() {
+    const url = yield* DurableDeployment.databaseUrl
+    if (Option.isSome(url)) return `the database of GCX_DATABASE_URL, ${DurableDeployment.where(url.value)}`
+    const sandbox = Option.isSome(yield* Connection.embeddedReason(connection, "none"))
+    const file = Text.safe(yield* DurableDeployment.embeddedFile(sandbox))
+    return sandbox ? `the embedded sandbox's database, ${file}` : `the database file ${file} (GCX_DATABASE_FILE)`
   })
+
+/** No quote of `requestId` in the database read: a usage error naming that database. */
+const notFound = (requestId: string, connection: Connection.Flags) =>
+  Effect.flatMap(databaseOf(connection), (database) =>
+    Effect.fail(
+      new ExitCode.CliError({
+        code: ExitCode.ExitCode.Usage,
+        message: `no durable quote was submitted with requestId '${Text.safe(requestId.slice(0, 80))}' in ${database}`
+      })
+    ))
 
 const pending = (requestId: string, why: string) =>
   new ExitCode.CliError({
@@ -68,12 +82,12 @@ const show = ({ connection, json, requestId, timeout, wait }: Flags) =>
         Effect.flatMap((exit) =>
           Exit.isFailure(exit) &&
             Option.exists(Cause.findErrorOption(exit.cause), (error) => error._tag === "QuoteNotFound")
-            ? Effect.fail(notFound(requestId))
+            ? notFound(requestId, connection)
             : Effect.succeed(exit)
         ),
         Effect.timeoutOption(Duration.seconds(timeout))
       )
-      : Effect.catchTag(quotes.poll(requestId), "QuoteNotFound", () => Effect.fail(notFound(requestId)))
+      : Effect.catchTag(quotes.poll(requestId), "QuoteNotFound", () => notFound(requestId, connection))
     const exit = yield* outcome
     if (Option.isNone(exit)) {
       return yield* pending(requestId, wait ? `did not end within ${timeout} s` : "has no outcome yet")
