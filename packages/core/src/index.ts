@@ -36,6 +36,9 @@ export * as QuoteEvent from "./QuoteEvent.js"
 /** Masking and safe descriptions of decode failures. */
 export * as Redaction from "./Redaction.js"
 
+/** A request body read within a size limit, for the HTTP servers of gcx. */
+export * as RequestBody from "./RequestBody.js"
+
 /** Paths and header names. */
 export * as Routes from "./Routes.js"
 

@@ -7,6 +7,7 @@
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Card from "@gcx/core/Card"
+import * as RequestBody from "@gcx/core/RequestBody"
 import * as Effect from "effect/Effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Predicate from "effect/Predicate"
@@ -16,28 +17,15 @@ import * as GatewayErrors from "../GatewayErrors.js"
 
 const tooLarge = GatewayErrors.payloadTooLarge(maxBodyBytes)
 
-/** The body as UTF-8 text, at most `maxBodyBytes` of it. */
+/** The body as UTF-8 text, at most `maxBodyBytes` of it (`RequestBody.readText`). */
 export const readText = (
   request: HttpServerRequest.HttpServerRequest
-): Effect.Effect<string, GatewayErrors.PayloadTooLarge> => {
-  if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) return Effect.fail(tooLarge)
-  const source = NodeHttpServerRequest.toIncomingMessage(request)
-  return Effect.callback<string, GatewayErrors.PayloadTooLarge>((resume) => {
-    const chunks: Array<Buffer> = []
-    let size = 0
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      if (size <= maxBodyBytes) chunks.push(chunk)
-    }
-    const onEnd = () =>
-      resume(size > maxBodyBytes ? Effect.fail(tooLarge) : Effect.succeed(Buffer.concat(chunks).toString("utf8")))
-    const onError = () => resume(Effect.interrupt)
-    source.on("data", onData).once("end", onEnd).once("error", onError)
-    return Effect.sync(() => {
-      source.off("data", onData).off("end", onEnd).off("error", onError)
-    })
-  })
-}
+): Effect.Effect<string, GatewayErrors.PayloadTooLarge> =>
+  RequestBody.readText(
+    NodeHttpServerRequest.toIncomingMessage(request),
+    request.headers["content-length"],
+    maxBodyBytes
+  ).pipe(Effect.mapError(() => tooLarge))
 
 /** The card of a body's text; the reason names the field, never its value. */
 export const cardOf = (text: string): Result.Result<Card.Card, GatewayErrors.InvalidRequest> => {

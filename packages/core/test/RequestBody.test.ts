@@ -1,0 +1,52 @@
+/** `RequestBody.readText` over real Node streams (a `PassThrough` stands for the request). */
+import { describe, expect, it } from "@effect/vitest"
+import { RequestBody } from "@gcx/core"
+import { Effect, Exit, Fiber } from "effect"
+import { PassThrough } from "node:stream"
+
+const read = (chunks: ReadonlyArray<Uint8Array | string>, maxBytes: number, contentLength?: string) =>
+  Effect.gen(function*() {
+    const source = new PassThrough()
+    const fiber = yield* Effect.forkChild(RequestBody.readText(source, contentLength, maxBytes))
+    yield* Effect.yieldNow
+    for (const chunk of chunks) source.write(chunk)
+    source.end()
+    return yield* Fiber.await(fiber)
+  })
+
+describe("RequestBody.readText", () => {
+  it.effect("the body as text, a character split between chunks read whole", () =>
+    Effect.gen(function*() {
+      const euro = new TextEncoder().encode("price: 10 €")
+      const exit = yield* read([euro.subarray(0, euro.length - 2), euro.subarray(euro.length - 2)], 64)
+      expect(exit).toStrictEqual(Exit.succeed("price: 10 €"))
+      expect(yield* read([], 64)).toStrictEqual(Exit.succeed(""))
+      // exactly the limit is read
+      expect(yield* read(["x".repeat(16)], 16)).toStrictEqual(Exit.succeed("x".repeat(16)))
+    }))
+
+  it.effect("TooLarge for a declared length over the limit, before any byte is read", () =>
+    Effect.gen(function*() {
+      const source = new PassThrough()
+      const exit = yield* Effect.exit(RequestBody.readText(source, "17", 16))
+      expect(exit).toStrictEqual(Exit.fail({ _tag: "TooLarge" }))
+      expect(source.listenerCount("data")).toBe(0)
+    }))
+
+  it.effect("TooLarge for a body that turns out longer, once it is drained to its end", () =>
+    Effect.gen(function*() {
+      const exit = yield* read(["x".repeat(10), "y".repeat(10), "z".repeat(10)], 16)
+      expect(exit).toStrictEqual(Exit.fail({ _tag: "TooLarge" }))
+    }))
+
+  it.effect("a stream that fails (the client left) interrupts the reading, and its listeners are removed", () =>
+    Effect.gen(function*() {
+      const source = new PassThrough()
+      const fiber = yield* Effect.forkChild(RequestBody.readText(source, undefined, 64))
+      yield* Effect.yieldNow
+      source.destroy(new Error("aborted"))
+      const exit = yield* Fiber.await(fiber)
+      expect(Exit.hasInterrupts(exit)).toBe(true)
+      expect(source.listenerCount("data")).toBe(0)
+    }))
+})
