@@ -93,8 +93,15 @@ export const QuoteId = Schema.String.check(
   Schema.isPattern(/^[0-9a-f]{32}$/, { message: "a quote id is 32 lowercase hex characters" })
 )
 
-/** A `Last-Event-ID`: the sequence number of the last event received. */
-export const LastEventId = Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))
+/**
+ * A `Last-Event-ID`: the sequence number of the last event received, a whole
+ * number of at most 15 digits (empty: none), as `EventStream.parseLastEventId` reads it.
+ */
+export const LastEventId = Schema.String.check(
+  Schema.isPattern(/^\s*\d{0,15}\s*$/, {
+    message: "Last-Event-ID must be the id of an event received (a whole number)"
+  })
+)
 
 /** What each error group of a failed quote means for the caller, at HTTP level. */
 export const errorGroups = "A failed quote's `error.group` says what to do:\n" +

@@ -50,10 +50,12 @@ export const validateWebhookUrl = (url: string): Result.Result<URL, InvalidKeySe
   try {
     parsed = new URL(url)
   } catch {
-    return invalid(field, `must be an http or https URL, got '${url}'`)
+    // not quoted: it may hold credentials that no URL parser found
+    return invalid(field, "must be an http or https URL (this one does not parse)")
   }
   if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
-    return invalid(field, `must be an http or https URL, got '${url}'`)
+    // the scheme only: the rest may hold credentials
+    return invalid(field, `must be an http or https URL, got a '${parsed.protocol}' URL`)
   }
   if (parsed.username !== "" || parsed.password !== "") return invalid(field, "must not hold credentials")
   if (parsed.protocol === "http:" && !loopbackHosts.includes(parsed.hostname)) {

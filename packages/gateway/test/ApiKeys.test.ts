@@ -247,7 +247,7 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
           "rate",
           "burst"
         ])
-        expect(refused[0]!.message).toBe("webhook must be an http or https URL, got 'ftp://files.example/h'")
+        expect(refused[0]!.message).toBe("webhook must be an http or https URL, got a 'ftp:' URL")
         expect(refused[2]!.message).not.toContain("pw")
         expect((yield* keys.list).length).toBe(before)
         const created = yield* keys.create({ name: "x" })
@@ -321,6 +321,12 @@ describe("ApiKeys", () => {
       expect(checked.failure.message).toMatch(
         /^webhook must be https \(http only on loopback: 127\.0\.0\.1, localhost, \[::1\]\), got 'http:\/\/[^/]+'$/
       )
+    }
+    // a refused URL's credentials are never quoted, whatever the scheme, parsed or not
+    for (const url of ["ftp://user:s3cret@files.example/", "https://user:s3cret@exa mple.com/", "user:s3cret@host"]) {
+      const checked = KeySettings.validateWebhookUrl(url)
+      assert(Result.isFailure(checked), url)
+      expect(checked.failure.message, url).not.toContain("s3cret")
     }
     expect(KeySettings.validateWebhookUrl("http://shop.example/hooks")).toEqual(
       Result.fail(

@@ -10,7 +10,6 @@ import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import * as HttpEffect from "effect/http/HttpEffect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import { ApiKeys } from "../ApiKeys.js"
 import * as EventStream from "../EventStream.js"
 import { Authorization, Caller, GatewayApi, NotReady, SchemaErrors } from "../GatewayApi.js"
@@ -86,7 +85,10 @@ export const QuotesLive = HttpApiBuilder.group(GatewayApi, "quotes", (handlers) 
           const caller = yield* Caller
           yield* quotes.owned(caller, params.id)
           if (request.method === "HEAD") return EventStream.head
-          return yield* EventStream.response(params.id, Option.fromUndefinedOr(headers["last-event-id"]))
+          const lastEventId = yield* Effect.fromResult(EventStream.parseLastEventId(headers["last-event-id"])).pipe(
+            Effect.mapError((error) => GatewayErrors.invalidRequest(error.message))
+          )
+          return yield* EventStream.response(params.id, lastEventId)
         }))
   }))
 

@@ -42,31 +42,30 @@ export const routerConfig = {
   ignoreTrailingSlash: true
 } as const
 
-/**
- * The path of a request's URL as the router reads it: up to its query, `;` or `#`,
- * percent-decoded (`decodeURI`: an encoded `/` stays encoded), without a trailing slash (but
- * the root's). A path that does not decode is kept as it is (the router answers 400 or 404).
- */
+/** The path of a request's target, as sent: without its query, and without the scheme and host of an absolute form. */
+const targetPath = (url: string): string => url.split("?", 1)[0]!.replace(/^https?:\/\/[^/]*/i, "")
+
+/** The path of a request's URL (`targetPath`), without a trailing slash (but the root's). */
 const pathOf = (url: string): string => {
-  const end = url.search(/[?;#]/)
-  const raw = end < 0 ? url : url.slice(0, end)
-  let path = raw
-  if (raw.includes("%")) {
-    try {
-      path = decodeURI(raw)
-    } catch {
-      // kept as it is: no route of the gateway's
-    }
-  }
+  const path = targetPath(url)
   return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path
 }
+
+/**
+ * Whether the path of `url` is one the gateway could serve as written: no
+ * `;`, no percent-escape, no `.` or `..` segment, no empty segment (`//`).
+ * The router would read such paths as a route's (it cuts at `;`, decodes,
+ * folds `//`), where a proxy in front may read them otherwise; the gateway's
+ * paths never need them, so they are no route (404).
+ */
+export const isPlainPath = (url: string): boolean => !/[;%]|\/\/|\/\.\.?(?:\/|$)/.test(targetPath(url))
 
 /** The route of a request, by its method and path. */
 export const routeOf = (method: string, url: string): Route => {
   const path = pathOf(url)
   if (path === "/v1/quotes") return method === "POST" ? "submit" : "other"
-  if (/^\/v1\/quotes\/[^/]+$/.test(path)) return "get"
-  if (/^\/v1\/quotes\/[^/]+\/events$/.test(path)) return "events"
+  if (/^\/v1\/quotes\/[^/]{1,100}$/.test(path)) return "get"
+  if (/^\/v1\/quotes\/[^/]{1,100}\/events$/.test(path)) return "events"
   if (path === "/healthz" || path === "/readyz" || path === "/docs") return path.slice(1) as Route
   if (path === "/openapi.json") return "openapi"
   return "other"
@@ -79,7 +78,7 @@ export const routeOf = (method: string, url: string): Route => {
 export const allowedMethods = (url: string): "GET, HEAD" | "POST" | undefined => {
   const path = pathOf(url)
   if (path === "/v1/quotes") return "POST"
-  return /^\/v1\/quotes\/[^/]+(?:\/events)?$/.test(path) || getPaths.has(path) ? "GET, HEAD" : undefined
+  return /^\/v1\/quotes\/[^/]{1,100}(?:\/events)?$/.test(path) || getPaths.has(path) ? "GET, HEAD" : undefined
 }
 
 const getPaths: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/docs", "/openapi.json"])
@@ -137,7 +136,8 @@ export const layer = HttpRouter.middleware(
     ): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
       Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-        const route = routeOf(request.method, request.url)
+        const plain = isPlainPath(request.url)
+        const route = plain ? routeOf(request.method, request.url) : "other"
         const startedAt = clock.currentTimeMillisUnsafe()
         const answered = (response: HttpServerResponse.HttpServerResponse) => {
           const millis = clock.currentTimeMillisUnsafe() - startedAt
@@ -157,7 +157,7 @@ export const layer = HttpRouter.middleware(
             final
           )
         }
-        return app.pipe(
+        return (plain ? app : Effect.succeed(notFound)).pipe(
           Effect.catchCause((cause): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled> => {
             if (isRouteNotFound(cause)) {
               const allow = allowedMethods(request.url)
