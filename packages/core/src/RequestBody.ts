@@ -3,7 +3,9 @@
  * sandbox and the gateway). The platform's own limit destroys the socket, so
  * that the client sees a reset instead of its 413: here a body declared
  * longer than the limit is refused before it is read, and one that turns out
- * longer is drained (and dropped), so that the server can still answer.
+ * longer is drained (and dropped) for `maxDrainBytes` more, so that a client
+ * that sends before it reads still gets the answer; past that (a body that
+ * never ends), it is refused at once, and the server answers and closes.
  */
 import * as Effect from "effect/Effect"
 import type { Readable } from "node:stream"
@@ -15,11 +17,15 @@ export interface TooLarge {
 
 const tooLarge: TooLarge = { _tag: "TooLarge" }
 
+/** How much of a body past its limit is drained before it is refused without waiting for its end: 1 MiB. */
+export const maxDrainBytes = 1024 * 1024
+
 /**
  * The body of `source` (a Node `IncomingMessage`) as UTF-8 text, at most
  * `maxBytes` of it: `TooLarge` when `contentLength` (the request's header)
- * declares more, before anything is read, or when more arrives. A stream that
- * fails (the client left) interrupts the reading.
+ * declares more, before anything is read, or when more arrives: at the body's
+ * end, or once `maxDrainBytes` more have come. A stream that fails (the client
+ * left) interrupts the reading.
  */
 export const readText = (
   source: Readable,
@@ -30,16 +36,26 @@ export const readText = (
   return Effect.callback<string, TooLarge>((resume) => {
     const chunks: Array<Uint8Array> = []
     let size = 0
+    const detach = () => {
+      source.off("data", onData).off("end", onEnd).off("error", onError)
+    }
+    const finish = (effect: Effect.Effect<string, TooLarge>) => {
+      detach()
+      resume(effect)
+    }
     const onData = (chunk: Uint8Array) => {
       size += chunk.length
       if (size <= maxBytes) chunks.push(chunk)
+      else if (size > maxBytes + maxDrainBytes) {
+        // no more is read: the server answers, and closes the connection
+        source.pause()
+        finish(Effect.fail(tooLarge))
+      }
     }
-    const onEnd = () => resume(size > maxBytes ? Effect.fail(tooLarge) : Effect.succeed(decode(chunks, size)))
-    const onError = () => resume(Effect.interrupt)
+    const onEnd = () => finish(size > maxBytes ? Effect.fail(tooLarge) : Effect.succeed(decode(chunks, size)))
+    const onError = () => finish(Effect.interrupt)
     source.on("data", onData).once("end", onEnd).once("error", onError)
-    return Effect.sync(() => {
-      source.off("data", onData).off("end", onEnd).off("error", onError)
-    })
+    return Effect.sync(detach)
   })
 }
 

@@ -39,6 +39,20 @@ describe("RequestBody.readText", () => {
       expect(exit).toStrictEqual(Exit.fail({ _tag: "TooLarge" }))
     }))
 
+  it.effect("TooLarge, without waiting for its end, for a body that goes on past the limit and the drain", () =>
+    Effect.gen(function*() {
+      const source = new PassThrough()
+      const fiber = yield* Effect.forkChild(RequestBody.readText(source, undefined, 16))
+      yield* Effect.yieldNow
+      const chunk = new Uint8Array(64 * 1024)
+      // never ended: more than the limit and the drain together, then nothing
+      for (let sent = 0; sent <= RequestBody.maxDrainBytes + 16; sent += chunk.length) source.write(chunk)
+      const exit = yield* Fiber.await(fiber)
+      expect(exit).toStrictEqual(Exit.fail({ _tag: "TooLarge" }))
+      expect(source.listenerCount("data")).toBe(0)
+      source.destroy()
+    }))
+
   it.effect("a stream that fails (the client left) interrupts the reading, and its listeners are removed", () =>
     Effect.gen(function*() {
       const source = new PassThrough()

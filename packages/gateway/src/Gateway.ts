@@ -55,12 +55,32 @@ export const defaults = { host: "127.0.0.1", port: 8790 } as const
 /** The environment variable of the port. */
 export const portVariable = "GCX_GATEWAY_PORT"
 
+/**
+ * How long the server waits on a client, in milliseconds (Node's server
+ * settings), so that a client that stalls holds no connection for long:
+ * - `headers`: for a request's headers (`headersTimeout`; Node's default 60 s);
+ * - `request`: for a whole request, its body included (`requestTimeout`; 300 s);
+ * - `idle`: on a connection where nothing moves, either way (`timeout`; none):
+ *   a client that stops reading an answer (`/docs`, an event stream) is cut
+ *   off after it. Event streams send a keep-alive every 15 s.
+ */
+export interface Timeouts {
+  readonly headers: number
+  readonly request: number
+  readonly idle: number
+}
+
+/** The gateway's `Timeouts`: 20 s for headers, 30 s for a request, 60 s idle. */
+export const defaultTimeouts: Timeouts = { headers: 20_000, request: 30_000, idle: 60_000 }
+
 /** Settings of the server. */
 export interface Options extends Readiness.Options {
   /** The port; 0 for a free one. Default 8790. */
   readonly port?: number | undefined
   /** The interface. Default 127.0.0.1. */
   readonly host?: string | undefined
+  /** How long it waits on a client (see `Timeouts`). Default `defaultTimeouts`. */
+  readonly timeouts?: Partial<Timeouts> | undefined
 }
 
 /** What the server needs from its deployment. */
@@ -92,7 +112,14 @@ export const layer = (
   options: Options = {}
 ): Layer.Layer<HttpServer.HttpServer, ServeError, Requirements> =>
   Layer.unwrap(Effect.gen(function*() {
-    const server = Http.createServer()
+    const timeouts = { ...defaultTimeouts, ...options.timeouts }
+    const server = Http.createServer({
+      headersTimeout: timeouts.headers,
+      requestTimeout: timeouts.request,
+      // how often Node checks the two above: at least as often as the shorter one
+      connectionsCheckingInterval: Math.min(30_000, timeouts.headers)
+    })
+    server.timeout = timeouts.idle
     // its finalizer, added first, runs after the server has closed
     const { drain, start } = yield* Drain.make(server)
     const serving = HttpRouter.serve(

@@ -120,6 +120,30 @@ const methodNotAllowed = (allow: string) =>
   )
 const internal = jsonError(500, "internal", "internal error")
 
+/** The pages answered as bytes made once, by the answer they replace (`/docs`: `HttpApiSwagger`'s, made once too). */
+const sharedPages = new WeakMap<HttpServerResponse.HttpServerResponse, HttpServerResponse.HttpServerResponse>()
+
+/**
+ * `/docs`'s answer with its page (about 2 MB, Swagger UI inlined) as bytes
+ * made once: Node writes those same bytes to every client. As text, each
+ * answer was encoded anew, and a client that does not read held its own copy
+ * until the connection's idle timeout.
+ */
+const shared = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+  const body = response.body
+  if (body._tag !== "Uint8Array" || body.text === undefined) return response
+  let page = sharedPages.get(response)
+  if (page === undefined) {
+    page = HttpServerResponse.uint8Array(new TextEncoder().encode(body.text), {
+      status: response.status,
+      headers: response.headers,
+      contentType: body.contentType
+    })
+    sharedPages.set(response, page)
+  }
+  return page
+}
+
 const isRouteNotFound = (cause: Cause.Cause<unknown>): boolean =>
   Option.match(Cause.findErrorOption(cause), {
     onNone: () => false,
@@ -139,15 +163,19 @@ export const layer = HttpRouter.middleware(
         const plain = isPlainPath(request.url)
         const route = plain ? routeOf(request.method, request.url) : "other"
         const startedAt = clock.currentTimeMillisUnsafe()
-        const answered = (response: HttpServerResponse.HttpServerResponse) => {
+        const answered = (answer: HttpServerResponse.HttpServerResponse) => {
+          const response = route === "docs" ? shared(answer) : answer
           const millis = clock.currentTimeMillisUnsafe() - startedAt
           requestsByKey(`${route} ${response.status}`).updateUnsafe(1, fiber.context)
           durationByRoute(route).updateUnsafe(millis / 1000, fiber.context)
           const challenged = response.status === 401
             ? HttpServerResponse.setHeader(response, "www-authenticate", "Bearer")
             : response
-          // closing: the client sends its next request elsewhere (Node closes the connection after this answer)
-          const final = drain.draining() ? HttpServerResponse.setHeader(challenged, "connection", "close") : challenged
+          // closing: the client sends its next request elsewhere (Node closes the connection after this answer);
+          // and after a body too large, what is left of it is not read
+          const final = drain.draining() || response.status === 413
+            ? HttpServerResponse.setHeader(challenged, "connection", "close")
+            : challenged
           // the line's effects only when it is logged: nothing to build per request below `Info`
           if (LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")) return Effect.succeed(final)
           return Effect.as(

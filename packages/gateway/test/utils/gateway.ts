@@ -80,6 +80,8 @@ export interface StartOptions {
   readonly filename?: string
   /** The pauses before a POST whose answers were lost is sent again (`track.resumeDelays`). Default the runner's. */
   readonly resumeDelays?: ReadonlyArray<Duration.Input>
+  /** How long the server waits on a client (`Gateway.Timeouts`). Default the gateway's. */
+  readonly timeouts?: Partial<Gateway.Timeouts>
 }
 
 /** The in-memory stand-ins of the callers' stores, for the callers of `keys`. */
@@ -116,7 +118,11 @@ export const start = (options: StartOptions = {}) =>
       })),
       Layer.provide(FetchHttpClient.layer)
     )
-    const gateway = Gateway.layer({ port: 0, interval: options.heartbeatInterval ?? "10 seconds" }).pipe(
+    const gateway = Gateway.layer({
+      port: 0,
+      interval: options.heartbeatInterval ?? "10 seconds",
+      timeouts: options.timeouts
+    }).pipe(
       Layer.provide(GatewayQuotes.layer(dataKey)),
       Layer.provideMerge(storesOf(options)),
       Layer.provideMerge(deployment),
