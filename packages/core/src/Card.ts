@@ -41,6 +41,9 @@ export type CardField = "card.cardNumber" | "card.pinNumber" | "card.productLine
 // eslint-disable-next-line no-control-regex
 const controlCharacters = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
 
+/** Half of a UTF-16 pair without its other half: text that has no UTF-8 form (sealed, it would change). */
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
 /**
  * Checks one field and returns the trimmed value, or the reason it is refused.
  * The reason never contains the value itself.
@@ -54,6 +57,7 @@ export const checkField = (field: CardField, raw: unknown): Result.Result<string
   if (trimmed.length === 0) return refuse("must not be empty")
   if (trimmed.length > MAX_FIELD_LENGTH) return refuse(`must be at most ${MAX_FIELD_LENGTH} characters`)
   if (controlCharacters.test(trimmed)) return refuse("must not contain control characters")
+  if (loneSurrogate.test(trimmed)) return refuse("must be valid text (a lone UTF-16 surrogate)")
   return Result.succeed(trimmed)
 }
 

@@ -21,6 +21,8 @@ describe("RequestBody.readText", () => {
       const exit = yield* read([euro.subarray(0, euro.length - 2), euro.subarray(euro.length - 2)], 64)
       expect(exit).toStrictEqual(Exit.succeed("price: 10 €"))
       expect(yield* read([], 64)).toStrictEqual(Exit.succeed(""))
+      // bytes that are not UTF-8 are refused, never replaced
+      expect(yield* read([Uint8Array.of(0x7b, 0xff, 0x7d)], 64)).toStrictEqual(Exit.fail({ _tag: "NotUtf8" }))
       // exactly the limit is read
       expect(yield* read(["x".repeat(16)], 16)).toStrictEqual(Exit.succeed("x".repeat(16)))
     }))

@@ -134,6 +134,37 @@ describe("POST /v1/quotes", () => {
           [yield* post(gateway, keys.a, "k6", { cardNumber: card, productLineId: "1000" }), "pinNumber is required"],
           [yield* post(gateway, keys.a, "k7", { cardNumber: card, pinNumber: "1234" }), "productLineId is required"],
           [yield* post(gateway, keys.a, "k8", { ...cardBody(card), pinNumber: 1234 }), "pinNumber must be a string"],
+          // a PIN with a lone surrogate (written as JSON's escape): it has no UTF-8 form to seal
+          [
+            yield* post(
+              gateway,
+              keys.a,
+              "k9",
+              `{"cardNumber":"${card}","pinNumber":"12\\ud800","productLineId":"1000"}`
+            ),
+            "pinNumber must be valid text"
+          ],
+          // bytes that are not UTF-8: never read with replacement characters
+          [
+            yield* call(
+              `${gateway.url}/v1/quotes`,
+              {
+                method: "POST",
+                key: keys.a,
+                idempotencyKey: "k10",
+                headers: { "content-type": "application/json" },
+                body: new ReadableStream({
+                  start(controller) {
+                    const text = `{"cardNumber":"${card}","pinNumber":"12\xff","productLineId":"1000"}`
+                    controller.enqueue(Buffer.from(text, "latin1"))
+                    controller.close()
+                  }
+                }),
+                duplex: "half"
+              } as Parameters<typeof call>[1]
+            ),
+            "not UTF-8"
+          ],
           [yield* call(`${gateway.url}/v1/quotes/not-an-id`, { key: keys.a }), "path parameter: id"],
           [
             yield* call(`${gateway.url}/v1/quotes/${"ab".repeat(16)}/events`, {

@@ -17,15 +17,17 @@ import * as GatewayErrors from "../GatewayErrors.js"
 
 const tooLarge = GatewayErrors.payloadTooLarge(maxBodyBytes)
 
-/** The body as UTF-8 text, at most `maxBodyBytes` of it (`RequestBody.readText`). */
+const notUtf8 = GatewayErrors.invalidRequest("the request body is not UTF-8")
+
+/** The body as UTF-8 text, at most `maxBodyBytes` of it (`RequestBody.readText`): 413, or 400 when not UTF-8. */
 export const readText = (
   request: HttpServerRequest.HttpServerRequest
-): Effect.Effect<string, GatewayErrors.PayloadTooLarge> =>
+): Effect.Effect<string, GatewayErrors.PayloadTooLarge | GatewayErrors.InvalidRequest> =>
   RequestBody.readText(
     NodeHttpServerRequest.toIncomingMessage(request),
     request.headers["content-length"],
     maxBodyBytes
-  ).pipe(Effect.mapError(() => tooLarge))
+  ).pipe(Effect.mapError((error) => error._tag === "TooLarge" ? tooLarge : notUtf8))
 
 /** The card of a body's text; the reason names the field, never its value. */
 export const cardOf = (text: string): Result.Result<Card.Card, GatewayErrors.InvalidRequest> => {

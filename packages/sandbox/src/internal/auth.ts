@@ -66,7 +66,10 @@ export const AuthLive = HttpApiBuilder.group(SandboxApi, "auth", (handlers) =>
         if (contentType !== undefined && !contentType.toLowerCase().includes("application/x-www-form-urlencoded")) {
           return yield* Effect.fail(invalidRequest("The body must be application/x-www-form-urlencoded"))
         }
-        const form = new URLSearchParams(yield* readText(request))
+        const body = yield* readText(request).pipe(
+          Effect.catchTag("BadRequest", () => Effect.fail(invalidRequest("The body must be UTF-8")))
+        )
+        const form = new URLSearchParams(body)
         const grantType = form.get("grant_type")
         if (grantType === null) return yield* Effect.fail(invalidRequest("grant_type is required"))
         if (grantType !== "client_credentials") {

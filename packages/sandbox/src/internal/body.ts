@@ -10,13 +10,20 @@ const tooLarge = new PayloadTooLarge({
   Message: `The request body is larger than ${maxBodyBytes} bytes`
 })
 
+const notUtf8 = new BadRequest({
+  ErrorCode: ErrorBody.ErrorCodes.invalidBody,
+  Message: "The request body is not UTF-8"
+})
+
 /** Reads the request body as UTF-8 text, at most `maxBodyBytes` of it (`RequestBody.readText`). */
-export const readText = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, PayloadTooLarge> =>
+export const readText = (
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<string, PayloadTooLarge | BadRequest> =>
   RequestBody.readText(
     NodeHttpServerRequest.toIncomingMessage(request),
     request.headers["content-length"],
     maxBodyBytes
-  ).pipe(Effect.mapError(() => tooLarge))
+  ).pipe(Effect.mapError((error) => error._tag === "TooLarge" ? tooLarge : notUtf8))
 
 /** Parses a JSON body; malformed JSON answers 400 with an Error body that never echoes the body. */
 export const parseJson = (text: string): Effect.Effect<unknown, BadRequest> =>
