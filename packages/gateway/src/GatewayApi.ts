@@ -26,7 +26,8 @@ import {
   PayloadTooLarge,
   TooManyRequests,
   Unauthorized,
-  Unavailable
+  Unavailable,
+  UnsupportedMediaType
 } from "./GatewayErrors.js"
 import * as QuoteView from "./QuoteView.js"
 
@@ -137,7 +138,7 @@ export class QuotesGroup extends HttpApiGroup.make("quotes").add(
     success: HttpApiSchema.WithHeaders(Accepted, {
       location: Schema.String.annotate({ description: "The quote's URL, `/v1/quotes/{id}` (its `links.self`)" })
     }).pipe(HttpApiSchema.status(202)),
-    error: [IdempotencyKeyReused, PayloadTooLarge, ...quoteErrors]
+    error: [IdempotencyKeyReused, PayloadTooLarge, UnsupportedMediaType, ...quoteErrors]
   }).annotate(
     OpenApi.Description,
     "Queues a quote of the card, durably, and answers 202 with its id and a `Location` header. The same " +

@@ -12,6 +12,7 @@
  * | `method_not_allowed` | 405 (with `Allow`) |
  * | `idempotency_key_reused` | 409 |
  * | `payload_too_large` | 413 |
+ * | `unsupported_media_type` | 415 |
  * | `rate_limited` | 429 (with `Retry-After`) |
  * | `internal` | 500 |
  * | `unavailable` | 503 |
@@ -28,6 +29,7 @@ export const Code = Schema.Literals([
   "method_not_allowed",
   "idempotency_key_reused",
   "payload_too_large",
+  "unsupported_media_type",
   "rate_limited",
   "internal",
   "unavailable"
@@ -74,6 +76,13 @@ export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLa
   description: "`payload_too_large`: the request body is larger than 16 KiB"
 }) {}
 
+/** 415: the body is not JSON as the gateway reads it. */
+export class UnsupportedMediaType extends Schema.Error<UnsupportedMediaType>("UnsupportedMediaType")(fields, {
+  httpApiStatus: 415,
+  description: "`unsupported_media_type`: the body must be `application/json` (UTF-8), not encoded " +
+    "(no `Content-Encoding`)"
+}) {}
+
 /** 429: the caller's rate limit is spent. */
 export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyRequests")(fields, {
   httpApiStatus: 429,
@@ -99,6 +108,7 @@ export type GatewayError =
   | NotFound
   | IdempotencyKeyReused
   | PayloadTooLarge
+  | UnsupportedMediaType
   | TooManyRequests
   | Internal
   | Unavailable
@@ -128,6 +138,10 @@ export const payloadTooLarge = (maxBytes: number): PayloadTooLarge =>
   new PayloadTooLarge({
     error: { code: "payload_too_large", message: `the request body is larger than ${maxBytes} bytes` }
   })
+
+/** The 415 of a body that is not plain JSON, saying what to send. */
+export const unsupportedMediaType = (message: string): UnsupportedMediaType =>
+  new UnsupportedMediaType({ error: { code: "unsupported_media_type", message } })
 
 /** The 429 of a spent rate limit. */
 export const tooManyRequests = (retryAfterSeconds: number): TooManyRequests =>

@@ -174,6 +174,34 @@ describe("POST /v1/quotes", () => {
             "last-event-id"
           ]
         ] as const
+        // a body that is not plain JSON: 415, naming what to send
+        for (
+          const headers of [
+            { "content-type": "text/plain" },
+            { "content-type": "application/x-www-form-urlencoded" },
+            { "content-type": "application/json; charset=latin1" },
+            { "content-type": "application/json", "content-encoding": "gzip" }
+          ]
+        ) {
+          const refused = yield* call(`${gateway.url}/v1/quotes`, {
+            method: "POST",
+            key: keys.a,
+            idempotencyKey: "k-media",
+            headers,
+            body: JSON.stringify(cardBody(card))
+          })
+          expect(refused.status, JSON.stringify(headers)).toBe(415)
+          expect(refused.json.error.code).toBe("unsupported_media_type")
+          expect(refused.headers.get("connection")).toBe("close")
+        }
+        const charset = yield* call(`${gateway.url}/v1/quotes`, {
+          method: "POST",
+          key: keys.a,
+          idempotencyKey: "k-charset",
+          headers: { "content-type": "Application/JSON; charset=UTF-8" },
+          body: "{}"
+        })
+        expect(charset.status).toBe(400) // read: a card is required
         for (const [answer, named] of cases) {
           expect(answer.status).toBe(400)
           expect(answer.json.error.code).toBe("invalid_request")

@@ -46,8 +46,33 @@ export const cardOf = (text: string): Result.Result<Card.Card, GatewayErrors.Inv
   )
 }
 
-/** Reads the card of a POST: 413, 400, or the validated card. */
+/**
+ * What is wrong with a POST's media type, if anything: the body must be
+ * `application/json` (a `charset` other than UTF-8 is refused), and not
+ * encoded (`Content-Encoding`, but `identity`), or it would be read as
+ * something it is not.
+ */
+export const mediaTypeProblem = (headers: HttpServerRequest.HttpServerRequest["headers"]): string | undefined => {
+  const encoding = headers["content-encoding"]?.trim().toLowerCase()
+  if (encoding !== undefined && encoding !== "" && encoding !== "identity") {
+    return "the body must not be encoded (Content-Encoding): send it as plain JSON"
+  }
+  const [type, ...parameters] = (headers["content-type"] ?? "").split(";").map((part) => part.trim().toLowerCase())
+  if (type !== "application/json") return "the body must be JSON: send Content-Type: application/json"
+  const charset = parameters.find((parameter) => parameter.startsWith("charset="))?.slice(8).replace(/"/g, "")
+  return charset === undefined || charset === "utf-8" || charset === "utf8"
+    ? undefined
+    : "the body must be UTF-8 JSON: send Content-Type: application/json"
+}
+
+/** Reads the card of a POST: 415, 413, 400, or the validated card. */
 export const readCard = (
   request: HttpServerRequest.HttpServerRequest
-): Effect.Effect<Card.Card, GatewayErrors.PayloadTooLarge | GatewayErrors.InvalidRequest> =>
-  Effect.flatMap(readText(request), (text) => Effect.fromResult(cardOf(text)))
+): Effect.Effect<
+  Card.Card,
+  GatewayErrors.PayloadTooLarge | GatewayErrors.InvalidRequest | GatewayErrors.UnsupportedMediaType
+> => {
+  const problem = mediaTypeProblem(request.headers)
+  if (problem !== undefined) return Effect.fail(GatewayErrors.unsupportedMediaType(problem))
+  return Effect.flatMap(readText(request), (text) => Effect.fromResult(cardOf(text)))
+}

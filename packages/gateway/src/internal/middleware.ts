@@ -173,7 +173,7 @@ export const layer = HttpRouter.middleware(
             : response
           // closing: the client sends its next request elsewhere (Node closes the connection after this answer);
           // and after a body too large, what is left of it is not read
-          const final = drain.draining() || response.status === 413
+          const final = drain.draining() || response.status === 413 || response.status === 415
             ? HttpServerResponse.setHeader(challenged, "connection", "close")
             : challenged
           // the line's effects only when it is logged: nothing to build per request below `Info`
