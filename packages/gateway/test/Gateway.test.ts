@@ -98,6 +98,34 @@ describe("POST /v1/quotes", () => {
       })
     ))
 
+  it.live("a key whose Idempotency-Key conflicts run out is refused (429) whatever it sends: no way to test cards", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const first = yield* post(gateway, keys.a, "order-guess", cardBody(TestData.Cards.success))
+        expect(first.status).toBe(202)
+        for (let guess = 0; guess <= 10; guess++) {
+          const wrong = yield* post(gateway, keys.a, "order-guess", cardBody(TestData.Cards.success, `9${guess}00`))
+          expect(wrong.status, `guess ${guess}`).toBe(409)
+        }
+        // the right card, a new Idempotency-Key: refused alike, so a 429 tells nothing of a match
+        for (
+          const [idempotencyKey, card] of [["order-guess", TestData.Cards.success], [
+            "order-new",
+            TestData.Cards.instant
+          ]]
+        ) {
+          const refused = yield* post(gateway, keys.a, idempotencyKey!, cardBody(card!))
+          expect(refused.status).toBe(429)
+          expect(refused.json.error.code).toBe("rate_limited")
+          expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
+        }
+        expect((yield* post(gateway, keys.b, "order-guess", cardBody(TestData.Cards.success))).status).toBe(202)
+        expect(gateway.logs.some((line) => line.includes("Idempotency-Key conflicts (409)") && line.includes("key_a")))
+          .toBe(true)
+        expect(gateway.logs.join("\n")).not.toContain(TestData.Cards.success)
+      })
+    ))
+
   it.live("two API keys with the same Idempotency-Key get two quotes; neither sees the other's (404)", () =>
     withGateway((gateway) =>
       Effect.gen(function*() {

@@ -15,13 +15,22 @@ import * as EventStream from "../EventStream.js"
 import { Authorization, Caller, GatewayApi, NotReady, SchemaErrors } from "../GatewayApi.js"
 import * as GatewayErrors from "../GatewayErrors.js"
 import { GatewayQuotes } from "../GatewayQuotes.js"
-import { RateLimit } from "../RateLimit.js"
+import { RateLimit, type RateLimited } from "../RateLimit.js"
 import { readCard } from "./body.js"
+import * as Conflicts from "./conflicts.js"
 import { Readiness } from "./readiness.js"
+
+/** The 429 of a spent limit, with its `Retry-After` (set on the answer by a pre-response handler). */
+const refused = (limited: RateLimited) => {
+  const seconds = Math.max(1, Math.ceil(limited.retryAfterSeconds))
+  return HttpEffect.appendPreResponseHandler((_, response) =>
+    Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(seconds)))
+  ).pipe(Effect.andThen(Effect.fail(GatewayErrors.tooManyRequests(seconds))))
+}
 
 /**
  * Authenticates the bearer key (401), then takes one request from its rate
- * limit (429 with `Retry-After`, set on the answer by a pre-response handler).
+ * limit (429 with `Retry-After`).
  */
 export const AuthorizationLive = Layer.effect(
   Authorization,
@@ -32,16 +41,7 @@ export const AuthorizationLive = Layer.effect(
       bearer: (httpEffect, { credential }) =>
         keys.authenticate(credential).pipe(
           Effect.mapError(() => GatewayErrors.unauthorized),
-          Effect.tap((key) =>
-            limits.take(key).pipe(
-              Effect.catchTag("RateLimited", (limited) => {
-                const seconds = Math.max(1, Math.ceil(limited.retryAfterSeconds))
-                return HttpEffect.appendPreResponseHandler((_, response) =>
-                  Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(seconds)))
-                ).pipe(Effect.andThen(Effect.fail(GatewayErrors.tooManyRequests(seconds))))
-              })
-            )
-          ),
+          Effect.tap((key) => limits.take(key).pipe(Effect.catchTag("RateLimited", refused))),
           Effect.flatMap((key) => Effect.provideService(httpEffect, Caller, key))
         )
     })
@@ -71,13 +71,21 @@ const accepted = (body: { readonly id: string; readonly links: { readonly self: 
 export const QuotesLive = HttpApiBuilder.group(GatewayApi, "quotes", (handlers) =>
   Effect.gen(function*() {
     const quotes = yield* GatewayQuotes
+    const conflicts = yield* Conflicts.make
     return handlers
       .handleRaw("submit", ({ headers, request }) =>
         Effect.gen(function*() {
           const caller = yield* Caller
+          // a key whose 409s ran out is refused whatever it sends (see `internal/conflicts.ts`)
+          yield* conflicts.admit(caller.id).pipe(Effect.catchTag("RateLimited", refused))
           // The card is read and validated before any I/O: a bad one never reaches the database.
           const card = yield* readCard(request)
-          return accepted(yield* quotes.submit(caller, headers["idempotency-key"], card))
+          const submitted = yield* quotes.submit(caller, headers["idempotency-key"], card).pipe(
+            Effect.tapError((error) =>
+              error instanceof GatewayErrors.IdempotencyKeyReused ? conflicts.conflicted(caller.id) : Effect.void
+            )
+          )
+          return accepted(submitted)
         }))
       .handle("get", ({ params }) => Effect.flatMap(Caller, (caller) => quotes.view(caller, params.id)))
       .handleRaw("events", ({ headers, params, request }) =>
