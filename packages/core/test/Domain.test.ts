@@ -169,7 +169,9 @@ describe("Redaction.scrubDigits", () => {
     expect(Redaction.scrubDigits("card 6006 0000 0000 0001 / 6006-0000-0000-0001.")).toBe("card ****0001 / ****0001.")
     expect(Redaction.scrubDigits("amex 3782 822463 10005")).toBe("amex ****0005")
     // what is not one: a date, a time, short codes; a long run among them is still masked
-    expect(Redaction.scrubDigits("on 2026-11-29 at 10 30, codes 12-34 567")).toBe("on 2026-11-29 at 10 30, codes 12-34 567")
+    expect(Redaction.scrubDigits("on 2026-11-29 at 10 30, codes 12-34 567")).toBe(
+      "on 2026-11-29 at 10 30, codes 12-34 567"
+    )
     expect(Redaction.scrubDigits("ref 12-12345678")).toBe("ref 12-****5678")
   })
 })
