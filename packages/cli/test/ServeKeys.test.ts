@@ -53,7 +53,7 @@ const lifecycle = (env: Record<string, string>) =>
       "--webhook",
       "https://shop.example/hooks/gcx",
       "--webhook",
-      "http://127.0.0.1:8999/hook"
+      "http://127.0.0.1:8999/hook?token=s3cr3t-query"
     ], env)
     expect(created.code, created.stderr).toBe(0)
     const out = lines(created.stdout)
@@ -76,8 +76,10 @@ const lifecycle = (env: Record<string, string>) =>
     const listedJson = yield* keys(["list", "--json"], env)
     const [entryJson] = JSON.parse(listedJson.stdout).keys
     expect(entryJson).toMatchObject({ id, name: "checkout", ratePerSecond: 5, burst: 10, revokedAt: null })
+    // a URL's query is not shown: a token may be in it
+    expect(`${listed.stdout}${listedJson.stdout}`).not.toContain("s3cr3t-query")
     expect(entryJson.webhooks.map((webhook: { url: string }) => webhook.url).sort()).toEqual([
-      "http://127.0.0.1:8999/hook",
+      "http://127.0.0.1:8999/hook?…",
       "https://shop.example/hooks/gcx"
     ])
     for (const secret of [key, ...secrets as Array<string>]) {
@@ -96,6 +98,23 @@ const lifecycle = (env: Record<string, string>) =>
     const line = expectOneErrorLine(unknown.stderr, "no API key has the id 'key_0000000000000000'", "--help)")
     // one hint, not two
     expect(line.match(/\(see /g)).toHaveLength(1)
+    // by the key itself (a leaked one): revoked by its id, the key never printed back
+    const leaked = yield* keys(["create", "--name", "leaked"], env)
+    const leakedId = /key_[0-9a-f]{16}/.exec(leaked.stdout)![0]
+    const leakedKey = /^key: (gcx_sk_[A-Za-z0-9_-]{43})$/m.exec(leaked.stdout)![1]!
+    const byKey = yield* keys(["revoke", leakedKey], env)
+    expect(byKey.code, byKey.stderr).toBe(0)
+    expect(byKey.stdout).toBe(`revoked API key ${leakedId}: every gateway refuses it within 5 s\n`)
+    for (const again of [leakedKey, key!]) {
+      const refused = yield* keys(["revoke", again], env)
+      expect(refused.code).toBe(2)
+      expectOneErrorLine(refused.stderr, "that API key is unknown or revoked already")
+      expect(`${refused.stdout}${refused.stderr}`).not.toContain(again)
+    }
+    const mistyped = yield* keys(["revoke", `${leakedKey.slice(0, 20)}`], env)
+    expect(mistyped.code).toBe(2)
+    expect(mistyped.stderr).toContain("no API key has that id")
+    expect(mistyped.stderr).not.toContain(leakedKey.slice(0, 20))
     return { key, secrets: secrets as Array<string> }
   })
 

@@ -43,7 +43,9 @@ export const createOptions = {
 /** The argument and flags of `gcx serve keys revoke`. */
 export const revokeOptions = {
   json,
-  id: Argument.String("id").pipe(Argument.withDescription("the key's id (key_…), as gcx serve keys list shows it"))
+  id: Argument.String("id").pipe(
+    Argument.withDescription("the key's id (key_…), as gcx serve keys list shows it; or the key itself (gcx_sk_…)")
+  )
 }
 
 /** The parsed flags of `gcx serve keys create`. */

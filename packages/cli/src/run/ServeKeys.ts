@@ -134,7 +134,13 @@ export const create = (flags: CreateFlags) =>
     yield* Console.log(notShownAgain)
   })
 
-/** The `list` command's handler: never a key or a secret. */
+/** A webhook URL as `list` shows it: without its query or fragment (`?…`), where a token may be. */
+const listedUrl = (url: string): string => {
+  const end = url.search(/[?#]/)
+  return end < 0 ? url : `${url.slice(0, end)}?…`
+}
+
+/** The `list` command's handler: never a key or a secret (nor a webhook URL's query). */
 export const list = (flags: { readonly json: boolean }) =>
   withKeys(Effect.gen(function*() {
     const keys = yield* (yield* ApiKeys.ApiKeys).list
@@ -145,7 +151,7 @@ export const list = (flags: { readonly json: boolean }) =>
           name: key.name,
           ratePerSecond: key.ratePerSecond,
           burst: key.burst,
-          webhooks: key.webhooks,
+          webhooks: key.webhooks.map((webhook) => ({ id: webhook.id, url: listedUrl(webhook.url) })),
           createdAt: iso(key.createdAt),
           revokedAt: Option.match(key.revokedAt, { onNone: () => null, onSome: iso })
         }))
@@ -154,7 +160,9 @@ export const list = (flags: { readonly json: boolean }) =>
     if (keys.length === 0) return yield* Console.log("no API keys (make one with: gcx serve keys create --name <name>)")
     for (const key of keys) {
       const state = Option.match(key.revokedAt, { onNone: () => "active", onSome: (at) => `revoked ${iso(at)}` })
-      const webhooks = key.webhooks.length === 0 ? "no webhooks" : key.webhooks.map((webhook) => webhook.url).join(" ")
+      const webhooks = key.webhooks.length === 0
+        ? "no webhooks"
+        : key.webhooks.map((webhook) => listedUrl(webhook.url)).join(" ")
       yield* Console.log(Text.safe(
         `${key.id}  ${key.name}  ${key.ratePerSecond}/s burst ${key.burst}  created ${iso(key.createdAt)}  ${state}  ` +
           webhooks
@@ -162,14 +170,34 @@ export const list = (flags: { readonly json: boolean }) =>
     }
   }))
 
-/** The `revoke` command's handler; an unknown id is a usage error. */
-export const revoke = ({ id, json }: RevokeFlags) =>
+/** What an id of a key looks like (`key_` and 16 hex digits): only such an argument is quoted back. */
+const keyIdPattern = /^key_[0-9a-f]{16}$/
+
+/**
+ * The `revoke` command's handler: by the key's id, or by the key itself (a
+ * leaked key, whose id its holder may not know), never quoted back. An
+ * unknown id is a usage error; so is a key that is unknown or revoked already.
+ */
+export const revoke = ({ id: given, json }: RevokeFlags) =>
   withKeys(Effect.gen(function*() {
-    const revocation = yield* (yield* ApiKeys.ApiKeys).revoke(id)
+    const keys = yield* ApiKeys.ApiKeys
+    let id = given
+    if (ApiKeys.keyPattern.test(given)) {
+      const found = yield* Effect.option(keys.authenticate(Redacted.make(given)))
+      if (Option.isNone(found)) {
+        return yield* new ExitCode.CliError({
+          code: ExitCode.ExitCode.Usage,
+          message: "that API key is unknown or revoked already (gcx serve keys list shows the keys' ids)"
+        })
+      }
+      id = found.value.id
+    }
+    const revocation = yield* keys.revoke(id)
     if (revocation === "unknown") {
+      const named = keyIdPattern.test(id) ? `the id '${id}'` : "that id (an id is key_ and 16 hex digits)"
       return yield* new ExitCode.CliError({
         code: ExitCode.ExitCode.Usage,
-        message: `no API key has the id '${Text.safe(id.slice(0, 80))}': gcx serve keys list shows the ids`
+        message: `no API key has ${named}: gcx serve keys list shows the ids`
       })
     }
     if (json) return yield* Console.log(Text.json({ id, revoked: true, already: revocation === "alreadyRevoked" }))
