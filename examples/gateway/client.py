@@ -7,7 +7,8 @@ submits a quote, follows its events to the end (printing a progress line per
 event), prints the outcome, and, with --webhook-port (and GCX_WEBHOOK_SECRET),
 receives the quote's webhook, verifies its signature and prints it (only its
 own event, `evt_<quote id>`, once: another quote's, or a repeat, is answered
-2xx and ignored).
+2xx and ignored). Exits 0 when the quote completed; 3 for a card failure, 4 a
+merchant one, 5 another (or no answer); 2 when the gateway refused the call.
 See docs/gateway.md for the protocol.
 """
 
@@ -26,6 +27,8 @@ import urllib.request
 import uuid
 
 TERMINAL = ("Completed", "Failed")
+# the exit code of a failed quote, by its error's group, as the gcx CLI's: card 3, merchant 4, else 5
+EXIT_CODES = {"card": 3, "merchant": 4}
 # the refusals that pass: tried again, with the same Idempotency-Key (docs/gateway.md, Errors)
 PASSING = (429, 500, 502, 503, 504)
 
@@ -80,14 +83,16 @@ class Gateway:
         """GET /v1/quotes/{id}: the quote's status, percentage, steps and outcome."""
         return self._json("GET", f"/v1/quotes/{quote_id}")
 
-    def events(self, quote_id, last_event_id=None, retries=5):
+    def events(self, quote_id, last_event_id=None, give_up_after=120):
         """Yields the quote's events as (id, event, data) until the terminal one.
 
         A dropped connection is resumed with `Last-Event-ID`: the gateway
-        sends the events after it, so none is missed or repeated. Gives up
-        after `retries` drops in a row without a new event.
+        sends the events after it, so none is missed or repeated. The waits
+        between attempts grow from 0.5 s (or the stream's `retry:`) to 5 s, so
+        a gateway that restarts (a deploy) is waited for; gives up after
+        `give_up_after` seconds without a new event.
         """
-        failures, delay = 0, 0.5
+        failures, base, since = 0, 0.5, time.monotonic()
         while True:
             headers = {"Accept": "text/event-stream"}
             if last_event_id is not None:
@@ -96,10 +101,10 @@ class Gateway:
                 with self._request("GET", f"/v1/quotes/{quote_id}/events", headers=headers) as response:
                     for event_id, event, data, retry in _server_sent_events(response):
                         if retry is not None:
-                            delay = retry / 1000
+                            base = retry / 1000
                         if event_id is None:
                             continue
-                        last_event_id, failures = event_id, 0
+                        last_event_id, failures, since = event_id, 0, time.monotonic()
                         yield event_id, event, data
                         if event in TERMINAL:
                             return
@@ -112,11 +117,12 @@ class Gateway:
             else:
                 reason = "the stream ended before the terminal event"
             failures += 1
-            if failures > retries:
-                raise ConnectionError(f"the event stream of {quote_id} dropped {failures} times: {reason}")
+            if time.monotonic() - since > give_up_after:
+                raise ConnectionError(
+                    f"the event stream of {quote_id} dropped {failures} times in {give_up_after} s: {reason}")
             where = "from the start" if last_event_id is None else f"after event {last_event_id}"
             print(f"stream dropped ({reason}); resuming {where}", file=sys.stderr)
-            time.sleep(getattr(reason, "retry_after", None) or delay)
+            time.sleep(getattr(reason, "retry_after", None) or min(5.0, base * 2 ** (failures - 1)))
 
 
 def _gateway_error(error):
@@ -264,7 +270,7 @@ def main(argv=None):
                 raise TimeoutError(f"no verified webhook {event_id} within {args.webhook_timeout:g} s")
             payload = received[event_id]
             print(f"webhook {event_id} {payload['type']} verified: {payload['data']['status']}", flush=True)
-        return 0 if quote["status"] == "completed" else 3
+        return 0 if quote["status"] == "completed" else EXIT_CODES.get(quote.get("error", {}).get("group"), 5)
     except GatewayError as error:
         print(f"client.py: the gateway refused: {error}", file=sys.stderr)
         return 2

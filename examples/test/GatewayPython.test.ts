@@ -27,15 +27,18 @@ const pin = "7391"
 /**
  * A TCP proxy to `target` that cuts the first event stream it carries right
  * after its first SSE message: the connection drops mid-quote, as a flaky
- * network or a restarted load balancer would do.
+ * network or a restarted load balancer would do. For `outageMillis` after
+ * that, it closes every connection at once, as a gateway that restarts.
  */
 const droppingProxy = (
-  target: URL
+  target: URL,
+  outageMillis = 0
 ): Effect.Effect<{ readonly url: string; readonly drops: () => number }, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.callback<Net.Server & { drops: number }>((resume) => {
+    Effect.callback<Net.Server & { drops: number; downUntil: number }>((resume) => {
       const server = Object.assign(
         Net.createServer((downstream) => {
+          if (Date.now() < server.downUntil) return void downstream.destroy()
           const upstream = Net.connect(Number(target.port), target.hostname)
           let isEvents = false
           let received = ""
@@ -51,6 +54,7 @@ const droppingProxy = (
             const end = /\r\n\r\n[\s\S]*?id: [^\n]*\n[\s\S]*?\n\n/.exec(received)
             if (end === null) return
             server.drops++
+            server.downUntil = Date.now() + outageMillis
             downstream.end(Buffer.from(received.slice(0, end.index + end[0].length), "latin1"))
             downstream.destroySoon()
             upstream.destroy()
@@ -60,7 +64,7 @@ const droppingProxy = (
           downstream.on("error", () => upstream.destroy())
           downstream.on("close", () => upstream.destroy())
         }),
-        { drops: 0 }
+        { drops: 0, downUntil: 0 }
       )
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
     }),
@@ -165,13 +169,14 @@ describe("examples/gateway/client.py", () => {
     "against gcx serve",
     (it) => {
       it.effect(
-        "submits, follows the events across a dropped stream without gap or repeat, verifies the webhook",
+        "submits, follows the events across a dropped stream and a 4 s outage without gap or repeat, verifies the webhook",
         () =>
           Effect.gen(function*() {
             const sandbox = yield* Sandbox.SandboxServer
             const hookPort = yield* freePort
             const gateway = yield* startGateway(sandbox, { webhook: `http://127.0.0.1:${hookPort}/hooks/gcx` })
-            const proxy = yield* droppingProxy(new URL(gateway.url))
+            // down for 4 s after the drop, as a gateway that restarts: the client waits for it
+            const proxy = yield* droppingProxy(new URL(gateway.url), 4_000)
             const card = TestData.Cards.success
             // a late retry of an earlier quote's webhook, verified, arrives first: not this quote's
             const earlier = `evt_${"0a".repeat(16)}`
@@ -252,6 +257,13 @@ describe("examples/gateway/client.py", () => {
             const first = yield* submit(TestData.Cards.instant)
             expect(first.code, first.stderr).toBe(0)
             expect(first.stdout).toMatch(/^completed \w+: actual 50\.00, exchange 42\.50 /m)
+            // a failed quote's exit code is its group's, as the CLI's: merchant 4
+            const merchant = yield* python3(
+              ["--url", gateway.url, "--card", TestData.Cards.merchantUnavailable, "--pin", pin],
+              env
+            )
+            expect(merchant.code, merchant.stderr).toBe(4)
+            expect(merchant.stdout).toMatch(/^failed \w+: /m)
             const reused = yield* submit(TestData.Cards.success)
             expect(reused.code).toBe(2)
             expect(reused.stderr.trim()).toMatch(/^client\.py: the gateway refused: 409 idempotency_key_reused: /)

@@ -110,7 +110,8 @@ export const errorGroups = "A failed quote's `error.group` says what to do:\n" +
   "the customer. The same card will be refused again.\n" +
   "- `merchant`: the merchant is unavailable for now; show `userMessage`, try the card later with a new " +
   "Idempotency-Key.\n" +
-  "- `request`: the request was refused as malformed by the service (or by gcx); a bug to fix, not to retry.\n" +
+  "- `request`: the service refused the request: an input it does not know (a `productLineId` not offered " +
+  "to this partner: the caller's to fix), or a malformed request (a bug); fix it, do not retry as is.\n" +
   "- `service`: the service failed or kept refusing after gcx's retries (5xx, 429, credentials); retry later " +
   "with a new Idempotency-Key.\n" +
   "- `transport`: the service could not be reached or answered something unreadable after gcx's retries; " +
