@@ -37,6 +37,10 @@ describe("gcx serve, stopped", () => {
       expect(output.code, output.stderr).toBe(0)
       // the one line on stderr is --embedded's notice of the sandbox it uses
       expect(output.stderr).toMatch(/^gcx: --embedded: using the embedded sandbox at \S+, time scale 0\.01\n$/)
+      // the operator is told it stops, and when it has stopped
+      expect(output.stdout).toMatch(
+        /^gcx serve: stopping \(SIGTERM\): new connections refused, .*\ngcx serve: stopped\n$/m
+      )
     }), { timeout: 60_000 })
 
   it.live("by Ctrl+C (SIGINT): interrupted, exit 130", () =>
@@ -44,5 +48,6 @@ describe("gcx serve, stopped", () => {
       const output = yield* servedUntil("SIGINT")
       expect(output.stdout).toMatch(/^gcx serve http:\/\/127\.0\.0\.1:\d+ /m)
       expect(output.code, output.stderr).toBe(130)
+      expect(output.stdout).toMatch(/^gcx serve: stopping \(SIGINT\): .*\ngcx serve: stopped\n$/m)
     }), { timeout: 60_000 })
 })

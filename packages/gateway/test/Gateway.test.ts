@@ -583,6 +583,16 @@ describe("documents and health", () => {
       const ready = yield* call(`${gateway.url}/readyz`)
       expect(ready.status).toBe(503)
       expect(ready.json).toEqual({ status: "not_ready", database: "ok", service: "failing" })
+      // the operator is told once that it fails, and once that it answers again
+      const failed = () => gateway.logs.filter((line) => line.includes("the service's heartbeat failed"))
+      expect(failed()).toHaveLength(1)
+      yield* server.setFaults([])
+      for (let attempt = 0; attempt < 100; attempt++) {
+        if (gateway.logs.some((line) => line.includes("the service's heartbeat answers again"))) break
+        yield* Effect.sleep("20 millis")
+      }
+      expect(gateway.logs.filter((line) => line.includes("the service's heartbeat answers again"))).toHaveLength(1)
+      expect(failed()).toHaveLength(1)
     }).pipe(Effect.scoped, Effect.provide(sandbox)))
 })
 

@@ -41,6 +41,7 @@ import * as Connection from "../Connection.js"
 import * as DatabaseFailure from "../DatabaseFailure.js"
 import * as DurableDeployment from "../DurableDeployment.js"
 import { CliError, ExitCode, untilStopped } from "../ExitCode.js"
+import * as Output from "../Output.js"
 
 /** What `gcx serve` is given: its flags (`commands/Serve`). */
 export interface Flags {
@@ -76,6 +77,9 @@ const startFailure = (code: ExitCode, message: string) => Effect.fail(new CliErr
 export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
   untilStopped(
     Effect.scoped(Effect.gen(function*() {
+      // added first, so run last: once the server and the engine have stopped
+      let started = false
+      yield* Effect.addFinalizer(() => started ? Console.log("gcx serve: stopped") : Effect.void)
       const url = yield* DurableDeployment.databaseUrl
       const port = Option.isSome(flags.port) ? flags.port.value : yield* Gateway.portConfig
       // built first, so that missing settings or a bad key fail before any connection to the database
@@ -118,7 +122,13 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
         ? address.path
         : `http://${NetAddress.formatHost(address)}:${address.port}`
       yield* Console.log(`gcx serve ${shown} (${where}; docs at ${shown}/docs; Ctrl-C or SIGTERM to stop)`)
-      return yield* Effect.never
+      started = true
+      return yield* Effect.never.pipe(Effect.onInterrupt(() =>
+        Console.log(
+          `gcx serve: stopping (${Output.stopAsked() ?? "interrupted"}): new connections refused, open event ` +
+            "streams ended (their clients resume), requests in flight answered"
+        )
+      ))
     })).pipe(
       Effect.catchTags({
         ServeError: (error) =>

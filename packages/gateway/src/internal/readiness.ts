@@ -2,7 +2,9 @@
  * Whether the gateway is ready (`/readyz`): the database answers a query, and
  * the service's heartbeat answered within the last `window` (30 s). The
  * heartbeat is sent every `interval` (10 s) by one fiber of the gateway, not
- * per request.
+ * per request. Its changes are logged for the operator: a warning when it
+ * stops answering (the first failure, with its reason), and a line when it
+ * answers again; nothing while it stays the same.
  */
 import * as ExchangeClient from "@gcx/http/ExchangeClient"
 import * as Clock from "effect/Clock"
@@ -36,9 +38,28 @@ export const layer = (options: Options = {}) =>
       const client = yield* ExchangeClient.ExchangeClient
       const window = Duration.toMillis(options.window ?? "30 seconds")
       let answeredAt = Number.NEGATIVE_INFINITY
+      /** Whether the last heartbeat failed (none sent yet: it did not). */
+      let failing = false
       const beat = client.heartbeat.pipe(
         Effect.andThen(Clock.currentTimeMillis),
-        Effect.tap((now) => Effect.sync(() => answeredAt = now)),
+        Effect.tap((now) =>
+          Effect.suspend(() => {
+            answeredAt = now
+            if (!failing) return Effect.void
+            failing = false
+            return Effect.logInfo("gateway: the service's heartbeat answers again")
+          })
+        ),
+        Effect.catch((error) =>
+          Effect.suspend(() => {
+            if (failing) return Effect.void
+            failing = true
+            return Effect.logWarning(
+              `gateway: the service's heartbeat failed (${error._tag}: ${error.message}); /readyz says not ready ` +
+                "once it has not answered for the readiness window"
+            )
+          })
+        ),
         Effect.ignore
       )
       yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(options.interval ?? "10 seconds")))
