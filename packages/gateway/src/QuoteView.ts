@@ -54,7 +54,7 @@ export const Links = Schema.Struct({
 export const QuoteView = Schema.Struct({
   id: Schema.String,
   status: Status,
-  percentComplete: Schema.Number,
+  percentComplete: Schema.Finite.annotate({ description: "How far the service says the quote is, 0 to 100" }),
   steps: Schema.Array(Step),
   outcome: Schema.optional(Outcome),
   error: Schema.optional(Failure),

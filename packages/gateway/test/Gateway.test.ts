@@ -162,6 +162,7 @@ describe("POST /v1/quotes", () => {
           [yield* post(gateway, keys.a, "k6", { cardNumber: card, productLineId: "1000" }), "pinNumber is required"],
           [yield* post(gateway, keys.a, "k7", { cardNumber: card, pinNumber: "1234" }), "productLineId is required"],
           [yield* post(gateway, keys.a, "k8", { ...cardBody(card), pinNumber: 1234 }), "pinNumber must be a string"],
+          [yield* post(gateway, keys.a, "k11", { ...cardBody(card), [card]: 1 }), "a field other than cardNumber"],
           // a PIN with a lone surrogate (written as JSON's escape): it has no UTF-8 form to seal
           [
             yield* post(

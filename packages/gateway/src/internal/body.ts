@@ -29,6 +29,9 @@ export const readText = (
     maxBodyBytes
   ).pipe(Effect.mapError((error) => error._tag === "TooLarge" ? tooLarge : notUtf8))
 
+/** The fields of a POST's body. */
+const cardFields: ReadonlySet<string> = new Set(["cardNumber", "pinNumber", "productLineId"])
+
 /** The card of a body's text; the reason names the field, never its value. */
 export const cardOf = (text: string): Result.Result<Card.Card, GatewayErrors.InvalidRequest> => {
   let body: unknown
@@ -39,6 +42,12 @@ export const cardOf = (text: string): Result.Result<Card.Card, GatewayErrors.Inv
   }
   if (!Predicate.isObject(body) || Array.isArray(body)) {
     return Result.fail(GatewayErrors.invalidRequest("the request body must be a JSON object"))
+  }
+  // as the OpenAPI document says (`additionalProperties: false`); the field is not named: it could be anything
+  if (Object.keys(body).some((field) => !cardFields.has(field))) {
+    return Result.fail(
+      GatewayErrors.invalidRequest("the request body has a field other than cardNumber, pinNumber and productLineId")
+    )
   }
   return Result.mapError(
     Card.validateResult(body),
