@@ -194,7 +194,7 @@ describe("POST /v1/quotes", () => {
             ),
             "not UTF-8"
           ],
-          [yield* call(`${gateway.url}/v1/quotes/not-an-id`, { key: keys.a }), "path parameter: id"],
+          [yield* call(`${gateway.url}/v1/quotes/not-an-id`, { key: keys.a }), "path parameter: id must be a quote id"],
           [
             yield* call(`${gateway.url}/v1/quotes/${"ab".repeat(16)}/events`, {
               key: keys.a,

@@ -58,7 +58,9 @@ export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(
       ? "the Idempotency-Key header is required: 1 to 255 visible ASCII characters"
       : described.startsWith("idempotency-key")
       ? "Idempotency-Key must be 1 to 255 visible ASCII characters"
-      : `invalid ${error.kind === "Params" ? "path parameter" : error.kind.toLowerCase()}: ${described}`
+      : error.kind === "Params"
+      ? "invalid path parameter: id must be a quote id as POST answered it (32 lowercase hex characters)"
+      : `invalid ${error.kind.toLowerCase()}: ${described}`
     return Effect.fail(GatewayErrors.invalidRequest(message))
   }
 )
