@@ -60,9 +60,11 @@ export const portVariable = "GCX_GATEWAY_PORT"
  * settings), so that a client that stalls holds no connection for long:
  * - `headers`: for a request's headers (`headersTimeout`; Node's default 60 s);
  * - `request`: for a whole request, its body included (`requestTimeout`; 300 s);
- * - `idle`: on a connection where nothing moves, either way (`timeout`; none):
- *   a client that stops reading an answer (`/docs`, an event stream) is cut
- *   off after it. Event streams send a keep-alive every 15 s.
+ * - `idle`: on a connection that asked for one of the large pages (`/docs`,
+ *   `/openapi.json`), how long nothing may move either way: a client that
+ *   stops reading the page is cut off after it. The other answers are small
+ *   (Node writes them whole), and event streams end with their quote: they
+ *   have no timer of their own (about 1 KB of heap per open stream).
  */
 export interface Timeouts {
   readonly headers: number
@@ -119,7 +121,10 @@ export const layer = (
       // how often Node checks the two above: at least as often as the shorter one
       connectionsCheckingInterval: Math.min(30_000, timeouts.headers)
     })
-    server.timeout = timeouts.idle
+    // the large pages only (see `Timeouts`): a timer per connection would weigh on every open event stream
+    server.on("request", (request: Http.IncomingMessage) => {
+      if (timeouts.idle > 0 && Middleware.isLargePage(request.url ?? "")) request.socket.setTimeout(timeouts.idle)
+    })
     // its finalizer, added first, runs after the server has closed
     const { drain, start } = yield* Drain.make(server)
     const serving = HttpRouter.serve(

@@ -83,6 +83,12 @@ export const allowedMethods = (url: string): "GET, HEAD" | "POST" | undefined =>
 
 const getPaths: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/docs", "/openapi.json"])
 
+/** Whether `url` asks for one of the large pages of the gateway (`/docs`, `/openapi.json`). */
+export const isLargePage = (url: string): boolean => {
+  const path = pathOf(url)
+  return path === "/docs" || path === "/openapi.json"
+}
+
 /** The family of `gcx.gateway.requests`. */
 export const requestsFamily: Metrics.Family<Metric.Counter<number>> = (attributes) =>
   Metric.counter("gcx.gateway.requests", {
