@@ -78,15 +78,16 @@ export const QuotesLive = HttpApiBuilder.group(GatewayApi, "quotes", (handlers) 
       .handleRaw("submit", ({ headers, request }) =>
         Effect.gen(function*() {
           const caller = yield* Caller
-          // a key whose 409s ran out is refused whatever it sends (see `internal/conflicts.ts`)
-          yield* conflicts.admit(caller.id).pipe(Effect.catchTag("RateLimited", refused))
           // The card is read and validated before any I/O: a bad one never reaches the database.
           const card = yield* readCard(request)
-          const submitted = yield* quotes.submit(caller, headers["idempotency-key"], card).pipe(
-            Effect.tapError((error) =>
-              error instanceof GatewayErrors.IdempotencyKeyReused ? conflicts.conflicted(caller.id) : Effect.void
-            )
-          )
+          const idempotencyKey = headers["idempotency-key"]
+          // a quote id whose 409s ran out is refused whatever it sends (see `internal/conflicts.ts`)
+          const submitted = yield* conflicts.guarded(
+            quotes.requestId(caller.id, idempotencyKey),
+            caller.id,
+            quotes.submit(caller, idempotencyKey, card),
+            (error) => error instanceof GatewayErrors.IdempotencyKeyReused
+          ).pipe(Effect.catchTag("RateLimited", refused))
           return accepted(submitted)
         }))
       .handle("get", ({ params }) => Effect.flatMap(Caller, (caller) => quotes.view(caller, params.id)))
