@@ -89,10 +89,10 @@ class Gateway:
         A dropped connection is resumed with `Last-Event-ID`: the gateway
         sends the events after it, so none is missed or repeated. The waits
         between attempts grow from 0.5 s (or the stream's `retry:`) to 5 s, so
-        a gateway that restarts (a deploy) is waited for; gives up after
-        `give_up_after` seconds without a new event.
+        a gateway that restarts (a deploy) is waited for; gives up when it has
+        not got a stream back for `give_up_after` seconds.
         """
-        failures, base, since = 0, 0.5, time.monotonic()
+        failures, base, since = 0, 0.5, 0.0
         while True:
             headers = {"Accept": "text/event-stream"}
             if last_event_id is not None:
@@ -104,7 +104,7 @@ class Gateway:
                             base = retry / 1000
                         if event_id is None:
                             continue
-                        last_event_id, failures, since = event_id, 0, time.monotonic()
+                        last_event_id, failures = event_id, 0
                         yield event_id, event, data
                         if event in TERMINAL:
                             return
@@ -116,6 +116,8 @@ class Gateway:
                 reason = error
             else:
                 reason = "the stream ended before the terminal event"
+            if failures == 0:  # the first drop in a row: the wait starts now, however long the stream was quiet
+                since = time.monotonic()
             failures += 1
             if time.monotonic() - since > give_up_after:
                 raise ConnectionError(

@@ -21,18 +21,18 @@ export const maskCardNumber = (cardNumber: string | Redacted.Redacted<string>): 
 /**
  * Replaces any run of 8 or more digits in a text by its masked form, so that a
  * message that echoes a card number cannot carry it further; and so a card
- * number written in groups: 12 digits or more in groups of at least 3, apart
- * by single spaces or dashes (`6006 0000 0000 0001`, `6006-0000-0000-0001`),
- * masked as its digits. Shorter groups (a date, `2026-11-29`) stay.
+ * number written in groups: groups of at least 3 digits apart by single spaces
+ * or dashes, 12 digits or more in all (`6006 0000 0000 0001`,
+ * `6006-0000-0000-0001`), masked as its digits, wherever it stands. Shorter
+ * groups (a date, `2026-11-29`) stay.
  */
 export const scrubDigits = (text: string): string =>
-  text.replace(/\d+(?:[ -]\d+)*/g, (run) => {
-    const groups = run.split(/[ -]/)
-    if (groups.length === 1) return run.length >= 8 ? maskCardNumber(run) : run
-    const digits = groups.join("")
-    if (digits.length >= 12 && groups.every((group) => group.length >= 3)) return maskCardNumber(digits)
-    return run.replace(/\d{8,}/g, (long) => maskCardNumber(long))
-  })
+  text
+    .replace(/\d{3,}(?:[ -]\d{3,})+/g, (grouped) => {
+      const digits = grouped.replace(/[ -]/g, "")
+      return digits.length >= 12 ? maskCardNumber(digits) : grouped
+    })
+    .replace(/\d{8,}/g, (digits) => maskCardNumber(digits))
 
 /** The most characters of one service text that gcx keeps (`serviceText`). */
 export const maxServiceText = 1024

@@ -173,6 +173,9 @@ describe("Redaction.scrubDigits", () => {
       "on 2026-11-29 at 10 30, codes 12-34 567"
     )
     expect(Redaction.scrubDigits("ref 12-12345678")).toBe("ref 12-****5678")
+    // beside a date or a count: still masked
+    expect(Redaction.scrubDigits("2026-11-29 6006-0000-0000-0001")).toBe("2026-11-29 ****0001")
+    expect(Redaction.scrubDigits("attempt 2 6006 0000 0000 0001")).toBe("attempt 2 ****0001")
   })
 })
 

@@ -115,11 +115,14 @@ export const layer = (
 ): Layer.Layer<HttpServer.HttpServer, ServeError, Requirements> =>
   Layer.unwrap(Effect.gen(function*() {
     const timeouts = { ...defaultTimeouts, ...options.timeouts }
+    // Node refuses headers longer than the request (both set): the headers' wait is at most the request's
+    const headersTimeout = timeouts.request > 0 ? Math.min(timeouts.headers, timeouts.request) : timeouts.headers
+    const checked = [headersTimeout, timeouts.request].filter((millis) => millis > 0)
     const server = Http.createServer({
-      headersTimeout: timeouts.headers,
+      headersTimeout,
       requestTimeout: timeouts.request,
-      // how often Node checks the two above: at least as often as the shorter one
-      connectionsCheckingInterval: Math.min(30_000, timeouts.headers)
+      // how often Node checks the two above: at least as often as the shorter one (its default, 30 s, at most)
+      connectionsCheckingInterval: Math.min(30_000, ...checked)
     })
     // the large pages only (see `Timeouts`): a timer per connection would weigh on every open event stream
     server.on("request", (request: Http.IncomingMessage) => {

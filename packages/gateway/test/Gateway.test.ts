@@ -509,6 +509,10 @@ describe("errors outside the handlers", () => {
             "/v1/quotes/q_123/%65vents",
             "/v1/quotes/q_123/./events",
             "/v1/x/../quotes/q_123",
+            "/v1\\quotes\\q_123",
+            // an absolute target, which the platform resolves before the router sees it
+            "http://gateway/v1/x/../healthz",
+            "http://gateway/v1/quotes/%2e%2e/%2e%2e/docs",
             `/v1/quotes/${"a".repeat(101)}`
           ]
         ) {

@@ -12,6 +12,7 @@
  * counted nor logged. Once the gateway drains (`drain.ts`), every answer
  * carries `Connection: close`.
  */
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Metrics from "@gcx/http/Metrics"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -52,13 +53,14 @@ const pathOf = (url: string): string => {
 }
 
 /**
- * Whether the path of `url` is one the gateway could serve as written: no
- * `;`, no percent-escape, no `.` or `..` segment, no empty segment (`//`).
+ * Whether the path of `url` (the target as the client sent it) is one the
+ * gateway could serve as written: no `;`, no percent-escape, no `#` or backslash,
+ * no `.` or `..` segment, no empty segment (`//`).
  * The router would read such paths as a route's (it cuts at `;`, decodes,
  * folds `//`), where a proxy in front may read them otherwise; the gateway's
  * paths never need them, so they are no route (404).
  */
-export const isPlainPath = (url: string): boolean => !/[;%]|\/\/|\/\.\.?(?:\/|$)/.test(targetPath(url))
+export const isPlainPath = (url: string): boolean => !/[;%#\\]|\/\/|\/\.\.?(?:\/|$)/.test(targetPath(url))
 
 /** The route of a request, by its method and path. */
 export const routeOf = (method: string, url: string): Route => {
@@ -166,7 +168,8 @@ export const layer = HttpRouter.middleware(
     ): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
       Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-        const plain = isPlainPath(request.url)
+        // the target as sent: the platform resolves an absolute one (`http://host/a/../b`) into `request.url`
+        const plain = isPlainPath(NodeHttpServerRequest.toIncomingMessage(request).url ?? request.url)
         const route = plain ? routeOf(request.method, request.url) : "other"
         const startedAt = clock.currentTimeMillisUnsafe()
         const answered = (answer: HttpServerResponse.HttpServerResponse) => {
