@@ -124,14 +124,12 @@ export const layer = (
       // how often Node checks the two above: at least as often as the shorter one (its default, 30 s, at most)
       connectionsCheckingInterval: Math.min(30_000, ...checked)
     })
-    // the large pages only (see `Timeouts`): a timer per connection would weigh on every open event stream
-    server.on("request", (request: Http.IncomingMessage) => {
-      if (timeouts.idle > 0 && Middleware.isLargePage(request.url ?? "")) request.socket.setTimeout(timeouts.idle)
-    })
     // its finalizer, added first, runs after the server has closed
     const { drain, start } = yield* Drain.make(server)
     const serving = HttpRouter.serve(
-      Layer.mergeAll(ApiLive, HttpApiSwagger.layer(GatewayApi, { path: paths.docs }), Middleware.layer),
+      // the idle timeout on the large pages only (see `Timeouts`): a timer per connection would weigh on every
+      // open event stream
+      Layer.mergeAll(ApiLive, HttpApiSwagger.layer(GatewayApi, { path: paths.docs }), Middleware.layer(timeouts.idle)),
       // The middleware logs each request itself, without its URL's query or any header.
       { disableLogger: true, disableListenLog: true, routerConfig: Middleware.routerConfig }
     ).pipe(

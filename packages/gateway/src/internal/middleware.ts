@@ -85,12 +85,6 @@ export const allowedMethods = (url: string): "GET, HEAD" | "POST" | undefined =>
 
 const getPaths: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/docs", "/openapi.json"])
 
-/** Whether `url` asks for one of the large pages of the gateway (`/docs`, `/openapi.json`). */
-export const isLargePage = (url: string): boolean => {
-  const path = pathOf(url)
-  return path === "/docs" || path === "/openapi.json"
-}
-
 /** The family of `gcx.gateway.requests`. */
 export const requestsFamily: Metrics.Family<Metric.Counter<number>> = (attributes) =>
   Metric.counter("gcx.gateway.requests", {
@@ -158,57 +152,66 @@ const isRouteNotFound = (cause: Cause.Cause<unknown>): boolean =>
     onSome: (error) => HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound"
   })
 
-/** The middleware (see the module's doc). */
-export const layer = HttpRouter.middleware(
-  Effect.gen(function*() {
-    const clock = yield* Clock.Clock
-    const drain = yield* Drain.Draining
-    return (
-      app: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
-    ): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
-      Effect.withFiber((fiber) => {
-        const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-        // the target as sent: the platform resolves an absolute one (`http://host/a/../b`) into `request.url`
-        const plain = isPlainPath(NodeHttpServerRequest.toIncomingMessage(request).url ?? request.url)
-        const route = plain ? routeOf(request.method, request.url) : "other"
-        const startedAt = clock.currentTimeMillisUnsafe()
-        const answered = (answer: HttpServerResponse.HttpServerResponse) => {
-          const response = route === "docs" ? shared(answer) : answer
-          const millis = clock.currentTimeMillisUnsafe() - startedAt
-          requestsByKey(`${route} ${response.status}`).updateUnsafe(1, fiber.context)
-          durationByRoute(route).updateUnsafe(millis / 1000, fiber.context)
-          const challenged = response.status === 401
-            ? HttpServerResponse.setHeader(response, "www-authenticate", "Bearer")
-            : response
-          // closing: the client sends its next request elsewhere (Node closes the connection after this answer);
-          // and after a body too large, what is left of it is not read
-          const final = drain.draining() || response.status === 413 || response.status === 415
-            ? HttpServerResponse.setHeader(challenged, "connection", "close")
-            : challenged
-          // the line's effects only when it is logged: nothing to build per request below `Info`
-          if (LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")) return Effect.succeed(final)
-          return Effect.as(
-            Effect.logInfo("request").pipe(
-              Effect.annotateLogs({ method: request.method, route, status: response.status, millis })
-            ),
-            final
+/**
+ * The middleware (see the module's doc). A connection that asks for one of
+ * the large pages (`/docs`, `/openapi.json`) is given `idleMillis` without
+ * progress (Node's socket timeout; 0: none), so that a client that stops
+ * reading the page is cut off; the others get no timer (see `Gateway.Timeouts`).
+ */
+export const layer = (idleMillis: number) =>
+  HttpRouter.middleware(
+    Effect.gen(function*() {
+      const clock = yield* Clock.Clock
+      const drain = yield* Drain.Draining
+      return (
+        app: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
+      ): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
+        Effect.withFiber((fiber) => {
+          const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+          const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+          // the target as sent: the platform resolves an absolute one (`http://host/a/../b`) into `request.url`
+          const target = incoming.url ?? request.url
+          const plain = isPlainPath(target)
+          const route = plain ? routeOf(request.method, target) : "other"
+          if (idleMillis > 0 && (route === "docs" || route === "openapi")) incoming.socket.setTimeout(idleMillis)
+          const startedAt = clock.currentTimeMillisUnsafe()
+          const answered = (answer: HttpServerResponse.HttpServerResponse) => {
+            const response = route === "docs" ? shared(answer) : answer
+            const millis = clock.currentTimeMillisUnsafe() - startedAt
+            requestsByKey(`${route} ${response.status}`).updateUnsafe(1, fiber.context)
+            durationByRoute(route).updateUnsafe(millis / 1000, fiber.context)
+            const challenged = response.status === 401
+              ? HttpServerResponse.setHeader(response, "www-authenticate", "Bearer")
+              : response
+            // closing: the client sends its next request elsewhere (Node closes the connection after this answer);
+            // and after a body too large, what is left of it is not read
+            const final = drain.draining() || response.status === 413 || response.status === 415
+              ? HttpServerResponse.setHeader(challenged, "connection", "close")
+              : challenged
+            // the line's effects only when it is logged: nothing to build per request below `Info`
+            if (LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")) return Effect.succeed(final)
+            return Effect.as(
+              Effect.logInfo("request").pipe(
+                Effect.annotateLogs({ method: request.method, route, status: response.status, millis })
+              ),
+              final
+            )
+          }
+          return (plain ? app : Effect.succeed(notFound)).pipe(
+            Effect.catchCause((cause): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled> => {
+              if (isRouteNotFound(cause)) {
+                const allow = allowedMethods(request.url)
+                return Effect.succeed(
+                  allow === undefined || allow.split(", ").includes(request.method) ? notFound : methodNotAllowed(allow)
+                )
+              }
+              if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<Types.unhandled>)
+              // The defect itself is not logged: it might hold what a request carried.
+              return Effect.as(Effect.logError("defect").pipe(Effect.annotateLogs({ route })), internal)
+            }),
+            Effect.flatMap(answered)
           )
-        }
-        return (plain ? app : Effect.succeed(notFound)).pipe(
-          Effect.catchCause((cause): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled> => {
-            if (isRouteNotFound(cause)) {
-              const allow = allowedMethods(request.url)
-              return Effect.succeed(
-                allow === undefined || allow.split(", ").includes(request.method) ? notFound : methodNotAllowed(allow)
-              )
-            }
-            if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<Types.unhandled>)
-            // The defect itself is not logged: it might hold what a request carried.
-            return Effect.as(Effect.logError("defect").pipe(Effect.annotateLogs({ route })), internal)
-          }),
-          Effect.flatMap(answered)
-        )
-      })
-  }),
-  { global: true }
-)
+        })
+    }),
+    { global: true }
+  )
