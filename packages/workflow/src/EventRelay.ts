@@ -18,12 +18,12 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
 import * as PgClient from "./internal/pg/PgClient.js"
+import * as StoreOutage from "./internal/storeOutage.js"
 import * as Outcomes from "./Outcomes.js"
 
 /** A batch of events as announced on `Outcomes.channel`. */
@@ -92,9 +92,6 @@ export const layerPublisher: Layer.Layer<never, never, QuoteEvents.QuoteEvents |
     })
   )
 
-/** The pauses between two attempts to listen again after the connection was lost: 100 ms, doubling to 2 s. */
-const relistening = Schedule.min([Schedule.exponential("100 millis", 2), Schedule.spaced("2 seconds")])
-
 /**
  * On a client-only node: listens on `Outcomes.channel` (confirmed by PostgreSQL before the layer is
  * built, so a quote submitted afterwards is heard from its first event) and publishes the events the
@@ -138,7 +135,8 @@ export const layerSubscriber: Layer.Layer<
     const again = Effect.scoped(Effect.flatMap(pg.listen(Outcomes.channel), listened)).pipe(
       Effect.catchCause((cause) => Effect.andThen(lost(cause), Effect.fail("lost" as const))),
       Effect.andThen(Effect.fail("ended" as const)),
-      Effect.retry({ schedule: relistening })
+      // the pauses of a store that is out (100 ms, doubling to 2 s)
+      Effect.retry({ schedule: StoreOutage.pauses })
     )
     yield* relay(first).pipe(
       Effect.ensuring(Scope.close(firstScope, Exit.void)),

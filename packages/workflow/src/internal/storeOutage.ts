@@ -56,7 +56,8 @@ class Outage {
   constructor(readonly cause: Cause.Cause<unknown>) {}
 }
 
-const pauses = Schedule.min([Schedule.exponential("100 millis", 2), Schedule.spaced("2 seconds")])
+/** The pauses between two attempts on a store that is out: 100 ms, doubling to 2 s. */
+export const pauses = Schedule.min([Schedule.exponential("100 millis", 2), Schedule.spaced("2 seconds")])
 
 /**
  * `read`, tried again while it fails with the store's failure (see the module), warning once per
