@@ -71,6 +71,26 @@ export const isTransient = (error: QuoteFailure): boolean =>
     ? error.httpStatus === undefined || error.httpStatus === 429 || error.httpStatus >= 500
     : Traits[error._tag].transient
 
+/** The tags of the service's and the network's outages (see `isOutage`). */
+const outageTags: ReadonlySet<QuoteFailure["_tag"]> = new Set([
+  "TransportError",
+  "ServiceUnavailable",
+  "RateLimited",
+  "ServerError"
+])
+
+/**
+ * Whether an error says the service was out rather than anything of the
+ * request: it did not answer (`TransportError`), answered 503 or 429, or
+ * failed (`ServerError`), or its token endpoint was out (a transient
+ * `TokenError`). Such a POST may be sent again later with the same requestId
+ * (a durable quote pauses, then does). Never a card's or a merchant's
+ * outcome, a refused request or refused credentials (`Unauthorized`), or a
+ * local error.
+ */
+export const isOutage = (error: QuoteFailure): boolean =>
+  error._tag === "TokenError" ? isTransient(error) : outageTags.has(error._tag)
+
 /** Whether the SDK retries an error automatically. Card outcomes and MerchantUnavailable are never retried. */
 export const isRetryable = (error: QuoteFailure): boolean => Traits[error._tag].retryable
 

@@ -48,6 +48,8 @@ export {
   groupOf,
   /** Whether an error's userMessage is meant for the customer or agent. */
   isCustomerFacing,
+  /** Whether an error says the service was out rather than anything of the request. */
+  isOutage,
   /** Whether the SDK retries an error automatically. */
   isRetryable,
   /** Whether the condition behind an error may pass by itself. */

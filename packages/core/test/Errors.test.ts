@@ -571,6 +571,23 @@ describe("error classes", () => {
     }
   })
 
+  it("isOutage: the service's or the network's outages only, never a verdict on the request or its credentials", () => {
+    const outageTags = new Set<string>(["TransportError", "ServiceUnavailable", "RateLimited", "ServerError"])
+    for (const tag of Object.keys(Errors.Traits) as Array<Tag>) {
+      if (tag === "TokenError") continue
+      // the tag decides: any instance of it (made without its fields, as only the tag is read)
+      const error = { _tag: tag } as unknown as Errors.QuoteFailure
+      expect(Errors.isOutage(error), tag).toBe(outageTags.has(tag))
+    }
+    for (const httpStatus of [undefined, 429, 500, 503]) {
+      const error = new Errors.TokenError({ message: "token", ...(httpStatus === undefined ? {} : { httpStatus }) })
+      expect(Errors.isOutage(error), String(httpStatus)).toBe(true)
+    }
+    for (const httpStatus of [400, 401, 403]) {
+      expect(Errors.isOutage(new Errors.TokenError({ message: "refused", httpStatus }))).toBe(false)
+    }
+  })
+
   it("the Traits table covers every error tag", () => {
     expect(Object.keys(Errors.Traits).sort()).toEqual(Object.keys(expectedTraits).sort())
     for (const [tag, traits] of Object.entries(expectedTraits)) {

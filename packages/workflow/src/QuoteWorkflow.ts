@@ -27,7 +27,7 @@ import type { Options } from "./internal/quote/submission.js"
 import * as RequestIds from "./RequestIds.js"
 
 export {
-  /** The pauses before a POST whose transaction may exist is sent again, unless `Options.resumeDelays` says otherwise. */
+  /** The pauses before a POST whose transaction may exist, or that met an outage, is sent again, unless `Options.resumeDelays` says otherwise. */
   defaultResumeDelays,
   /** The outcome activities of a runner: one for its polling options. */
   outcomes,
@@ -50,7 +50,7 @@ export {
   QuoteWorkflow
 } from "./internal/quote/definition.js"
 export {
-  /** How a runner runs its quotes: how it polls them, and when it sends again a POST whose transaction may exist. */
+  /** How a runner runs its quotes: how it polls them, and when it sends again a POST whose transaction may exist or that met an outage. */
   type Options,
   /**
    * The service's hint less the time since the POST was answered, never below

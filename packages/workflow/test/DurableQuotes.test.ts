@@ -20,9 +20,11 @@ import {
   Stream
 } from "effect"
 import { SqlClient } from "effect/sql"
+import * as Net from "node:net"
 import * as Path from "node:path"
 import { CardCipher, DurableQuotes, Embedded, EventLog, QuoteWorkflow, RequestIds } from "../src/index.js"
 import { card, dataKey, quotesLayer, sandbox, tempDatabase, tempDirectory, withQuotes } from "./fixtures.js"
+import * as TestPg from "./utils/postgres.js"
 
 /** A data key of another deployment. */
 const otherKey = () => Result.getOrThrow(CardCipher.parseKey(CardCipher.generateKey()))
@@ -250,6 +252,121 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
       expect(journal.transactionsByRequestId[requestId]).toHaveLength(1)
       const sent = journal.entries.filter((entry) => entry.route === "createQuote" && entry.requestId === requestId)
       expect(sent.map((entry) => entry.previousAttempts)).toEqual(Array.from({ length: 12 }, (_, index) => index))
+    })))
+
+  it.effect("a POST refused to the attempts cap by an outage (503s) is sent again after the pause: the quote completes", () =>
+    withQuotes({ track: { resumeDelays: ["1 second"] } })(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const quotes = yield* DurableQuotes.DurableQuotes
+      // the first run of the submit activity: every attempt (4) refused before processing
+      yield* server.setFaults([{ route: "createQuote", kind: "status503", times: 4 }])
+      const requestId = "durable-outage-1"
+      const quote = yield* quotes.execute(card(TestData.Cards.success), { requestId }).pipe(
+        Effect.ensuring(server.setFaults([]))
+      )
+      const journal = yield* server.journal
+      expect(journal.transactionsByRequestId[requestId]).toEqual([quote.transactionId])
+      const sent = journal.entries.filter((entry) => entry.route === "createQuote" && entry.requestId === requestId)
+      expect(sent.map((entry) => [entry.previousAttempts, entry.status])).toEqual([
+        [0, 503],
+        [1, 503],
+        [2, 503],
+        [3, 503],
+        [4, 201]
+      ])
+      const [refused, resumed] = sent.slice(3).map((entry) => DateTime.toEpochMillis(entry.time))
+      expect(resumed! - refused!).toBeGreaterThanOrEqual(1_000)
+      const events = yield* Stream.unwrap(Effect.map(EventLog.EventLog, (log) => log.follow(requestId, 0))).pipe(
+        Stream.map(({ event }) => event),
+        Stream.filter((event) => event._tag === "Retrying"),
+        Stream.runCollect,
+        Effect.provide(EventLog.layer()),
+        Effect.orDie
+      )
+      expect(events.map((event) => event._tag === "Retrying" && [event.attempt, event.reason])).toEqual(
+        [2, 3, 4, 5].map((attempt) => [attempt, "ServiceUnavailable (HTTP 503)"])
+      )
+    })))
+
+  it.effect("a service that refuses connections, then is back within the pause: the quote completes, one transaction", () =>
+    Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const upstream = new URL(server.baseUrl)
+      // a port nothing listens on (the service down: connections refused), later a relay to the sandbox
+      const port = yield* Effect.orDie(TestPg.freePort)
+      const sockets = new Set<Net.Socket>()
+      const relay = Net.createServer((socket) => {
+        const sandbox = Net.connect(Number(upstream.port), upstream.hostname)
+        for (const each of [socket, sandbox]) sockets.add(each.on("close", () => sockets.delete(each)))
+        socket.on("error", () => sandbox.destroy()).pipe(sandbox).on("error", () => socket.destroy()).pipe(socket)
+      })
+      // the client's idle connections closed with it, not after their keep-alive
+      yield* Effect.addFinalizer(() =>
+        Effect.callback<void>((resume) => {
+          relay.close(() => resume(Effect.void))
+          for (const socket of sockets) socket.destroy()
+        })
+      )
+      const url = `http://127.0.0.1:${port}`
+      const requestId = "durable-refused-1"
+      const filename = yield* tempDatabase
+      yield* Effect.gen(function*() {
+        const quotes = yield* DurableQuotes.DurableQuotes
+        yield* quotes.submit(card(TestData.Cards.instant), { requestId })
+        // the pause announced (the first run's attempts all refused), the service comes back
+        const pause = yield* Stream.unwrap(Effect.map(EventLog.EventLog, (log) => log.follow(requestId, 0))).pipe(
+          Stream.map(({ event }) => event),
+          Stream.filter((event) => event._tag === "Retrying" && Duration.toMillis(event.delay) === 2_000),
+          Stream.runHead,
+          Effect.provide(EventLog.layer()),
+          Effect.orDie
+        )
+        assert(Option.isSome(pause) && pause.value._tag === "Retrying")
+        expect(pause.value.reason).toMatch(/^(TransportError|TokenError)/)
+        yield* Effect.callback<void>((resume) => {
+          relay.listen(port, "127.0.0.1", () => resume(Effect.void))
+        })
+        const quote = yield* quotes.result(requestId)
+        const journal = yield* server.journal
+        expect(journal.transactionsByRequestId[requestId]).toEqual([quote.transactionId])
+      }).pipe(
+        Effect.provide(
+          quotesLayer(server, filename, {
+            client: { baseUrl: url, authUrl: url },
+            track: { resumeDelays: ["2 seconds"] }
+          }),
+          { local: true }
+        )
+      )
+    }).pipe(Effect.scoped))
+
+  it.effect("an outage that outlasts the pauses fails the quote with its error, after one run per pause", () =>
+    withQuotes({ track: { resumeDelays: ["100 millis"] } })(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const quotes = yield* DurableQuotes.DurableQuotes
+      yield* server.setFaults([{ route: "createQuote", kind: "status503" }])
+      const requestId = "durable-outage-2"
+      const error = yield* Effect.flip(quotes.execute(card(TestData.Cards.success), { requestId })).pipe(
+        Effect.ensuring(server.setFaults([]))
+      )
+      assert(error._tag === "ServiceUnavailable")
+      expect(error.attempts).toBe(8)
+      const journal = yield* server.journal
+      expect(journal.transactionsByRequestId[requestId] ?? []).toEqual([])
+      expect(journal.entries.filter((entry) => entry.route === "createQuote" && entry.requestId === requestId))
+        .toHaveLength(8)
+    })))
+
+  it.effect("a refusal that is not an outage (400) fails the quote at once: no pause, one POST", () =>
+    withQuotes({ track: { resumeDelays: ["1 minute"] } })(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const quotes = yield* DurableQuotes.DurableQuotes
+      const requestId = "durable-not-outage-1"
+      const error = yield* Effect.flip(quotes.execute(card(TestData.Cards.invalid), { requestId }))
+      expect(Errors.isOutage(error)).toBe(false)
+      const journal = yield* server.journal
+      expect(journal.entries.filter((entry) => entry.route === "createQuote" && entry.requestId === requestId))
+        .toHaveLength(1)
     })))
 
   it.effect("QuoteOutcomes is told each terminal outcome once, with its requestId and transactionId", () =>

@@ -11,9 +11,9 @@
  *   let through: one run under another execution id (a `run` not submitted
  *   through `DurableQuotes`) fails with `RequestIdConflict` and sends nothing.
  *   A card that cannot be opened frees the requestId (`RequestIds.release`).
- *   A POST that failed while its transaction may exist is sent again after a
- *   pause on a durable timer, announced by a `Retrying` event (`submits`,
- *   `Options.resumeDelays`).
+ *   A POST that failed while its transaction may exist, or while the service
+ *   was out, is sent again after a pause on a durable timer, announced by a
+ *   `Retrying` event (`submits`, `Options.resumeDelays`).
  * - `outcome` polls the persisted transaction until it is terminal, through
  *   the runner's `QuotePoller` (one record in its due queue per quote, the
  *   poller's schedule and deadline; the events go to the bus). A replay reads
@@ -158,7 +158,7 @@ const submitActivity = Activity.make({
   })
 })
 
-/** The pauses before each run again of a POST whose transaction may exist (`Options.resumeDelays`): 30 s, then 5 min. */
+/** The pauses before each run again of a POST whose transaction may exist, or that met an outage (`Options.resumeDelays`): 30 s, then 5 min. */
 export const defaultResumeDelays: ReadonlyArray<Duration.Input> = ["30 seconds", "5 minutes"]
 
 /**
@@ -179,17 +179,16 @@ const pause = (requestId: string, run: number, delays: ReadonlyArray<Duration.Du
       const delay = delays[run - 1]
       if (delay === undefined) return null
       const bus = yield* QuoteEvents.QuoteEvents
-      const attempts = Option.match(Errors.postResumption(error), {
-        onNone: () => 0,
-        onSome: (post) => post.previousAttempts
-      })
+      const attempts = "attempts" in error && typeof error.attempts === "number" ? error.attempts : 0
       const timestamp = yield* DateTime.now
       yield* bus.publish(
         QuoteEvent.retrying({ transactionId: "", timestamp, attempt: attempts + 1, delay, requestId }, error)
       )
-      yield* Effect.logInfo("the POST of a durable quote may have created its transaction: it is sent again").pipe(
-        Effect.annotateLogs({ requestId, run: run + 1, after: Duration.format(delay) })
-      )
+      yield* Effect.logInfo(
+        Option.isSome(Errors.postResumption(error))
+          ? "the POST of a durable quote may have created its transaction: it is sent again"
+          : "the service was out when a durable quote was sent: it is sent again"
+      ).pipe(Effect.annotateLogs({ requestId, run: run + 1, after: Duration.format(delay), reason: error._tag }))
       return Duration.toMillis(delay)
     })
   })
@@ -198,12 +197,18 @@ const pause = (requestId: string, run: number, delays: ReadonlyArray<Duration.Du
 type Workflow = WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance | QuoteEvents.QuoteEvents
 
 /**
- * How the workflow runs the submit activity again after its POST failed while
- * an attempt of it may have created the transaction (`Errors.postResumption`:
- * an attempt got no answer, a cut or garbled one, or a 500, 502 or 504). Each
- * run takes its `previousAttempts` from the durable counter, so the service
- * answers the transaction an earlier attempt created instead of a second one;
- * without this, the quote would fail and the transaction be lost.
+ * How the workflow runs the submit activity again after its POST failed at
+ * the client's attempts cap (or its retry budget):
+ * - while an attempt of it may have created the transaction
+ *   (`Errors.postResumption`: an attempt got no answer, a cut or garbled one,
+ *   or a 500, 502 or 504). Without this, the quote would fail and the
+ *   transaction be lost;
+ * - while the service was out (`Errors.isOutage`: no answer, a 503, a 429, a
+ *   5xx, or its token endpoint out). Without this, a short outage of the
+ *   service would fail every quote sent during it.
+ * Each run takes its `previousAttempts` from the durable counter, so the
+ * service answers the transaction an earlier attempt created instead of a
+ * second one.
  *
  * Before each run again, the workflow pauses on a durable timer
  * (`DurableClock`: a restart neither loses nor repeats it), so that an outage
@@ -213,7 +218,7 @@ type Workflow = WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance 
  * `Activity.retry`: each result is persisted apart; so is each decision
  * (`pause`).
  */
-const resumeLostPosts = (delays: ReadonlyArray<Duration.Duration>) =>
+const resumePosts = (delays: ReadonlyArray<Duration.Duration>) =>
 <A, R>(
   requestId: string,
   activity: Effect.Effect<A, DurableQuoteFailure, R>
@@ -221,7 +226,7 @@ const resumeLostPosts = (delays: ReadonlyArray<Duration.Duration>) =>
   const from = (run: number): Effect.Effect<A, DurableQuoteFailure, R | Workflow> =>
     Effect.provideService(activity, Activity.CurrentAttempt, run).pipe(
       Effect.catchIf(
-        (error) => Option.isSome(Errors.postResumption(error)),
+        (error) => Option.isSome(Errors.postResumption(error)) || Errors.isOutage(error),
         (error) =>
           Effect.flatMap(pause(requestId, run, delays, error), (millis) =>
             millis === null
@@ -263,12 +268,12 @@ const resumeDelaysOf = (options: Pick<Options, "resumeDelays">): ReadonlyArray<D
  * and `Embedded.layerQuotes`, throw it when called).
  */
 export const submits = (options: Pick<Options, "resumeDelays"> = {}) => {
-  const resume = resumeLostPosts(resumeDelaysOf(options))
+  const resume = resumePosts(resumeDelaysOf(options))
   /**
    * The submit activity of one quote (its workflow `executionId`): open the
    * card, POST with durable attempt counting, publish `Submitted`; run again
-   * after a pause while the POST failed and its transaction may exist (see
-   * `resumeLostPosts`).
+   * after a pause while the POST failed and its transaction may exist, or
+   * the service was out (see `resumePosts`).
    */
   return (payload: Payload, executionId: string) =>
     resume(payload.requestId, Effect.provideService(submitActivity, CurrentPayload, { payload, executionId }))

@@ -9,12 +9,13 @@ import type * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 
-/** How a runner runs its quotes: how it polls them, and when it sends again a POST whose transaction may exist. */
+/** How a runner runs its quotes: how it polls them, and when it sends again a POST whose transaction may exist or that met an outage. */
 export interface Options extends Omit<QuotePoller.TrackOptions, "expectedCompletionTime"> {
   /**
    * The pauses before the submit activity runs again after its POST failed
-   * while an attempt may have created the transaction (`Errors.postResumption`):
-   * one run more per pause, on a durable timer. Default: 30 s, then 5 min
+   * while an attempt may have created the transaction (`Errors.postResumption`),
+   * or while the service was out (`Errors.isOutage`: no answer, a 503, a 429,
+   * a 5xx): one run more per pause, on a durable timer. Default: 30 s, then 5 min
    * (3 runs at most). Empty: the quote fails at the first such failure. Each
    * from 0 to 1 day: another throws a `RangeError` when the layer is called.
    */
