@@ -102,6 +102,8 @@ layer(sandbox({ timeScale: 0.05 }), { excludeTestServices: true })("gcx serve", 
       const fiber = yield* serve({ GCX_DATA_KEY: dataKey }).pipe(Effect.forkScoped)
       const line = yield* addressLine(printed)
       expect(line).toMatch(new RegExp(`^gcx serve http://127\\.0\\.0\\.1:\\d+ \\(embedded on ${filename};`))
+      // the keys it reads, beside the database (where `gcx serve keys` writes them)
+      expect(line).toContain(`; API keys in ${Path.join(Path.dirname(filename), "gateway-keys.db")};`)
       const url = line!.split(" ")[2]!
       const health = yield* Effect.promise(() => fetch(`${url}/healthz`).then((response) => response.json()))
       expect(health).toEqual({ status: "ok" })

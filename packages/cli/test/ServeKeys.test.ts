@@ -16,6 +16,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as TestPg from "../../workflow/test/utils/postgres.js"
+import * as DurableDeployment from "../src/DurableDeployment.js"
 import { notShownAgain } from "../src/run/ServeKeys.js"
 import { entries, expectNoSecrets, expectOneErrorLine, lines, pin, spawn } from "./helpers.js"
 
@@ -39,8 +40,11 @@ const folder = Effect.acquireRelease(
 const filesOf = (directory: string) =>
   Fs.readdirSync(directory).map((file) => Fs.readFileSync(Path.join(directory, file)).toString("latin1")).join("\n")
 
-/** create → list → revoke → list on the database of `env`; returns the key and the secrets it printed. */
-const lifecycle = (env: Record<string, string>) =>
+/**
+ * create → list → revoke → list on the database of `env`, which they name (`location`); returns the key and the
+ * secrets it printed.
+ */
+const lifecycle = (env: Record<string, string>, location: string) =>
   Effect.gen(function*() {
     const created = yield* keys([
       "create",
@@ -57,7 +61,8 @@ const lifecycle = (env: Record<string, string>) =>
     ], env)
     expect(created.code, created.stderr).toBe(0)
     const out = lines(created.stdout)
-    expect(out[0]).toMatch(/^created API key key_[0-9a-f]{16} 'checkout' \(5\/s, burst 10\)$/)
+    expect(out[0]).toMatch(/^created API key key_[0-9a-f]{16} 'checkout' \(5\/s, burst 10\) in /)
+    expect(out[0]!.endsWith(` in ${location}`), out[0]).toBe(true)
     const id = /key_[0-9a-f]{16}/.exec(out[0]!)![0]
     const key = /^key: (gcx_sk_[A-Za-z0-9_-]{43})$/.exec(out[1]!)?.[1]
     assert(key !== undefined, created.stdout)
@@ -70,6 +75,7 @@ const lifecycle = (env: Record<string, string>) =>
 
     const listed = yield* keys(["list"], env)
     expect(listed.code, listed.stderr).toBe(0)
+    expect(lines(listed.stdout)[0]).toBe(`API keys in ${location}:`)
     expect(listed.stdout).toContain(`${id}  checkout  5/s burst 10  created `)
     expect(listed.stdout).toContain("active")
     expect(listed.stdout).toContain("https://shop.example/hooks/gcx")
@@ -124,7 +130,10 @@ describe("gcx serve keys", () => {
     () =>
       Effect.gen(function*() {
         const directory = yield* folder
-        const { key, secrets } = yield* lifecycle({ GCX_DATABASE_FILE: Path.join(directory, "gcx.db") })
+        const { key, secrets } = yield* lifecycle(
+          { GCX_DATABASE_FILE: Path.join(directory, "gcx.db") },
+          Path.resolve(directory, "gateway-keys.db")
+        )
         const files = filesOf(directory)
         expect(files).toContain("https://shop.example/hooks/gcx")
         for (const sentinel of [key, ...secrets]) expect(files).not.toContain(sentinel)
@@ -307,7 +316,7 @@ layer(Layer.provideMerge(TestPg.layerClient, TestPg.layer()), { excludeTestServi
       () =>
         Effect.gen(function*() {
           const db = yield* TestPg.PgTestDatabase
-          const { key, secrets } = yield* lifecycle({ GCX_DATABASE_URL: db.urlString })
+          const { key, secrets } = yield* lifecycle({ GCX_DATABASE_URL: db.urlString }, DurableDeployment.where(db.url))
           const sql = yield* SqlClient.SqlClient
           const dump = JSON.stringify([
             yield* sql.unsafe("SELECT * FROM gcx_gateway_keys"),

@@ -88,7 +88,8 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
       )
       const filename = yield* DurableDeployment.databaseFile
       // embedded, the keys are in a file of their own, shared with `gcx serve keys` (one layer: one cache, one connection)
-      const keys: Keys = Option.isSome(url) ? ApiKeys.layer : ApiKeys.layerFile(yield* ApiKeys.fileConfig(filename))
+      const keysFile = Option.isSome(url) ? undefined : yield* ApiKeys.fileConfig(filename)
+      const keys: Keys = keysFile === undefined ? ApiKeys.layer : ApiKeys.layerFile(keysFile)
       // the embedded sandbox's quotes: never in the file of a real service's quotes
       const quotesFile = flags.connection.embedded ? DurableDeployment.sandboxDatabaseFile(filename) : filename
       const service = ServiceBinding.serviceOf(
@@ -109,7 +110,9 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
         : Embedded.layerQuotes({ filename: quotesFile, service }, WebhookDelivery.layerNode({}, keys))
       const where = Option.isSome(url)
         ? `client-only on the runners of ${DurableDeployment.where(url.value)}`
-        : `embedded on ${quotesFile}${flags.connection.embedded ? " (the embedded sandbox's quotes)" : ""}`
+        : `embedded on ${quotesFile}${
+          flags.connection.embedded ? " (the embedded sandbox's quotes)" : ""
+        }; API keys in ${keysFile}`
       const context = yield* Layer.build(
         Gateway.layerConfig({ port, host: Option.getOrUndefined(flags.host) }).pipe(
           Layer.provideMerge(services ?? callers(keys)),

@@ -13,6 +13,7 @@ import * as Database from "@gcx/workflow/Database"
 import * as Embedded from "@gcx/workflow/Embedded"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -21,7 +22,9 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as SqlError from "effect/sql/SqlError"
+import * as Path from "node:path"
 import * as DatabaseFailure from "../DatabaseFailure.js"
+import * as DurableDeployment from "../DurableDeployment.js"
 import * as ExitCode from "../ExitCode.js"
 import * as Text from "../Text.js"
 
@@ -51,20 +54,34 @@ const unavailable = (message: string) =>
 /** How opening the database fails, or the webhook secrets under it (sealed under another data key). */
 type Failure = Database.DatabaseUnreachable | SqlError.SqlError | CardCipher.UnsealError
 
-/** The keys of `gcx serve`: in the PostgreSQL of `GCX_DATABASE_URL`, else in the embedded gateway's keys file. */
+/** Where the keys of `gcx serve` are, as its commands name it. */
+class KeysLocation extends Context.Service<KeysLocation, string>()("gcx/run/ServeKeys/KeysLocation") {}
+
+/**
+ * The keys of `gcx serve`: in the PostgreSQL of `GCX_DATABASE_URL`, else in
+ * the embedded gateway's keys file; and where they are (the file's absolute
+ * path: the default follows the working directory).
+ */
 const keysOfDeployment = Effect.gen(function*() {
   const url = yield* Config.option(Config.Redacted("GCX_DATABASE_URL"))
-  if (Option.isSome(url)) return ApiKeys.layer.pipe(Layer.provide(Database.layer(url.value)))
+  if (Option.isSome(url)) {
+    return {
+      layer: ApiKeys.layer.pipe(Layer.provide(Database.layer(url.value))),
+      location: DurableDeployment.where(url.value)
+    }
+  }
   const file = yield* Config.String("GCX_DATABASE_FILE").pipe(Config.withDefault(Embedded.defaultFilename))
-  return ApiKeys.layerFile(yield* ApiKeys.fileConfig(file))
+  const keysFile = yield* ApiKeys.fileConfig(file)
+  return { layer: ApiKeys.layerFile(keysFile), location: Path.resolve(keysFile) }
 })
 
-/** The keys of `gcx serve`, and the data key; a database that fails is one line, exit 5. */
-const keysLayer: Layer.Layer<ApiKeys.ApiKeys, Config.ConfigError | ExitCode.CliError> = Layer.effectContext(
-  Effect.gen(function*() {
+/** The keys of `gcx serve`, where they are, and the data key; a database that fails is one line, exit 5. */
+const keysLayer: Layer.Layer<ApiKeys.ApiKeys | KeysLocation, Config.ConfigError | ExitCode.CliError> = Layer
+  .effectContext(Effect.gen(function*() {
     const cipher = yield* Layer.build(CardCipher.layerConfig())
-    const keys: Layer.Layer<ApiKeys.ApiKeys, Failure, CardCipher.CardCipher> = yield* keysOfDeployment
-    return yield* Layer.build(keys).pipe(
+    const { layer, location } = yield* keysOfDeployment
+    const keys: Layer.Layer<ApiKeys.ApiKeys, Failure, CardCipher.CardCipher> = layer
+    const built = yield* Layer.build(keys).pipe(
       Effect.provideContext(cipher),
       Effect.mapError((error) =>
         error._tag === "UnsealError"
@@ -74,8 +91,8 @@ const keysLayer: Layer.Layer<ApiKeys.ApiKeys, Config.ConfigError | ExitCode.CliE
           : unavailable(error.message)
       )
     )
-  })
-)
+    return Context.add(built, KeysLocation, location)
+  }))
 
 /** Runs `effect` with the keys; a failure of the database is one line, exit 5. */
 const withKeys = <A, E, R>(effect: Effect.Effect<A, E | SqlError.SqlError, R>) =>
@@ -104,9 +121,9 @@ export const create = (flags: CreateFlags) =>
       onFailure: (error) => Effect.fail(usage(error)),
       onSuccess: Effect.succeed
     })
-    const created = yield* withKeys(Effect.flatMap(ApiKeys.ApiKeys, (keys) => keys.create(settings))).pipe(
-      Effect.catchTag("InvalidKeySettings", (error) => Effect.fail(usage(error)))
-    )
+    const [created, location] = yield* withKeys(
+      Effect.all([Effect.flatMap(ApiKeys.ApiKeys, (keys) => keys.create(settings)), Effect.service(KeysLocation)])
+    ).pipe(Effect.catchTag("InvalidKeySettings", (error) => Effect.fail(usage(error))))
     const { apiKey } = created
     if (flags.json) {
       yield* Console.log(Text.json({
@@ -125,7 +142,8 @@ export const create = (flags: CreateFlags) =>
       return yield* Console.error(notShownAgain)
     }
     yield* Console.log(
-      `created API key ${apiKey.id} '${Text.safe(apiKey.name)}' (${apiKey.ratePerSecond}/s, burst ${apiKey.burst})`
+      `created API key ${apiKey.id} '${Text.safe(apiKey.name)}' (${apiKey.ratePerSecond}/s, burst ${apiKey.burst}) ` +
+        `in ${Text.safe(location)}`
     )
     yield* Console.log(`key: ${Redacted.value(created.key)}`)
     for (const webhook of apiKey.webhooks) {
@@ -157,7 +175,11 @@ export const list = (flags: { readonly json: boolean }) =>
         }))
       }))
     }
-    if (keys.length === 0) return yield* Console.log("no API keys (make one with: gcx serve keys create --name <name>)")
+    const location = Text.safe(yield* KeysLocation)
+    if (keys.length === 0) {
+      return yield* Console.log(`no API keys in ${location} (make one with: gcx serve keys create --name <name>)`)
+    }
+    yield* Console.log(`API keys in ${location}:`)
     for (const key of keys) {
       const state = Option.match(key.revokedAt, { onNone: () => "active", onSome: (at) => `revoked ${iso(at)}` })
       const webhooks = key.webhooks.length === 0
