@@ -142,6 +142,63 @@ describe("gcx serve keys", () => {
   )
 
   it.effect(
+    "rotate-secret prints the endpoint's new secret once and until when the replaced one signs; list shows the ids",
+    () =>
+      Effect.gen(function*() {
+        const directory = yield* folder
+        const env = { GCX_DATABASE_FILE: Path.join(directory, "gcx.db") }
+        const created = yield* keys(["create", "--name", "shop", "--webhook", "https://shop.example/h"], env)
+        expect(created.code, created.stderr).toBe(0)
+        const webhookId = /webhook (wh_[0-9a-f]{16}) /.exec(created.stdout)![1]!
+        const firstSecret = /secret: (whsec_\S+)/.exec(created.stdout)![1]!
+        const listed = yield* keys(["list"], env)
+        expect(listed.stdout).toContain(`${webhookId} https://shop.example/h`)
+
+        const rotated = yield* keys(["rotate-secret", webhookId], env)
+        expect(rotated.code, rotated.stderr).toBe(0)
+        const out = lines(rotated.stdout)
+        expect(out[0]).toMatch(
+          new RegExp(
+            `^webhook ${webhookId} https://shop\\.example/h of API key key_[0-9a-f]{16} secret: whsec_[A-Za-z0-9_-]{43}$`
+          )
+        )
+        expect(out[0]).not.toContain(firstSecret)
+        expect(out[1]).toMatch(/^the replaced secret signs deliveries too until \d{4}-\d\d-\d\dT[\d:]+Z: give/)
+        expect(out.at(-1)).toContain("not shown again")
+        const second = /secret: (whsec_\S+)/.exec(out[0]!)![1]!
+
+        // a leaked secret: no overlap; --json
+        const leaked = yield* keys(["rotate-secret", webhookId, "--overlap", "0", "--json"], env)
+        expect(leaked.code, leaked.stderr).toBe(0)
+        const json = JSON.parse(leaked.stdout)
+        expect(json).toMatchObject({ id: webhookId, url: "https://shop.example/h", previousUntil: null })
+        expect(json.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
+        expect(leaked.stderr).toContain("not shown again")
+        const text = yield* keys(["rotate-secret", webhookId, "--overlap", "0"], env)
+        expect(lines(text.stdout)[1]).toBe("the replaced secret no longer signs deliveries")
+
+        // refused before the database: an overlap past 7 days, an unknown or malformed id
+        const tooLong = yield* keys(["rotate-secret", webhookId, "--overlap", "169"], env)
+        expect(tooLong.code).toBe(2)
+        expectOneErrorLine(tooLong.stderr, "--overlap")
+        const unknown = yield* keys(["rotate-secret", "wh_0000000000000000"], env)
+        expect(unknown.code).toBe(2)
+        expectOneErrorLine(unknown.stderr, "no webhook endpoint has the id 'wh_0000000000000000'")
+        const malformed = yield* keys(["rotate-secret", "whsec_not-an-id"], env)
+        expect(malformed.code).toBe(2)
+        expect(malformed.stderr).not.toContain("whsec_not-an-id")
+        // no secret in the list, the file or any output but the one that made it
+        const after = yield* keys(["list"], env)
+        const files = filesOf(directory)
+        for (const sentinel of [firstSecret, second, json.secret as string]) {
+          expect(after.stdout).not.toContain(sentinel)
+          expect(files).not.toContain(sentinel)
+        }
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.effect(
     "a GCX_DATA_KEY that sealed none of the file's webhook secrets is refused, exit 2, before anything is written",
     () =>
       Effect.gen(function*() {

@@ -35,14 +35,12 @@
  */
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as Embedded from "@gcx/workflow/Embedded"
-import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import type * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Base64Url from "effect/encoding/Base64Url"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -51,16 +49,17 @@ import * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Crypto from "node:crypto"
 import * as Path from "node:path"
+import * as Endpoints from "./internal/endpoints.js"
 import * as KeyTables from "./internal/keyTables.js"
+import { createTables, type KeyRow, resealWebhooks, utc, type WebhookRow } from "./internal/keyTables.js"
+import * as KeySettings from "./KeySettings.js"
 import {
-  createTables,
-  type KeyRow,
-  resealWebhooks,
-  sealingContext,
-  utc,
-  type WebhookRow
-} from "./internal/keyTables.js"
-import { type CreateOptions, type InvalidKeySettings, validate, validateWebhookUrl } from "./KeySettings.js"
+  type CreateOptions,
+  type InvalidKeySettings,
+  validate,
+  validateSecretOverlap,
+  validateWebhookUrl
+} from "./KeySettings.js"
 
 /** An endpoint that receives the terminal outcomes of a key's quotes. */
 export interface WebhookEndpoint {
@@ -68,7 +67,23 @@ export interface WebhookEndpoint {
   readonly url: string
   /** The secret that signs its deliveries (`Gcx-Signature`). */
   readonly secret: Redacted.Redacted<string>
+  /**
+   * The secret its last rotation replaced, which signs its deliveries too
+   * until `expiresAt` (milliseconds since the epoch); absent after it.
+   */
+  readonly previous?: { readonly secret: Redacted.Redacted<string>; readonly expiresAt: number } | undefined
 }
+
+/** What `rotateWebhookSecret` made: the endpoint with its new secret (shown once), its key, and until when the replaced secret signs. */
+export interface RotatedSecret {
+  readonly keyId: string
+  readonly endpoint: WebhookEndpoint
+  /** When the replaced secret stops signing deliveries; none when it stopped at once (an overlap of 0). */
+  readonly previousUntil: Option.Option<DateTime.Utc>
+}
+
+/** How long a replaced webhook secret signs deliveries beside the new one, unless told otherwise: 24 hours. */
+export const defaultSecretOverlap: Duration.Duration = KeySettings.defaultSecretOverlap
 
 /** A caller, as authenticated: never the key itself. */
 export interface ApiKey {
@@ -124,6 +139,18 @@ export interface Service {
     keyId: string,
     url: string
   ) => Effect.Effect<Option.Option<WebhookEndpoint>, InvalidKeySettings | SqlError.SqlError>
+  /**
+   * Gives webhook endpoint `webhookId` a fresh secret, returned once; the
+   * secret it replaces signs its deliveries too for `overlap` (default 24 h,
+   * at most 7 days; 0 ends it at once, for a leaked secret), so that its
+   * receiver can move to the new one without refusing a delivery. A second
+   * rotation during an overlap ends the first one's. None when no such
+   * endpoint exists.
+   */
+  readonly rotateWebhookSecret: (
+    webhookId: string,
+    options?: { readonly overlap?: Duration.Input | undefined }
+  ) => Effect.Effect<Option.Option<RotatedSecret>, InvalidKeySettings | SqlError.SqlError>
   /** Every key, revoked ones included, oldest first: never a key or a secret. */
   readonly list: Effect.Effect<ReadonlyArray<Listed>, SqlError.SqlError>
   /** Revokes the key `id`: `authenticate` refuses it from now on (other processes: within `cacheTtl`). */
@@ -138,6 +165,9 @@ export const keysTable = KeyTables.keysTable
 
 /** The table of the webhook endpoints. */
 export const webhooksTable = KeyTables.webhooksTable
+
+/** The table of the webhook secrets replaced by a rotation, sealed, each until its overlap ends. */
+export const previousSecretsTable = KeyTables.previousSecretsTable
 
 /** How long `authenticate` remembers a caller by default (see the module's doc). */
 export const defaultCacheTtl: Duration.Duration = Duration.seconds(5)
@@ -158,22 +188,15 @@ const remember = <V>(map: Map<string, V>, capacity: number, key: string, value: 
 /** What keys look like: the prefix, then 43 base64url characters (32 bytes). */
 export const keyPattern = /^gcx_sk_[A-Za-z0-9_-]{43}$/
 
-/** `prefix` and 32 random bytes in base64url (43 characters, no padding). */
-const randomToken = (prefix: string): string => `${prefix}${Base64Url.encode(Crypto.randomBytes(32))}`
-
 /** A new key: `gcx_sk_` and 43 base64url characters. */
-export const generateKey = (): Redacted.Redacted<string> => Redacted.make(randomToken("gcx_sk_"), { label: "ApiKey" })
+export const generateKey = (): Redacted.Redacted<string> =>
+  Redacted.make(Endpoints.randomToken("gcx_sk_"), { label: "ApiKey" })
 
 /** A new webhook secret: `whsec_` and 43 base64url characters. */
-export const generateWebhookSecret = (): Redacted.Redacted<string> => webhookSecret(randomToken("whsec_"))
-
-const webhookSecret = (secret: string) => Redacted.make(secret, { label: "WebhookSecret" })
+export const generateWebhookSecret: () => Redacted.Redacted<string> = Endpoints.generateWebhookSecret
 
 /** The SHA-256 hex of a key: what the database keeps of it. */
 export const hashKey = (key: string): string => Crypto.createHash("sha256").update(key, "utf8").digest("hex")
-
-/** A public id: `prefix` and 16 hex digits. */
-const newId = (prefix: string): string => `${prefix}${Crypto.randomBytes(8).toString("hex")}`
 
 /** Settings of the service. */
 export interface Options {
@@ -203,32 +226,16 @@ export const make = (
     /** Counts `revoke`s: a lookup that a revocation overtook remembers nothing (it may have read the key before). */
     let revocations = 0
 
-    const endpointOf = (row: WebhookRow) =>
-      cipher.openText(row.secret_sealed, sealingContext(row.id)).pipe(
-        Effect.map((opened): Option.Option<WebhookEndpoint> =>
-          Option.some({ id: row.id, url: row.url, secret: webhookSecret(Redacted.value(opened)) })
-        ),
-        Effect.catchTag("UnsealError", (error) =>
-          Effect.as(
-            Effect.logWarning(
-              `gateway: the webhook ${row.id} of the API key ${row.key_id} is left out: ${error.message}`
-            ),
-            Option.none()
-          ))
-      )
+    const endpoints = Endpoints.make(sql, cipher)
 
     const apiKeyOf = (row: KeyRow) =>
-      sql<WebhookRow>`SELECT id, key_id, url, secret_sealed FROM ${sql(webhooksTable)}
-        WHERE key_id = ${row.id} ORDER BY created_at, id`.pipe(
-        Effect.flatMap(Effect.forEach(endpointOf)),
-        Effect.map((endpoints): ApiKey => ({
-          id: row.id,
-          name: row.name,
-          ratePerSecond: Number(row.rate_per_second),
-          burst: Number(row.burst),
-          webhooks: Arr.getSomes(endpoints)
-        }))
-      )
+      Effect.map(endpoints.ofKey(row.id), (webhooks): ApiKey => ({
+        id: row.id,
+        name: row.name,
+        ratePerSecond: Number(row.rate_per_second),
+        burst: Number(row.burst),
+        webhooks
+      }))
 
     /** The caller of the key whose hash is `hash`, from the database, remembered (unknown too) until `now + ttl`. */
     const lookup = Effect.fnUntraced(function*(hash: string, now: number) {
@@ -270,29 +277,18 @@ export const make = (
         Effect.orDie
       )
 
-    /** Inserts an endpoint of `keyId` with a fresh secret, sealed. */
-    const insertWebhook = (keyId: string, url: string, createdAt: number) =>
-      Effect.gen(function*() {
-        const id = newId("wh_")
-        const secret = generateWebhookSecret()
-        const sealed = yield* cipher.sealText(Redacted.value(secret), sealingContext(id))
-        yield* sql`INSERT INTO ${sql(webhooksTable)} (id, key_id, url, secret_sealed, created_at)
-          VALUES (${id}, ${keyId}, ${url}, ${sealed}, ${createdAt})`
-        return { id, url, secret } satisfies WebhookEndpoint
-      })
-
     const create: Service["create"] = (options) =>
       Effect.gen(function*() {
         const settings = yield* Effect.fromResult(validate(options))
         const key = generateKey()
         const hash = hashKey(Redacted.value(key))
-        const id = newId("key_")
+        const id = Endpoints.newId("key_")
         const createdAt = yield* Clock.currentTimeMillis
         const webhooks = yield* sql.withTransaction(
           Effect.gen(function*() {
             yield* sql`INSERT INTO ${sql(keysTable)} (id, name, key_hash, rate_per_second, burst, created_at)
               VALUES (${id}, ${settings.name}, ${hash}, ${settings.ratePerSecond}, ${settings.burst}, ${createdAt})`
-            return yield* Effect.forEach(settings.webhooks, (url) => insertWebhook(id, url, createdAt))
+            return yield* Effect.forEach(settings.webhooks, (url) => endpoints.insert(id, url, createdAt))
           })
         )
         unknown.delete(hash)
@@ -308,9 +304,19 @@ export const make = (
         const createdAt = yield* Clock.currentTimeMillis
         return yield* sql.withTransaction(Effect.gen(function*() {
           const [row] = yield* sql<{ readonly id: string }>`SELECT id FROM ${sql(keysTable)} WHERE id = ${keyId}`
-          return row === undefined ? Option.none() : Option.some(yield* insertWebhook(keyId, url, createdAt))
+          return row === undefined ? Option.none() : Option.some(yield* endpoints.insert(keyId, url, createdAt))
         }))
       })
+
+    const rotateWebhookSecret: Service["rotateWebhookSecret"] = (webhookId, options = {}) =>
+      Effect.fromResult(validateSecretOverlap(options.overlap)).pipe(
+        Effect.flatMap((overlap) => endpoints.rotate(webhookId, overlap)),
+        Effect.map(Option.map(({ endpoint, keyId, previousUntil }) => ({
+          keyId,
+          endpoint,
+          previousUntil: Option.map(previousUntil, utc)
+        })))
+      )
 
     const list: Service["list"] = Effect.gen(function*() {
       const keys = yield* sql<KeyRow>`SELECT id, name, rate_per_second, burst, created_at, revoked_at
@@ -342,7 +348,7 @@ export const make = (
         return row === undefined ? "unknown" as const : "alreadyRevoked" as const
       })
 
-    return ApiKeys.of({ authenticate, find, create, addWebhook, list, revoke })
+    return ApiKeys.of({ authenticate, find, create, addWebhook, rotateWebhookSecret, list, revoke })
   })
 
 /** The API keys as a layer over the `SqlClient` and the cipher in context (a 5 s cache). */

@@ -1,9 +1,12 @@
 /**
  * The settings of an API key (`ApiKeys.create`, `gcx serve keys create`):
- * its name, its rate limit and its webhook endpoints, checked before any I/O.
+ * its name, its rate limit and its webhook endpoints, and the overlap of a
+ * webhook secret's rotation, checked before any I/O.
  * A refusal (`InvalidKeySettings`) names the setting and says why, and never
  * echoes a URL's credentials.
  */
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
@@ -91,4 +94,26 @@ export const validate = (options: CreateOptions): Result.Result<Settings, Invali
     if (Result.isFailure(checked)) return Result.fail(checked.failure)
   }
   return Result.succeed({ name, ratePerSecond, burst, webhooks })
+}
+
+/** How long a replaced webhook secret signs deliveries beside the new one, unless told otherwise: 24 hours. */
+export const defaultSecretOverlap: Duration.Duration = Duration.hours(24)
+
+/** The longest overlap of a replaced webhook secret: 7 days. */
+export const maxSecretOverlap: Duration.Duration = Duration.days(7)
+
+/**
+ * The overlap of a webhook secret's rotation (`ApiKeys.rotateWebhookSecret`),
+ * in whole milliseconds: `defaultSecretOverlap` when none is given, else a
+ * duration from 0 to `maxSecretOverlap`.
+ */
+export const validateSecretOverlap = (
+  overlap: Duration.Input | undefined
+): Result.Result<number, InvalidKeySettings> => {
+  // (Effect reads NaN milliseconds as zero: refused here, as a setting gone wrong)
+  const duration = Number.isNaN(overlap) ? Option.none() : Duration.fromInput(overlap ?? defaultSecretOverlap)
+  return Option.isNone(duration) || Duration.isNegative(duration.value) ||
+      Duration.isGreaterThan(duration.value, maxSecretOverlap)
+    ? invalid("overlap", "must be from 0 to 7 days")
+    : Result.succeed(Math.ceil(Duration.toMillis(duration.value)))
 }

@@ -60,7 +60,9 @@ const digest = (secret: Secret, body: Body, timestamp: number): Buffer =>
 
 /**
  * The `Gcx-Signature` header of `body` sent at `timestamp` (unix seconds):
- * `t=<timestamp>,v1=<hex HMAC-SHA-256(secret, "<timestamp>.<body>")>`.
+ * `t=<timestamp>,v1=<hex HMAC-SHA-256(secret, "<timestamp>.<body>")>`, with
+ * one `v1` per secret when given several (the new and the replaced one while
+ * a secret is rotated), in their order.
  *
  * @example
  * ```ts
@@ -70,8 +72,13 @@ const digest = (secret: Secret, body: Body, timestamp: number): Buffer =>
  * console.log(header.startsWith("t=1700000000,v1=")) // true
  * ```
  */
-export const sign = (secret: Secret, body: Body, timestamp: number): string =>
-  `t=${timestamp},v1=${digest(secret, body, timestamp).toString("hex")}`
+export const sign = (secret: Secret | ReadonlyArray<Secret>, body: Body, timestamp: number): string =>
+  [
+    `t=${timestamp}`,
+    ...(Array.isArray(secret) ? secret as ReadonlyArray<Secret> : [secret as Secret]).map((each) =>
+      `v1=${digest(each, body, timestamp).toString("hex")}`
+    )
+  ].join(",")
 
 /** The longest header read: a few signatures fit many times over. */
 const maxHeaderLength = 4096

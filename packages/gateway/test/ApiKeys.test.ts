@@ -5,7 +5,7 @@
  */
 import { assert, describe, expect, it, layer } from "@effect/vitest"
 import { CardCipher } from "@gcx/workflow"
-import { ConfigProvider, Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Result } from "effect"
+import { ConfigProvider, Context, DateTime, Deferred, Effect, Fiber, Layer, Option, Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import * as Crypto from "node:crypto"
@@ -33,7 +33,7 @@ const keysWith = (options: ApiKeys.Options = {}, key: string = dataKey, previous
 const rows = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const dumps = yield* Effect.forEach(
-    [ApiKeys.keysTable, ApiKeys.webhooksTable],
+    [ApiKeys.keysTable, ApiKeys.webhooksTable, ApiKeys.previousSecretsTable],
     (table) => sql.unsafe(`SELECT * FROM ${table}`)
   )
   return JSON.stringify(dumps, (_, value) => typeof value === "bigint" ? value.toString() : value)
@@ -261,6 +261,82 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
         expect(caller.webhooks.map((webhook) => [webhook.id, webhook.url, Redacted.value(webhook.secret)])).toEqual([
           [added.value.id, "https://c.example/h", Redacted.value(added.value.secret)]
         ])
+      }))
+
+    it.effect("rotateWebhookSecret: a new secret, once; the replaced one signs beside it for the overlap, sealed at rest", () =>
+      Effect.gen(function*() {
+        const keys = yield* keysWith({ cacheTtl: 0 })
+        const created = yield* keys.create({ name: "rotate", webhooks: ["https://a.example/h"] })
+        const original = created.apiKey.webhooks[0]!
+        const endpointNow = Effect.map(
+          keys.find(created.apiKey.id),
+          (found) => Option.getOrThrow(found).webhooks[0]!
+        )
+        const secretsOf = (endpoint: ApiKeys.WebhookEndpoint) => [
+          Redacted.value(endpoint.secret),
+          endpoint.previous === undefined ? undefined : Redacted.value(endpoint.previous.secret)
+        ]
+        const before = Date.now()
+        const rotated = yield* keys.rotateWebhookSecret(original.id)
+        assert(Option.isSome(rotated))
+        const { endpoint, keyId, previousUntil } = rotated.value
+        expect([keyId, endpoint.id, endpoint.url]).toEqual([created.apiKey.id, original.id, original.url])
+        const fresh = Redacted.value(endpoint.secret)
+        expect(fresh).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
+        expect(fresh).not.toBe(Redacted.value(original.secret))
+        // the replaced secret signs for 24 h by default
+        assert(Option.isSome(previousUntil))
+        const overlap = DateTime.toEpochMillis(previousUntil.value) - before
+        expect(overlap).toBeGreaterThanOrEqual(24 * 3_600_000)
+        expect(overlap).toBeLessThan(24 * 3_600_000 + 60_000)
+        expect(secretsOf(yield* endpointNow)).toEqual([fresh, Redacted.value(original.secret)])
+        expect((yield* endpointNow).previous?.expiresAt).toBe(DateTime.toEpochMillis(previousUntil.value))
+        // both sealed at rest
+        const text = yield* rows
+        for (const secret of [fresh, Redacted.value(original.secret)]) expect(text).not.toContain(secret.slice(6))
+        // a data key rotation seals the replaced secret again too: it still signs under the new key alone
+        const next = CardCipher.generateKey()
+        yield* keysWith({ cacheTtl: 0 }, next, dataKey)
+        const underNext = yield* keysWith({ cacheTtl: 0 }, next)
+        const seen = Option.getOrThrow(yield* underNext.find(created.apiKey.id)).webhooks[0]!
+        expect(secretsOf(seen)).toEqual([fresh, Redacted.value(original.secret)])
+        yield* keysWith({ cacheTtl: 0 }, dataKey, next)
+        // a rotation with no overlap ends the replaced secrets at once (a leaked one)
+        const leaked = Option.getOrThrow(yield* keys.rotateWebhookSecret(original.id, { overlap: 0 }))
+        expect(leaked.previousUntil).toEqual(Option.none())
+        expect(secretsOf(yield* endpointNow)).toEqual([Redacted.value(leaked.endpoint.secret), undefined])
+        // a short overlap: the replaced secret is left out once it ends
+        const short = Option.getOrThrow(yield* keys.rotateWebhookSecret(original.id, { overlap: "200 millis" }))
+        expect(secretsOf(yield* endpointNow)).toEqual([
+          Redacted.value(short.endpoint.secret),
+          Redacted.value(leaked.endpoint.secret)
+        ])
+        yield* Effect.sleep("300 millis")
+        expect(secretsOf(yield* endpointNow)).toEqual([Redacted.value(short.endpoint.secret), undefined])
+        // an unknown endpoint is none; an overlap outside 0 to 7 days is refused, and changes nothing
+        expect(yield* keys.rotateWebhookSecret("wh_0000000000000000")).toEqual(Option.none())
+        for (const bad of [-1, "8 days", Number.NaN] as const) {
+          const refused = yield* Effect.flip(keys.rotateWebhookSecret(original.id, { overlap: bad }))
+          assert(refused._tag === "InvalidKeySettings")
+          expect(refused.message).toBe("overlap must be from 0 to 7 days")
+        }
+        expect(secretsOf(yield* endpointNow)[0]).toBe(Redacted.value(short.endpoint.secret))
+      }))
+
+    it.effect("rotateWebhookSecret at once from two nodes: each new secret is either the current or the previous one", () =>
+      Effect.gen(function*() {
+        const keys = yield* keysWith({ cacheTtl: 0 })
+        const other = yield* keysWith({ cacheTtl: 0 })
+        const created = yield* keys.create({ name: "race", webhooks: ["https://a.example/h"] })
+        const id = created.apiKey.webhooks[0]!.id
+        const [a, b] = yield* Effect.all(
+          [keys.rotateWebhookSecret(id), other.rotateWebhookSecret(id)],
+          { concurrency: 2 }
+        )
+        const handed = [a, b].map((rotated) => Redacted.value(Option.getOrThrow(rotated).endpoint.secret))
+        const now = Option.getOrThrow(yield* keys.find(created.apiKey.id)).webhooks[0]!
+        const signing = [Redacted.value(now.secret), now.previous && Redacted.value(now.previous.secret)]
+        expect([...signing].sort()).toEqual([...handed].sort())
       }))
 
     it.effect("a start after a data key rotation seals the secrets again under the new key; a key that is neither is refused", () =>

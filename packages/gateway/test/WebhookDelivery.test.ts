@@ -1,7 +1,7 @@
 import { assert, expect, layer } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { DurableQuotes } from "@gcx/workflow"
-import { Cause, Context, Effect, Exit, Layer, Logger, References, Result, Schema, Scope } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Logger, Redacted, References, Result, Schema, Scope } from "effect"
 import * as Path from "node:path"
 import { WebhookDelivery, WebhookSignature } from "../src/index.js"
 import * as Webhooks from "./utils/webhooks.js"
@@ -154,6 +154,66 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.01 }), { excludeTestService
           expect(logged).not.toContain(secret)
         }).pipe(Effect.scoped),
       90_000
+    )
+
+    it.effect(
+      "a rotated secret: deliveries carry both signatures while the replaced secret overlaps, the new one's alone after",
+      () =>
+        Effect.gen(function*() {
+          const server = yield* Sandbox.SandboxServer
+          const directory = yield* Webhooks.tempDirectory
+          const previous = "whsec_" + "P".repeat(43)
+          const next = "whsec_" + "N".repeat(43)
+          // each receiver acts on what verifies under the secret it knows, and counts the header's signatures
+          const receiverOf = (known: string) => {
+            const verified: Array<{ readonly ok: boolean; readonly signatures: number }> = []
+            return Effect.map(
+              Webhooks.receiver((request) => {
+                const header = String(request.headers["gcx-signature"])
+                const ok = Result.isSuccess(WebhookSignature.verify({ header, body: request.body, secret: known }))
+                verified.push({ ok, signatures: header.split(",v1=").length - 1 })
+                return ok ? 200 : 400
+              }),
+              (receiver) => ({ ...receiver, verified })
+            )
+          }
+          // still on the replaced secret (within its overlap), and on the new one
+          const stale = yield* receiverOf(previous)
+          const moved = yield* receiverOf(next)
+          // an endpoint whose overlap has ended: the replaced secret no longer signs
+          const ended = yield* receiverOf(previous)
+          const key = Webhooks.keyWith(keyId, [
+            { url: stale.url, secret: next },
+            { url: moved.url, secret: next },
+            { url: ended.url, secret: next }
+          ])
+          const overlapping = { secret: Redacted.make(previous), expiresAt: Date.now() + 3_600_000 }
+          const keyRotated = {
+            ...key,
+            webhooks: key.webhooks.map((endpoint, i) =>
+              i < 2
+                ? { ...endpoint, previous: overlapping }
+                : { ...endpoint, previous: { ...overlapping, expiresAt: Date.now() - 1 } }
+            )
+          }
+          const gateway = Webhooks.gateway(
+            server,
+            Path.join(directory, "gcx.db"),
+            Webhooks.apiKeys(keyRotated),
+            { baseDelay: "50 millis" }
+          )
+          yield* Effect.gen(function*() {
+            const quotes = yield* DurableQuotes.DurableQuotes
+            yield* Webhooks.own("whrotated0001", keyId)
+            yield* quotes.execute(card(TestData.Cards.instant), { requestId: "whrotated0001" })
+            yield* Webhooks.eventually("the deliveries", () =>
+              stale.verified.length > 0 && moved.verified.length > 0 && ended.verified.length > 0)
+          }).pipe(Effect.provide(gateway, { local: true }))
+          expect(stale.verified[0]).toEqual({ ok: true, signatures: 2 })
+          expect(moved.verified[0]).toEqual({ ok: true, signatures: 2 })
+          expect(ended.verified[0]).toEqual({ ok: false, signatures: 1 })
+        }).pipe(Effect.scoped),
+      60_000
     )
   }
 )

@@ -22,6 +22,20 @@ describe("WebhookSignature", () => {
     )
   })
 
+  it("sign with several secrets (a rotation's overlap): one v1 each, in order; each secret verifies alone", () => {
+    const old = "whsec_" + "b".repeat(43)
+    const header = WebhookSignature.sign([secret, Redacted.make(old)], body, t)
+    const hex = (key: string) => Crypto.createHmac("sha256", key).update(`${t}.${body}`).digest("hex")
+    expect(header).toBe(`t=${t},v1=${hex(secret)},v1=${hex(old)}`)
+    for (const key of [secret, old]) {
+      expect(reasonOf(WebhookSignature.verify({ header, body, secret: key, now: t }))).toBe("verified")
+    }
+    expect(reasonOf(WebhookSignature.verify({ header, body, secret: "whsec_other", now: t }))).toBe(
+      "NoMatchingSignature"
+    )
+    expect(WebhookSignature.sign([secret], body, t)).toBe(WebhookSignature.sign(secret, body, t))
+  })
+
   it("verify: a signed body within the tolerance, either way, gives its timestamp", () => {
     const header = WebhookSignature.sign(secret, body, t)
     expect(WebhookSignature.verify({ header, body, secret, now: t })).toEqual(Result.succeed(t))
@@ -105,5 +119,8 @@ describe("WebhookSignature", () => {
     expect(python(body, `t=${now},v0=x, ${WebhookSignature.sign(secret, body, now).split(",")[1]}`, secret)).toBe(
       "valid"
     )
+    // during a rotation's overlap, either secret verifies the header that both signed
+    const rotated = WebhookSignature.sign([secret, "whsec_old"], body, now)
+    expect([python(body, rotated, secret), python(body, rotated, "whsec_old")]).toEqual(["valid", "valid"])
   })
 })

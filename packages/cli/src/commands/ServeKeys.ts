@@ -1,5 +1,5 @@
 /**
- * `gcx serve keys create|list|revoke`: the API keys of `gcx serve`'s callers (`run/ServeKeys`, loaded
+ * `gcx serve keys create|list|revoke|rotate-secret`: the API keys of `gcx serve`'s callers (`run/ServeKeys`, loaded
  * when a command runs), where `gcx serve` reads them: the embedded gateway's keys file
  * (`GCX_GATEWAY_KEYS_FILE`, default `gateway-keys.db` beside `GCX_DATABASE_FILE`), shared with a
  * running `gcx serve`, or the PostgreSQL of `GCX_DATABASE_URL`. `create` prints the key and each
@@ -48,11 +48,29 @@ export const revokeOptions = {
   )
 }
 
+/** The argument and flags of `gcx serve keys rotate-secret`. */
+export const rotateSecretOptions = {
+  json,
+  overlap: GcxFlag.number("overlap", "hours", { min: 0, max: 168 }).pipe(
+    Flag.withDescription(
+      "hours the replaced secret still signs deliveries beside the new one (default 24; 0 ends it at once, for a " +
+        "leaked secret)"
+    ),
+    Flag.optional
+  ),
+  id: Argument.String("webhook-id").pipe(
+    Argument.withDescription("the webhook endpoint's id (wh_…), as gcx serve keys list shows it")
+  )
+}
+
 /** The parsed flags of `gcx serve keys create`. */
 export type CreateFlags = Command.Command.Config.Infer<typeof createOptions>
 
 /** The parsed argument and flags of `gcx serve keys revoke`. */
 export type RevokeFlags = Command.Command.Config.Infer<typeof revokeOptions>
+
+/** The parsed argument and flags of `gcx serve keys rotate-secret`. */
+export type RotateSecretFlags = Command.Command.Config.Infer<typeof rotateSecretOptions>
 
 /** `GCX_GATEWAY_KEYS_FILE`: where an embedded `gcx serve` and `gcx serve keys` keep the keys. */
 export const keysFileVariable: Help.Variable = [
@@ -110,7 +128,16 @@ const revoke = Command.make("revoke", revokeOptions, handler((run) => run.revoke
   )
 )
 
-/** The `keys` command, under `gcx serve`: `create`, `list`, `revoke`. */
+const rotateSecret = Command.make("rotate-secret", rotateSecretOptions, handler((run) => run.rotateSecret)).pipe(
+  described(
+    "Give a webhook endpoint a new secret, printed once. The replaced secret still signs its deliveries for " +
+      "--overlap hours (each delivery carries both signatures), so that the receiver can move to the new one " +
+      "without refusing a delivery. The API key and its quotes are unchanged",
+    "Rotate a webhook endpoint's secret (printed once)"
+  )
+)
+
+/** The `keys` command, under `gcx serve`: `create`, `list`, `revoke`, `rotate-secret`. */
 export const command = Command.make("keys").pipe(
   Help.describe(
     "Manage the API keys of gcx serve's callers: embedded, in the file GCX_GATEWAY_KEYS_FILE, which these " +
@@ -118,5 +145,5 @@ export const command = Command.make("keys").pipe(
     variables
   ),
   Command.withShortDescription("Manage the API keys of gcx serve's callers"),
-  Command.withSubcommands([create, list, revoke])
+  Command.withSubcommands([create, list, revoke, rotateSecret])
 )

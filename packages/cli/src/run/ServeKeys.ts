@@ -43,6 +43,13 @@ export interface RevokeFlags {
   readonly json: boolean
 }
 
+/** What `gcx serve keys rotate-secret` is given. */
+export interface RotateSecretFlags {
+  readonly id: string
+  readonly overlap: Option.Option<number>
+  readonly json: boolean
+}
+
 /** The line that follows the secrets `create` prints. */
 export const notShownAgain =
   "Keep them now: the key and the webhook secrets are not shown again (only a hash and a sealed copy are kept)."
@@ -184,7 +191,7 @@ export const list = (flags: { readonly json: boolean }) =>
       const state = Option.match(key.revokedAt, { onNone: () => "active", onSome: (at) => `revoked ${iso(at)}` })
       const webhooks = key.webhooks.length === 0
         ? "no webhooks"
-        : key.webhooks.map((webhook) => listedUrl(webhook.url)).join(" ")
+        : key.webhooks.map((webhook) => `${webhook.id} ${listedUrl(webhook.url)}`).join(", ")
       yield* Console.log(Text.safe(
         `${key.id}  ${key.name}  ${key.ratePerSecond}/s burst ${key.burst}  created ${iso(key.createdAt)}  ${state}  ` +
           webhooks
@@ -229,6 +236,54 @@ export const revoke = ({ id: given, json }: RevokeFlags) =>
         : `API key ${id} was already revoked`
     )
   }))
+
+/** What an id of a webhook endpoint looks like (`wh_` and 16 hex digits): only such an argument is quoted back. */
+const webhookIdPattern = /^wh_[0-9a-f]{16}$/
+
+/**
+ * The `rotate-secret` command's handler: the endpoint's new secret, once,
+ * and until when the replaced one still signs. An unknown id is a usage error.
+ */
+export const rotateSecret = (flags: RotateSecretFlags) =>
+  withKeys(Effect.gen(function*() {
+    const keys = yield* ApiKeys.ApiKeys
+    const overlap = Option.map(flags.overlap, (hours) => Duration.hours(hours))
+    const rotated = yield* keys.rotateWebhookSecret(flags.id, { overlap: Option.getOrUndefined(overlap) }).pipe(
+      Effect.catchTag("InvalidKeySettings", (error) => Effect.fail(usage(error)))
+    )
+    if (Option.isNone(rotated)) {
+      const named = webhookIdPattern.test(flags.id)
+        ? `the id '${flags.id}'`
+        : "that id (an id is wh_ and 16 hex digits)"
+      return yield* new ExitCode.CliError({
+        code: ExitCode.ExitCode.Usage,
+        message: `no webhook endpoint has ${named}: gcx serve keys list shows the ids`
+      })
+    }
+    const { endpoint, keyId, previousUntil } = rotated.value
+    if (flags.json) {
+      yield* Console.log(Text.json({
+        id: endpoint.id,
+        keyId,
+        url: endpoint.url,
+        secret: Redacted.value(endpoint.secret),
+        previousUntil: Option.match(previousUntil, { onNone: () => null, onSome: iso })
+      }))
+      return yield* Console.error(secretNotShownAgain)
+    }
+    yield* Console.log(
+      `webhook ${endpoint.id} ${Text.safe(endpoint.url)} of API key ${keyId} secret: ${Redacted.value(endpoint.secret)}`
+    )
+    yield* Console.log(Option.match(previousUntil, {
+      onNone: () => "the replaced secret no longer signs deliveries",
+      onSome: (until) =>
+        `the replaced secret signs deliveries too until ${iso(until)}: give the receiver the new one before then`
+    }))
+    yield* Console.log(secretNotShownAgain)
+  }))
+
+/** The line that follows the secret `rotate-secret` prints. */
+export const secretNotShownAgain = "Keep it now: the secret is not shown again (only a sealed copy is kept)."
 
 /** How long a gateway may still accept a revoked key (its cache). */
 const defaultCacheSeconds = Duration.toSeconds(ApiKeys.defaultCacheTtl)

@@ -3,6 +3,7 @@
  * resealing of the webhook secrets under the current data key.
  */
 import type * as CardCipher from "@gcx/workflow/CardCipher"
+import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -14,6 +15,12 @@ export const keysTable = "gcx_gateway_keys"
 
 /** The table of the webhook endpoints. */
 export const webhooksTable = "gcx_gateway_webhooks"
+
+/**
+ * The table of the webhook secrets replaced by a rotation, one per endpoint
+ * at most, each until it expires: a delivery is signed with it too until then.
+ */
+export const previousSecretsTable = "gcx_gateway_webhook_previous_secrets"
 
 /** A row of the keys' table. */
 export interface KeyRow {
@@ -31,6 +38,13 @@ export interface WebhookRow {
   readonly key_id: string
   readonly url: string
   readonly secret_sealed: string
+}
+
+/** A row of the previous secrets' table: sealed as it was, with its endpoint's `sealingContext`. */
+export interface PreviousSecretRow {
+  readonly webhook_id: string
+  readonly secret_sealed: string
+  readonly expires_at: number | string | bigint
 }
 
 /** The additional authenticated data of a webhook's sealed secret: its row, so a sealed secret cannot move to another. */
@@ -60,6 +74,11 @@ export const createTables = (sql: SqlClient.SqlClient) =>
     Effect.andThen(
       sql`CREATE INDEX IF NOT EXISTS ${sql(`${webhooksTable}_key_id`)} ON ${sql(webhooksTable)} (key_id)`
     ),
+    Effect.andThen(sql`CREATE TABLE IF NOT EXISTS ${sql(previousSecretsTable)} (
+      webhook_id VARCHAR(64) PRIMARY KEY REFERENCES ${sql(webhooksTable)} (id),
+      secret_sealed TEXT NOT NULL,
+      expires_at BIGINT NOT NULL
+    )`),
     Effect.retry({ times: 3, schedule: Schedule.spaced("100 millis") })
   )
 
@@ -74,16 +93,27 @@ export const createTables = (sql: SqlClient.SqlClient) =>
  */
 export const resealWebhooks = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) =>
   Effect.gen(function*() {
-    const rows = yield* sql<Pick<WebhookRow, "id" | "secret_sealed">>`SELECT id, secret_sealed FROM ${
-      sql(webhooksTable)
-    }`
-    for (const row of rows) {
-      const resealed = yield* cipher.reseal(row.secret_sealed, sealingContext(row.id)).pipe(
-        Effect.catchTag("UnsealError", (error) => error.keyId !== undefined ? Effect.fail(error) : Effect.succeedNone)
-      )
-      if (Option.isNone(resealed)) continue
-      yield* sql`UPDATE ${sql(webhooksTable)} SET secret_sealed = ${resealed.value}
-        WHERE id = ${row.id} AND secret_sealed = ${row.secret_sealed}`
+    const now = yield* Clock.currentTimeMillis
+    // the previous secrets that still sign, under their endpoint's context (the expired ones are dropped)
+    yield* sql`DELETE FROM ${sql(previousSecretsTable)} WHERE expires_at <= ${now}`
+    const tables = [
+      { table: webhooksTable, column: "id" },
+      { table: previousSecretsTable, column: "webhook_id" }
+    ] as const
+    let checked = 0
+    for (const { column, table } of tables) {
+      const rows = yield* sql<{ readonly id: string; readonly secret_sealed: string }>`SELECT ${
+        sql(column)
+      } AS id, secret_sealed FROM ${sql(table)}`
+      for (const row of rows) {
+        const resealed = yield* cipher.reseal(row.secret_sealed, sealingContext(row.id)).pipe(
+          Effect.catchTag("UnsealError", (error) => error.keyId !== undefined ? Effect.fail(error) : Effect.succeedNone)
+        )
+        if (Option.isNone(resealed)) continue
+        yield* sql`UPDATE ${sql(table)} SET secret_sealed = ${resealed.value}
+          WHERE ${sql(column)} = ${row.id} AND secret_sealed = ${row.secret_sealed}`
+      }
+      checked += rows.length
     }
-    if (rows.length > 0) yield* Effect.logDebug(`gateway: ${rows.length} webhook secrets checked under the data key`)
+    if (checked > 0) yield* Effect.logDebug(`gateway: ${checked} webhook secrets checked under the data key`)
   })

@@ -18,6 +18,7 @@ import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as ApiKeys from "../../ApiKeys.js"
@@ -145,6 +146,12 @@ export const deliveryClient = (client: HttpClient.HttpClient): HttpClient.HttpCl
     HttpClient.transformResponse(client, Effect.provideService(HttpClient.TracerPropagationEnabled, false))
   )
 
+/** The secrets that sign a delivery at `at`: the endpoint's, and the one its last rotation replaced until it expires. */
+const secretsOf = (endpoint: ApiKeys.WebhookEndpoint, at: number): ReadonlyArray<Redacted.Redacted<string>> =>
+  endpoint.previous !== undefined && endpoint.previous.expiresAt > at
+    ? [endpoint.secret, endpoint.previous.secret]
+    : [endpoint.secret]
+
 /**
  * Makes one attempt of `delivery` (its number `attempt`) with `client` (see
  * `deliveryClient`), within `timeout`, and records it in the metrics and the log.
@@ -164,7 +171,11 @@ export const make = (
     if (endpoint === undefined) return { attempt: gone(at), excerpt: "" }
     const request = HttpClientRequest.post(endpoint.url).pipe(
       HttpClientRequest.setHeaders({
-        [WebhookSignature.headerName]: WebhookSignature.sign(endpoint.secret, delivery.body, Math.floor(at / 1000)),
+        [WebhookSignature.headerName]: WebhookSignature.sign(
+          secretsOf(endpoint, at),
+          delivery.body,
+          Math.floor(at / 1000)
+        ),
         [WebhookSignature.eventIdHeaderName]: delivery.eventId,
         "user-agent": "gcx-webhooks"
       }),
