@@ -180,8 +180,11 @@ describe("the gateway with its real stores (ApiKeys, RateLimit, EventLog on SQLi
           [1, 2, 3, 4].map((id) => [id, "Retrying", id + 1])
         )
         expect(retries[3]).toMatchObject({
-          data: { transactionId: "", requestId: id, attempt: 5, delay: 200, reason: "TransportError" }
+          data: { transactionId: "", requestId: id, attempt: 5, reason: "TransportError" }
         })
+        // the pause: its setting, up to a fifth longer at random
+        expect(retries[3]!.data.delay).toBeGreaterThanOrEqual(200)
+        expect(retries[3]!.data.delay).toBeLessThanOrEqual(240)
         // the rest, numbered on from it, is the whole stream of the quote
         expectWholeStream(rest.map((message) => ({ ...message, id: message.id - 4 })), "Completed")
         const created = (yield* gateway.sandbox.journal).transactionsByRequestId[id]

@@ -197,7 +197,9 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
       expect(retries.map((event) => [event.requestId, event.attempt, event.reason])).toEqual(
         [2, 3, 4, 5].map((attempt) => [requestId, attempt, "TransportError"])
       )
-      expect(Duration.toMillis(retries[3]!.delay)).toBe(1_000)
+      // the pause: its setting, up to a fifth longer at random
+      expect(Duration.toMillis(retries[3]!.delay)).toBeGreaterThanOrEqual(1_000)
+      expect(Duration.toMillis(retries[3]!.delay)).toBeLessThanOrEqual(1_200)
     })))
 
   it.effect("a quote paused before its POST is sent again survives a restart: the timer and the decision are the first process's", () =>
@@ -316,7 +318,7 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
         // the pause announced (the first run's attempts all refused), the service comes back
         const pause = yield* Stream.unwrap(Effect.map(EventLog.EventLog, (log) => log.follow(requestId, 0))).pipe(
           Stream.map(({ event }) => event),
-          Stream.filter((event) => event._tag === "Retrying" && Duration.toMillis(event.delay) === 2_000),
+          Stream.filter((event) => event._tag === "Retrying" && Duration.toMillis(event.delay) >= 3_000),
           Stream.runHead,
           Effect.provide(EventLog.layer()),
           Effect.orDie
@@ -333,12 +335,47 @@ layer(sandbox(), { excludeTestServices: true })("DurableQuotes (embedded, SQLite
         Effect.provide(
           quotesLayer(server, filename, {
             client: { baseUrl: url, authUrl: url },
-            track: { resumeDelays: ["2 seconds"] }
+            track: { resumeDelays: ["3 seconds"] }
           }),
           { local: true }
         )
       )
     }).pipe(Effect.scoped))
+
+  it.effect("a pause is never shorter than the service's Retry-After (past the client's own wait, a 503 ends its run)", () =>
+    withQuotes({ track: { resumeDelays: ["100 millis"] } })(Effect.gen(function*() {
+      const server = yield* Sandbox.SandboxServer
+      const quotes = yield* DurableQuotes.DurableQuotes
+      // Retry-After 2 s, past the client's longest wait (200 ms here): the client gives up after one attempt
+      yield* server.setFaults([{ route: "createQuote", kind: "status503", times: 1, retryAfterSeconds: 2 }])
+      const requestId = "durable-retry-after-1"
+      const quote = yield* quotes.execute(card(TestData.Cards.instant), { requestId }).pipe(
+        Effect.ensuring(server.setFaults([]))
+      )
+      const journal = yield* server.journal
+      expect(journal.transactionsByRequestId[requestId]).toEqual([quote.transactionId])
+      const sent = journal.entries.filter((entry) => entry.route === "createQuote" && entry.requestId === requestId)
+      expect(sent.map((entry) => [entry.previousAttempts, entry.status])).toEqual([[0, 503], [1, 201]])
+      const [refused, resumed] = sent.map((entry) => DateTime.toEpochMillis(entry.time))
+      expect(resumed! - refused!).toBeGreaterThanOrEqual(2_000)
+    })))
+
+  it.effect("credentials the token endpoint refuses are not an outage: the quote fails at once with TokenError, no POST", () =>
+    withQuotes({ client: { clientSecret: "not-the-partner-secret" }, track: { resumeDelays: ["1 minute"] } })(
+      Effect.gen(function*() {
+        const server = yield* Sandbox.SandboxServer
+        const quotes = yield* DurableQuotes.DurableQuotes
+        const requestId = "durable-refused-token-1"
+        const error = yield* Effect.flip(quotes.execute(card(TestData.Cards.instant), { requestId })).pipe(
+          Effect.timeout("20 seconds")
+        )
+        assert(error._tag === "TokenError")
+        expect(Errors.isOutage(error)).toBe(false)
+        const journal = yield* server.journal
+        expect(journal.entries.filter((entry) => entry.route === "createQuote" && entry.requestId === requestId))
+          .toEqual([])
+      })
+    ))
 
   it.effect("an outage that outlasts the pauses fails the quote with its error, after one run per pause", () =>
     withQuotes({ track: { resumeDelays: ["100 millis"] } })(Effect.gen(function*() {

@@ -36,6 +36,7 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -161,23 +162,39 @@ const submitActivity = Activity.make({
 /** The pauses before each run again of a POST whose transaction may exist, or that met an outage (`Options.resumeDelays`): 30 s, then 5 min. */
 export const defaultResumeDelays: ReadonlyArray<Duration.Input> = ["30 seconds", "5 minutes"]
 
+/** How much longer than its setting a pause may be, at random, so that quotes paused together are not sent together. */
+const pauseJitter = 0.2
+
+/** The longest pause of `Options.resumeDelays`: the engine's timer takes no date past JavaScript's. */
+const maxResumeDelay = Duration.days(1)
+
 /**
  * Decides, once, whether the POST of the quote is sent again after run `run`
- * failed with `error`, and after how long: `delays[run - 1]` in milliseconds,
- * or null once the runs are spent. An activity: a replay reads the decision
- * back, whatever the settings of the runner that replays it (another runner,
- * or this one restarted with other `resumeDelays`). A pause is announced by a
- * `Retrying` event on the bus (so the quote's followers see why it waits) and
- * a log line: at least once (a runner that dies between the announcement and
- * the decision's record announces it again).
+ * failed with `error`, and after how long: `delays[run - 1]`, up to a fifth
+ * longer at random (quotes paused by one outage do not come back at once),
+ * and never shorter than the service's `Retry-After`, at most a day, in
+ * milliseconds; or null once the runs are spent. An activity: a replay reads
+ * the decision back, whatever the settings of the runner that replays it
+ * (another runner, or this one restarted with other `resumeDelays`). A pause
+ * is announced by a `Retrying` event on the bus (so the quote's followers see
+ * why it waits) and a log line: at least once (a runner that dies between the
+ * announcement and the decision's record announces it again).
  */
 const pause = (requestId: string, run: number, delays: ReadonlyArray<Duration.Duration>, error: DurableQuoteFailure) =>
   Activity.make({
     name: `${name}/submit/pause-${run}`,
     success: Schema.NullOr(Schema.Number),
     execute: Effect.gen(function*() {
-      const delay = delays[run - 1]
-      if (delay === undefined) return null
+      const setting = delays[run - 1]
+      if (setting === undefined) return null
+      const retryAfter = "retryAfterMillis" in error && typeof error.retryAfterMillis === "number"
+        ? error.retryAfterMillis
+        : 0
+      const jitter = 1 + pauseJitter * (yield* Random.next)
+      const delay = Duration.millis(Math.min(
+        Math.ceil(Math.max(Duration.toMillis(setting) * jitter, retryAfter)),
+        Duration.toMillis(maxResumeDelay)
+      ))
       const bus = yield* QuoteEvents.QuoteEvents
       const attempts = "attempts" in error && typeof error.attempts === "number" ? error.attempts : 0
       const timestamp = yield* DateTime.now
@@ -185,9 +202,8 @@ const pause = (requestId: string, run: number, delays: ReadonlyArray<Duration.Du
         QuoteEvent.retrying({ transactionId: "", timestamp, attempt: attempts + 1, delay, requestId }, error)
       )
       yield* Effect.logInfo(
-        Option.isSome(Errors.postResumption(error))
-          ? "the POST of a durable quote may have created its transaction: it is sent again"
-          : "the service was out when a durable quote was sent: it is sent again"
+        "the POST of a durable quote failed (the service was out, or its answer was lost): it is sent again, " +
+          "with the same requestId"
       ).pipe(Effect.annotateLogs({ requestId, run: run + 1, after: Duration.format(delay), reason: error._tag }))
       return Duration.toMillis(delay)
     })
@@ -237,9 +253,6 @@ const resumePosts = (delays: ReadonlyArray<Duration.Duration>) =>
     )
   return from(1)
 }
-
-/** The longest pause of `Options.resumeDelays`: the engine's timer takes no date past JavaScript's. */
-const maxResumeDelay = Duration.days(1)
 
 /**
  * The pauses of `Options.resumeDelays` (default `defaultResumeDelays`), in

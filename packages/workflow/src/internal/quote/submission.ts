@@ -15,7 +15,8 @@ export interface Options extends Omit<QuotePoller.TrackOptions, "expectedComplet
    * The pauses before the submit activity runs again after its POST failed
    * while an attempt may have created the transaction (`Errors.postResumption`),
    * or while the service was out (`Errors.isOutage`: no answer, a 503, a 429,
-   * a 5xx): one run more per pause, on a durable timer. Default: 30 s, then 5 min
+   * a 5xx): one run more per pause, on a durable timer. Each pause is up to a
+   * fifth longer at random, and never shorter than the service's `Retry-After`. Default: 30 s, then 5 min
    * (3 runs at most). Empty: the quote fails at the first such failure. Each
    * from 0 to 1 day: another throws a `RangeError` when the layer is called.
    */
