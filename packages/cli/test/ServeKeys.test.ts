@@ -147,7 +147,10 @@ describe("gcx serve keys", () => {
       Effect.gen(function*() {
         const directory = yield* folder
         const env = { GCX_DATABASE_FILE: Path.join(directory, "gcx.db") }
-        const created = yield* keys(["create", "--name", "shop", "--webhook", "https://shop.example/h"], env)
+        const created = yield* keys(
+          ["create", "--name", "shop", "--webhook", "https://shop.example/h?token=q-s3cr3t"],
+          env
+        )
         expect(created.code, created.stderr).toBe(0)
         const webhookId = /webhook (wh_[0-9a-f]{16}) /.exec(created.stdout)![1]!
         const firstSecret = /secret: (whsec_\S+)/.exec(created.stdout)![1]!
@@ -159,23 +162,40 @@ describe("gcx serve keys", () => {
         const out = lines(rotated.stdout)
         expect(out[0]).toMatch(
           new RegExp(
-            `^webhook ${webhookId} https://shop\\.example/h of API key key_[0-9a-f]{16} secret: whsec_[A-Za-z0-9_-]{43}$`
+            `^webhook ${webhookId} https://shop\\.example/h\\?… of API key key_[0-9a-f]{16} secret: whsec_[A-Za-z0-9_-]{43}$`
           )
         )
         expect(out[0]).not.toContain(firstSecret)
+        // the URL's query is not shown (a token may be in it), as in the list
+        expect(rotated.stdout).not.toContain("q-s3cr3t")
         expect(out[1]).toMatch(/^the replaced secret signs deliveries too until \d{4}-\d\d-\d\dT[\d:]+Z: give/)
         expect(out.at(-1)).toContain("not shown again")
         const second = /secret: (whsec_\S+)/.exec(out[0]!)![1]!
+        // the list says until when the replaced secret signs
+        expect((yield* keys(["list"], env)).stdout).toMatch(
+          new RegExp(`${webhookId} https://shop\\.example/h\\?… \\(its replaced secret signs too until \\d{4}-`)
+        )
 
         // a leaked secret: no overlap; --json
         const leaked = yield* keys(["rotate-secret", webhookId, "--overlap", "0", "--json"], env)
         expect(leaked.code, leaked.stderr).toBe(0)
         const json = JSON.parse(leaked.stdout)
-        expect(json).toMatchObject({ id: webhookId, url: "https://shop.example/h", previousUntil: null })
+        expect(json).toMatchObject({
+          id: webhookId,
+          url: "https://shop.example/h?…",
+          previousUntil: null,
+          endedEarlierOverlap: true
+        })
         expect(json.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
         expect(leaked.stderr).toContain("not shown again")
         const text = yield* keys(["rotate-secret", webhookId, "--overlap", "0"], env)
         expect(lines(text.stdout)[1]).toBe("the replaced secret no longer signs deliveries")
+        // from another folder: no keys file there; it says where it looked, and makes none
+        const elsewhere = yield* folder
+        const lost = yield* keys(["rotate-secret", webhookId], { GCX_DATABASE_FILE: Path.join(elsewhere, "gcx.db") })
+        expect(lost.code).toBe(2)
+        expectOneErrorLine(lost.stderr, `no keys file at ${Path.resolve(elsewhere, "gateway-keys.db")}`)
+        expect(Fs.readdirSync(elsewhere)).toEqual([])
 
         // refused before the database: an overlap past 7 days, an unknown or malformed id
         const tooLong = yield* keys(["rotate-secret", webhookId, "--overlap", "169"], env)
@@ -183,7 +203,10 @@ describe("gcx serve keys", () => {
         expectOneErrorLine(tooLong.stderr, "--overlap")
         const unknown = yield* keys(["rotate-secret", "wh_0000000000000000"], env)
         expect(unknown.code).toBe(2)
-        expectOneErrorLine(unknown.stderr, "no webhook endpoint has the id 'wh_0000000000000000'")
+        expectOneErrorLine(
+          unknown.stderr,
+          `no webhook endpoint has the id 'wh_0000000000000000' in ${Path.resolve(directory, "gateway-keys.db")}`
+        )
         const malformed = yield* keys(["rotate-secret", "whsec_not-an-id"], env)
         expect(malformed.code).toBe(2)
         expect(malformed.stderr).not.toContain("whsec_not-an-id")

@@ -11,10 +11,14 @@
  *   table `gcx_gateway_webhooks` keeps it sealed with the data key
  *   (`CardCipher.sealText`: AES-256-GCM under `GCX_DATA_KEY`, the row's id as
  *   additional data), opened by `authenticate` and `find`. A secret that no
- *   data key of this node opens leaves its endpoint out, with a warning. At
- *   its start, the service seals again under `GCX_DATA_KEY` the secrets sealed
- *   under `GCX_DATA_KEY_PREVIOUS` (a rotation), and refuses a table whose
- *   secrets were sealed under neither (`CardCipher.UnsealError`).
+ *   data key of this node opens leaves its endpoint out, with a warning (its
+ *   deliveries wait). At its start, the service refuses a table whose secrets
+ *   were sealed under neither key (`CardCipher.UnsealError`), and seals again
+ *   under `GCX_DATA_KEY` the secrets sealed under `GCX_DATA_KEY_PREVIOUS` (a
+ *   rotation), unless told not to (`Options.resealWebhooks`).
+ * - A rotation of an endpoint's secret (`rotateWebhookSecret`) keeps the
+ *   secret it replaces, sealed the same way, in `gcx_gateway_webhook_previous_secrets`
+ *   until its overlap ends: deliveries are signed with both meanwhile.
  * - `authenticate` keeps the callers it found for `cacheTtl` (5 s by default)
  *   in this process's memory, by the key's hash: a revoked key is refused by
  *   every gateway at most that long after `revoke` (at once by the process that
@@ -80,6 +84,8 @@ export interface RotatedSecret {
   readonly endpoint: WebhookEndpoint
   /** When the replaced secret stops signing deliveries; none when it stopped at once (an overlap of 0). */
   readonly previousUntil: Option.Option<DateTime.Utc>
+  /** Whether the secret an earlier rotation replaced, which still signed, stopped signing with this one. */
+  readonly endedEarlierOverlap: boolean
 }
 
 /** How long a replaced webhook secret signs deliveries beside the new one, unless told otherwise: 24 hours. */
@@ -94,6 +100,12 @@ export interface ApiKey {
   readonly ratePerSecond: number
   readonly burst: number
   readonly webhooks: ReadonlyArray<WebhookEndpoint>
+  /**
+   * The ids of its endpoints left out of `webhooks`: their secret no data key
+   * of this node opens (a deployment's keys mistaken). Their deliveries wait,
+   * retried, until a node that opens them makes them.
+   */
+  readonly webhooksLeftOut?: ReadonlyArray<string> | undefined
 }
 
 /** The presented key is missing, malformed, unknown or revoked. Never names the key. */
@@ -118,7 +130,12 @@ export interface Listed {
   readonly name: string
   readonly ratePerSecond: number
   readonly burst: number
-  readonly webhooks: ReadonlyArray<{ readonly id: string; readonly url: string }>
+  /** Its endpoints, each with, while a rotation's overlap lasts, when its replaced secret stops signing. */
+  readonly webhooks: ReadonlyArray<{
+    readonly id: string
+    readonly url: string
+    readonly previousUntil: Option.Option<DateTime.Utc>
+  }>
   readonly createdAt: DateTime.Utc
   readonly revokedAt: Option.Option<DateTime.Utc>
 }
@@ -202,6 +219,14 @@ export const hashKey = (key: string): string => Crypto.createHash("sha256").upda
 export interface Options {
   /** How long `authenticate` remembers a caller, or a key as unknown (see the module's doc). Default 5 s; 0 remembers none. */
   readonly cacheTtl?: Duration.Input | undefined
+  /**
+   * Whether the start seals again under `GCX_DATA_KEY` the webhook secrets
+   * sealed under `GCX_DATA_KEY_PREVIOUS` (a rotation). Default true, for a
+   * gateway's start. False changes nothing at the start (the secrets open
+   * under either key): for an administration command, whose shell's keys may
+   * be mistaken and must not move the deployment's secrets to another key.
+   */
+  readonly resealWebhooks?: boolean | undefined
 }
 
 /**
@@ -217,7 +242,7 @@ export const make = (
     const cipher = yield* CardCipher.CardCipher
     const ttl = Duration.toMillis(Duration.fromInputUnsafe(options.cacheTtl ?? defaultCacheTtl))
     yield* createTables(sql)
-    yield* resealWebhooks(sql, cipher)
+    yield* resealWebhooks(sql, cipher, options.resealWebhooks !== false)
 
     /** The callers found by `authenticate`, by their key's hash, until `expires` (ms). */
     const cache = new Map<string, { readonly apiKey: ApiKey; readonly expires: number }>()
@@ -229,12 +254,13 @@ export const make = (
     const endpoints = Endpoints.make(sql, cipher)
 
     const apiKeyOf = (row: KeyRow) =>
-      Effect.map(endpoints.ofKey(row.id), (webhooks): ApiKey => ({
+      Effect.map(endpoints.ofKey(row.id), ({ leftOut, webhooks }): ApiKey => ({
         id: row.id,
         name: row.name,
         ratePerSecond: Number(row.rate_per_second),
         burst: Number(row.burst),
-        webhooks
+        webhooks,
+        ...(leftOut.length > 0 ? { webhooksLeftOut: leftOut } : {})
       }))
 
     /** The caller of the key whose hash is `hash`, from the database, remembered (unknown too) until `now + ttl`. */
@@ -311,24 +337,33 @@ export const make = (
     const rotateWebhookSecret: Service["rotateWebhookSecret"] = (webhookId, options = {}) =>
       Effect.fromResult(validateSecretOverlap(options.overlap)).pipe(
         Effect.flatMap((overlap) => endpoints.rotate(webhookId, overlap)),
-        Effect.map(Option.map(({ endpoint, keyId, previousUntil }) => ({
+        Effect.map(Option.map(({ endedEarlierOverlap, endpoint, keyId, previousUntil }) => ({
           keyId,
           endpoint,
-          previousUntil: Option.map(previousUntil, utc)
+          previousUntil: Option.map(previousUntil, utc),
+          endedEarlierOverlap
         })))
       )
 
     const list: Service["list"] = Effect.gen(function*() {
       const keys = yield* sql<KeyRow>`SELECT id, name, rate_per_second, burst, created_at, revoked_at
         FROM ${sql(keysTable)} ORDER BY created_at, id`
-      const webhooks = yield* sql<Omit<WebhookRow, "secret_sealed">>`SELECT id, key_id, url
-        FROM ${sql(webhooksTable)} ORDER BY created_at, id`
+      const now = yield* Clock.currentTimeMillis
+      const webhooks = yield* sql<
+        Omit<WebhookRow, "secret_sealed"> & { readonly previous_until: number | string | bigint | null }
+      >`SELECT w.id, w.key_id, w.url, p.expires_at AS previous_until FROM ${sql(webhooksTable)} w
+        LEFT JOIN ${sql(previousSecretsTable)} p ON p.webhook_id = w.id AND p.expires_at > ${now}
+        ORDER BY w.created_at, w.id`
       return keys.map((row): Listed => ({
         id: row.id,
         name: row.name,
         ratePerSecond: Number(row.rate_per_second),
         burst: Number(row.burst),
-        webhooks: webhooks.filter((webhook) => webhook.key_id === row.id).map(({ id, url }) => ({ id, url })),
+        webhooks: webhooks.filter((webhook) => webhook.key_id === row.id).map(({ id, previous_until, url }) => ({
+          id,
+          url,
+          previousUntil: previous_until === null ? Option.none() : Option.some(utc(previous_until))
+        })),
         createdAt: utc(row.created_at),
         revokedAt: row.revoked_at === null ? Option.none() : Option.some(utc(row.revoked_at))
       }))

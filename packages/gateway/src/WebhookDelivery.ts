@@ -177,13 +177,19 @@ const makeTrigger = Effect.gen(function*() {
         WHERE request_id = ${outcome.requestId}`
       if (owner === undefined) return
       const key = yield* keys.find(owner.key_id)
-      if (Option.isNone(key) || key.value.webhooks.length === 0) return
+      if (Option.isNone(key)) return
+      // those whose secret this node cannot open too: their deliveries wait for one that can
+      const endpointIds = [
+        ...key.value.webhooks.map((endpoint) => endpoint.id),
+        ...(key.value.webhooksLeftOut ?? [])
+      ]
+      if (endpointIds.length === 0) return
       const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const event = eventOf(outcome, created)
       const body = JSON.stringify(event)
-      yield* Effect.forEach(key.value.webhooks, (endpoint) =>
+      yield* Effect.forEach(endpointIds, (endpointId) =>
         DeliveryWorkflow.execute(
-          { eventId: event.id, endpointId: endpoint.id, keyId: owner.key_id, body },
+          { eventId: event.id, endpointId, keyId: owner.key_id, body },
           // not a child of the quote: the quote neither waits for it nor is woken by it
           { discard: true, detached: true }
         ), { discard: true })

@@ -279,8 +279,9 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
         const before = Date.now()
         const rotated = yield* keys.rotateWebhookSecret(original.id)
         assert(Option.isSome(rotated))
-        const { endpoint, keyId, previousUntil } = rotated.value
+        const { endedEarlierOverlap, endpoint, keyId, previousUntil } = rotated.value
         expect([keyId, endpoint.id, endpoint.url]).toEqual([created.apiKey.id, original.id, original.url])
+        expect(endedEarlierOverlap).toBe(false)
         const fresh = Redacted.value(endpoint.secret)
         expect(fresh).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
         expect(fresh).not.toBe(Redacted.value(original.secret))
@@ -291,12 +292,24 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
         expect(overlap).toBeLessThan(24 * 3_600_000 + 60_000)
         expect(secretsOf(yield* endpointNow)).toEqual([fresh, Redacted.value(original.secret)])
         expect((yield* endpointNow).previous?.expiresAt).toBe(DateTime.toEpochMillis(previousUntil.value))
+        // the list tells until when, never the secrets
+        const listed = (yield* keys.list).find((key) => key.id === created.apiKey.id)!
+        expect(listed.webhooks.map((webhook) => webhook.previousUntil)).toEqual([previousUntil])
         // both sealed at rest
         const text = yield* rows
         for (const secret of [fresh, Redacted.value(original.secret)]) expect(text).not.toContain(secret.slice(6))
-        // a data key rotation seals the replaced secret again too: it still signs under the new key alone
+        // a data key rotation seals the replaced secret again too: it still signs under the new key alone; an
+        // administration command's start (resealWebhooks: false) opens them under either key and changes nothing
         const next = CardCipher.generateKey()
+        const textBefore = yield* rows
+        const admin = yield* keysWith({ cacheTtl: 0, resealWebhooks: false }, next, dataKey)
+        expect(secretsOf(Option.getOrThrow(yield* admin.find(created.apiKey.id)).webhooks[0]!)).toEqual([
+          fresh,
+          Redacted.value(original.secret)
+        ])
+        expect(yield* rows).toEqual(textBefore)
         yield* keysWith({ cacheTtl: 0 }, next, dataKey)
+        expect(yield* rows).not.toEqual(textBefore)
         const underNext = yield* keysWith({ cacheTtl: 0 }, next)
         const seen = Option.getOrThrow(yield* underNext.find(created.apiKey.id)).webhooks[0]!
         expect(secretsOf(seen)).toEqual([fresh, Redacted.value(original.secret)])
@@ -304,14 +317,17 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
         // a rotation with no overlap ends the replaced secrets at once (a leaked one)
         const leaked = Option.getOrThrow(yield* keys.rotateWebhookSecret(original.id, { overlap: 0 }))
         expect(leaked.previousUntil).toEqual(Option.none())
+        // it said so: the first rotation's replaced secret still signed
+        expect(leaked.endedEarlierOverlap).toBe(true)
         expect(secretsOf(yield* endpointNow)).toEqual([Redacted.value(leaked.endpoint.secret), undefined])
         // a short overlap: the replaced secret is left out once it ends
-        const short = Option.getOrThrow(yield* keys.rotateWebhookSecret(original.id, { overlap: "200 millis" }))
+        const short = Option.getOrThrow(yield* keys.rotateWebhookSecret(original.id, { overlap: "1 second" }))
+        expect(short.endedEarlierOverlap).toBe(false)
         expect(secretsOf(yield* endpointNow)).toEqual([
           Redacted.value(short.endpoint.secret),
           Redacted.value(leaked.endpoint.secret)
         ])
-        yield* Effect.sleep("300 millis")
+        yield* Effect.sleep("1100 millis")
         expect(secretsOf(yield* endpointNow)).toEqual([Redacted.value(short.endpoint.secret), undefined])
         // an unknown endpoint is none; an overlap outside 0 to 7 days is refused, and changes nothing
         expect(yield* keys.rotateWebhookSecret("wh_0000000000000000")).toEqual(Option.none())

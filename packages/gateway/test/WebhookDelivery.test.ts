@@ -1,9 +1,22 @@
 import { assert, expect, layer } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { DurableQuotes } from "@gcx/workflow"
-import { Cause, Context, Effect, Exit, Layer, Logger, Redacted, References, Result, Schema, Scope } from "effect"
+import {
+  Cause,
+  Context,
+  Effect,
+  Exit,
+  Layer,
+  Logger,
+  Option,
+  Redacted,
+  References,
+  Result,
+  Schema,
+  Scope
+} from "effect"
 import * as Path from "node:path"
-import { WebhookDelivery, WebhookSignature } from "../src/index.js"
+import { ApiKeys, WebhookDelivery, WebhookSignature } from "../src/index.js"
 import * as Webhooks from "./utils/webhooks.js"
 
 /** Card data planted in the quotes: none of it may reach a delivery, a row or a log. */
@@ -154,6 +167,50 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.01 }), { excludeTestService
           expect(logged).not.toContain(secret)
         }).pipe(Effect.scoped),
       90_000
+    )
+
+    it.effect(
+      "an endpoint whose secret this node cannot open yet: its delivery waits, retried, and is made once it opens",
+      () =>
+        Effect.gen(function*() {
+          const server = yield* Sandbox.SandboxServer
+          const directory = yield* Webhooks.tempDirectory
+          const receiver = yield* Webhooks.receiver((request) =>
+            Result.isSuccess(WebhookSignature.verify({
+                header: String(request.headers["gcx-signature"]),
+                body: request.body,
+                secret
+              }))
+              ? 200
+              : 400
+          )
+          const readable = Webhooks.keyWith(keyId, [{ url: receiver.url, secret }])
+          // the first lookups cannot open the endpoint's secret (a node with mistaken data keys): left out
+          let lookups = 0
+          const keys = Layer.mock(ApiKeys.ApiKeys, {
+            authenticate: () => Effect.fail(new ApiKeys.UnknownApiKey()),
+            find: (id) =>
+              Effect.sync(() => {
+                if (id !== keyId) return Option.none()
+                lookups++
+                return Option.some(
+                  lookups <= 3 ? { ...readable, webhooks: [], webhooksLeftOut: ["we_1"] } : readable
+                )
+              })
+          })
+          const gateway = Webhooks.gateway(server, Path.join(directory, "gcx.db"), keys, { baseDelay: "50 millis" })
+          yield* Effect.gen(function*() {
+            const quotes = yield* DurableQuotes.DurableQuotes
+            yield* Webhooks.own("whleftout0001", keyId)
+            yield* quotes.execute(card(TestData.Cards.instant), { requestId: "whleftout0001" })
+            yield* Webhooks.eventually("the delivery", () => receiver.received.length > 0)
+          }).pipe(Effect.provide(gateway, { local: true }))
+          // the trigger's lookup and two attempts found it left out; the third attempt delivered it
+          expect(lookups).toBeGreaterThanOrEqual(4)
+          expect(receiver.received).toHaveLength(1)
+          expect(receiver.received[0]!.headers["gcx-event-id"]).toBe(WebhookDelivery.eventId("whleftout0001"))
+        }).pipe(Effect.scoped),
+      60_000
     )
 
     it.effect(

@@ -130,7 +130,8 @@ export class UnsealError extends Schema.TaggedError<UnsealError>()("UnsealError"
   override get message(): string {
     return this.keyId !== undefined
       ? `a sealed secret was sealed with the data key ${this.keyId}, which is neither GCX_DATA_KEY nor ` +
-        `GCX_DATA_KEY_PREVIOUS: set GCX_DATA_KEY_PREVIOUS to that key`
+        `GCX_DATA_KEY_PREVIOUS: give this process the deployment's GCX_DATA_KEY, that key (or, to rotate from ` +
+        `it to this one, set it as GCX_DATA_KEY_PREVIOUS)`
       : `a sealed secret could not be opened (${this.reason}) with GCX_DATA_KEY or GCX_DATA_KEY_PREVIOUS`
   }
 }

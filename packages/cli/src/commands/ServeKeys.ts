@@ -91,8 +91,16 @@ const variables: ReadonlyArray<Help.Variable> = [
     "GCX_DATABASE_FILE",
     "SQLite file of the embedded gcx serve's quotes (default .gcx/gcx.db): the keys file is beside it"
   ],
-  Help.durableVariables.dataKey,
-  Help.durableVariables.previousDataKey
+  [
+    "GCX_DATA_KEY",
+    "the gateway's data key, which seals the webhook secrets (and the cards): the same as gcx serve's " +
+    "(required; secret)"
+  ],
+  [
+    "GCX_DATA_KEY_PREVIOUS",
+    "the key before a rotation: opens the webhook secrets it sealed; only a start of gcx serve seals them again " +
+    "(secret)"
+  ]
 ]
 
 /** A handler of `run/ServeKeys`, imported when the command runs. */

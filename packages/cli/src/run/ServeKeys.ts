@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as SqlError from "effect/sql/SqlError"
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as DatabaseFailure from "../DatabaseFailure.js"
 import * as DurableDeployment from "../DurableDeployment.js"
@@ -64,29 +65,47 @@ type Failure = Database.DatabaseUnreachable | SqlError.SqlError | CardCipher.Uns
 /** Where the keys of `gcx serve` are, as its commands name it. */
 class KeysLocation extends Context.Service<KeysLocation, string>()("gcx/run/ServeKeys/KeysLocation") {}
 
+/** The keys commands open the keys as they are: never sealed again under this shell's data keys. */
+const keysOptions: ApiKeys.Options = { resealWebhooks: false }
+
 /**
  * The keys of `gcx serve`: in the PostgreSQL of `GCX_DATABASE_URL`, else in
  * the embedded gateway's keys file; and where they are (the file's absolute
- * path: the default follows the working directory).
+ * path: the default follows the working directory). A file that does not
+ * exist is made by `create` only: the others fail naming it (a command run
+ * in another folder than the gateway's, most likely), exit 2.
  */
-const keysOfDeployment = Effect.gen(function*() {
-  const url = yield* Config.option(Config.Redacted("GCX_DATABASE_URL"))
-  if (Option.isSome(url)) {
-    return {
-      layer: ApiKeys.layer.pipe(Layer.provide(Database.layer(url.value))),
-      location: DurableDeployment.where(url.value)
+const keysOfDeployment = (make: boolean) =>
+  Effect.gen(function*() {
+    const url = yield* Config.option(Config.Redacted("GCX_DATABASE_URL"))
+    if (Option.isSome(url)) {
+      return {
+        layer: ApiKeys.layerWith(keysOptions).pipe(Layer.provide(Database.layer(url.value))),
+        location: DurableDeployment.where(url.value)
+      }
     }
-  }
-  const file = yield* Config.String("GCX_DATABASE_FILE").pipe(Config.withDefault(Embedded.defaultFilename))
-  const keysFile = yield* ApiKeys.fileConfig(file)
-  return { layer: ApiKeys.layerFile(keysFile), location: Path.resolve(keysFile) }
-})
+    const file = yield* Config.String("GCX_DATABASE_FILE").pipe(Config.withDefault(Embedded.defaultFilename))
+    const location = Path.resolve(yield* ApiKeys.fileConfig(file))
+    if (!make && !Fs.existsSync(location)) {
+      return yield* new ExitCode.CliError({
+        code: ExitCode.ExitCode.Usage,
+        message: `no keys file at ${Text.safe(location)}: gcx serve's first line names the file it reads ` +
+          "(run this command in its folder, or set GCX_GATEWAY_KEYS_FILE or GCX_DATABASE_FILE as it has them)"
+      })
+    }
+    return { layer: ApiKeys.layerFile(location, keysOptions), location }
+  })
 
-/** The keys of `gcx serve`, where they are, and the data key; a database that fails is one line, exit 5. */
-const keysLayer: Layer.Layer<ApiKeys.ApiKeys | KeysLocation, Config.ConfigError | ExitCode.CliError> = Layer
-  .effectContext(Effect.gen(function*() {
+/**
+ * The keys of `gcx serve`, where they are, and the data key; a database that
+ * fails is one line, exit 5. `make`: a keys file that does not exist is made.
+ */
+const keysLayer = (
+  make: boolean
+): Layer.Layer<ApiKeys.ApiKeys | KeysLocation, Config.ConfigError | ExitCode.CliError> =>
+  Layer.effectContext(Effect.gen(function*() {
     const cipher = yield* Layer.build(CardCipher.layerConfig())
-    const { layer, location } = yield* keysOfDeployment
+    const { layer, location } = yield* keysOfDeployment(make)
     const keys: Layer.Layer<ApiKeys.ApiKeys, Failure, CardCipher.CardCipher> = layer
     const built = yield* Layer.build(keys).pipe(
       Effect.provideContext(cipher),
@@ -102,10 +121,10 @@ const keysLayer: Layer.Layer<ApiKeys.ApiKeys | KeysLocation, Config.ConfigError 
   }))
 
 /** Runs `effect` with the keys; a failure of the database is one line, exit 5. */
-const withKeys = <A, E, R>(effect: Effect.Effect<A, E | SqlError.SqlError, R>) =>
+const withKeys = <A, E, R>(effect: Effect.Effect<A, E | SqlError.SqlError, R>, make = false) =>
   effect.pipe(
     Effect.catchIf(SqlError.isSqlError, (error) => Effect.fail(unavailable(error.message))),
-    Effect.provide(keysLayer)
+    Effect.provide(keysLayer(make))
   )
 
 /** A refused setting as a usage error naming its flag. */
@@ -129,7 +148,8 @@ export const create = (flags: CreateFlags) =>
       onSuccess: Effect.succeed
     })
     const [created, location] = yield* withKeys(
-      Effect.all([Effect.flatMap(ApiKeys.ApiKeys, (keys) => keys.create(settings)), Effect.service(KeysLocation)])
+      Effect.all([Effect.flatMap(ApiKeys.ApiKeys, (keys) => keys.create(settings)), Effect.service(KeysLocation)]),
+      true
     ).pipe(Effect.catchTag("InvalidKeySettings", (error) => Effect.fail(usage(error))))
     const { apiKey } = created
     if (flags.json) {
@@ -176,7 +196,11 @@ export const list = (flags: { readonly json: boolean }) =>
           name: key.name,
           ratePerSecond: key.ratePerSecond,
           burst: key.burst,
-          webhooks: key.webhooks.map((webhook) => ({ id: webhook.id, url: listedUrl(webhook.url) })),
+          webhooks: key.webhooks.map((webhook) => ({
+            id: webhook.id,
+            url: listedUrl(webhook.url),
+            previousSecretUntil: Option.match(webhook.previousUntil, { onNone: () => null, onSome: iso })
+          })),
           createdAt: iso(key.createdAt),
           revokedAt: Option.match(key.revokedAt, { onNone: () => null, onSome: iso })
         }))
@@ -191,7 +215,14 @@ export const list = (flags: { readonly json: boolean }) =>
       const state = Option.match(key.revokedAt, { onNone: () => "active", onSome: (at) => `revoked ${iso(at)}` })
       const webhooks = key.webhooks.length === 0
         ? "no webhooks"
-        : key.webhooks.map((webhook) => `${webhook.id} ${listedUrl(webhook.url)}`).join(", ")
+        : key.webhooks.map((webhook) =>
+          `${webhook.id} ${listedUrl(webhook.url)}${
+            Option.match(webhook.previousUntil, {
+              onNone: () => "",
+              onSome: (until) => ` (its replaced secret signs too until ${iso(until)})`
+            })
+          }`
+        ).join(", ")
       yield* Console.log(Text.safe(
         `${key.id}  ${key.name}  ${key.ratePerSecond}/s burst ${key.burst}  created ${iso(key.createdAt)}  ${state}  ` +
           webhooks
@@ -216,7 +247,9 @@ export const revoke = ({ id: given, json }: RevokeFlags) =>
       if (Option.isNone(found)) {
         return yield* new ExitCode.CliError({
           code: ExitCode.ExitCode.Usage,
-          message: "that API key is unknown or revoked already (gcx serve keys list shows the keys' ids)"
+          message: `that API key is unknown or revoked already in ${
+            Text.safe(yield* KeysLocation)
+          } (gcx serve keys list shows the keys' ids)`
         })
       }
       id = found.value.id
@@ -226,7 +259,7 @@ export const revoke = ({ id: given, json }: RevokeFlags) =>
       const named = keyIdPattern.test(id) ? `the id '${id}'` : "that id (an id is key_ and 16 hex digits)"
       return yield* new ExitCode.CliError({
         code: ExitCode.ExitCode.Usage,
-        message: `no API key has ${named}: gcx serve keys list shows the ids`
+        message: `no API key has ${named} in ${Text.safe(yield* KeysLocation)}: gcx serve keys list shows the ids`
       })
     }
     if (json) return yield* Console.log(Text.json({ id, revoked: true, already: revocation === "alreadyRevoked" }))
@@ -257,23 +290,31 @@ export const rotateSecret = (flags: RotateSecretFlags) =>
         : "that id (an id is wh_ and 16 hex digits)"
       return yield* new ExitCode.CliError({
         code: ExitCode.ExitCode.Usage,
-        message: `no webhook endpoint has ${named}: gcx serve keys list shows the ids`
+        message: `no webhook endpoint has ${named} in ${
+          Text.safe(yield* KeysLocation)
+        }: gcx serve keys list shows the ids`
       })
     }
-    const { endpoint, keyId, previousUntil } = rotated.value
+    const { endedEarlierOverlap, endpoint, keyId, previousUntil } = rotated.value
     if (flags.json) {
       yield* Console.log(Text.json({
         id: endpoint.id,
         keyId,
-        url: endpoint.url,
+        url: listedUrl(endpoint.url),
         secret: Redacted.value(endpoint.secret),
-        previousUntil: Option.match(previousUntil, { onNone: () => null, onSome: iso })
+        previousUntil: Option.match(previousUntil, { onNone: () => null, onSome: iso }),
+        endedEarlierOverlap
       }))
       return yield* Console.error(secretNotShownAgain)
     }
     yield* Console.log(
-      `webhook ${endpoint.id} ${Text.safe(endpoint.url)} of API key ${keyId} secret: ${Redacted.value(endpoint.secret)}`
+      `webhook ${endpoint.id} ${Text.safe(listedUrl(endpoint.url))} of API key ${keyId} secret: ${
+        Redacted.value(endpoint.secret)
+      }`
     )
+    if (endedEarlierOverlap) {
+      yield* Console.log("the secret an earlier rotation replaced, which still signed, no longer signs deliveries")
+    }
     yield* Console.log(Option.match(previousUntil, {
       onNone: () => "the replaced secret no longer signs deliveries",
       onSome: (until) =>

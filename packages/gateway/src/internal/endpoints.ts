@@ -41,21 +41,20 @@ export interface Rotated {
   readonly endpoint: WebhookEndpoint
   /** When the replaced secret stops signing (ms since the epoch); none when it stopped at once. */
   readonly previousUntil: Option.Option<number>
+  /** Whether an earlier rotation's replaced secret, which still signed, stopped signing with this one. */
+  readonly endedEarlierOverlap: boolean
 }
-
-/** How many times a rotation overtaken by another is made again before it dies. */
-const rotationTries = 5
 
 /** The endpoints over `sql`, their secrets sealed and opened with `cipher`. */
 export const make = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) => {
   /** A secret of endpoint `row.id`, opened; none (with a warning naming the endpoint) when no data key opens it. */
-  const open = (row: WebhookRow, sealed: string) =>
+  const open = (row: WebhookRow, sealed: string, leftOut: string) =>
     cipher.openText(sealed, sealingContext(row.id)).pipe(
       Effect.map((opened) => Option.some(webhookSecret(Redacted.value(opened)))),
       Effect.catchTag("UnsealError", (error) =>
         Effect.as(
           Effect.logWarning(
-            `gateway: the webhook ${row.id} of the API key ${row.key_id} is left out: ${error.message}`
+            `gateway: the webhook ${row.id} of the API key ${row.key_id}: ${leftOut}: ${error.message}`
           ),
           Option.none()
         ))
@@ -63,11 +62,11 @@ export const make = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) => {
 
   const endpointOf = (row: EndpointRow) =>
     Effect.gen(function*() {
-      const secret = yield* open(row, row.secret_sealed)
+      const secret = yield* open(row, row.secret_sealed, "left out (its deliveries wait for a data key that opens it)")
       if (Option.isNone(secret)) return Option.none<WebhookEndpoint>()
       const previous = row.previous_sealed === null || row.previous_expires_at === null
         ? Option.none()
-        : yield* open(row, row.previous_sealed)
+        : yield* open(row, row.previous_sealed, "its replaced secret no longer signs")
       return Option.some<WebhookEndpoint>({
         id: row.id,
         url: row.url,
@@ -78,7 +77,11 @@ export const make = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) => {
       })
     })
 
-  /** The endpoints of key `keyId`, oldest first, each with its previous secret while it signs. */
+  /**
+   * The endpoints of key `keyId`, oldest first, each with its previous secret
+   * while it signs; and the ids of those left out, whose secret no data key
+   * of this node opens.
+   */
   const ofKey = (keyId: string) =>
     Effect.flatMap(
       Clock.currentTimeMillis,
@@ -88,8 +91,11 @@ export const make = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) => {
         FROM ${sql(webhooksTable)} w
         LEFT JOIN ${sql(previousSecretsTable)} p ON p.webhook_id = w.id AND p.expires_at > ${now}
         WHERE w.key_id = ${keyId} ORDER BY w.created_at, w.id`.pipe(
-          Effect.flatMap(Effect.forEach(endpointOf)),
-          Effect.map(Arr.getSomes)
+          Effect.flatMap(Effect.forEach((row) => Effect.map(endpointOf(row), (endpoint) => ({ row, endpoint })))),
+          Effect.map((read) => ({
+            webhooks: Arr.getSomes(read.map(({ endpoint }) => endpoint)),
+            leftOut: read.flatMap(({ endpoint, row }) => Option.isNone(endpoint) ? [row.id] : [])
+          }))
         )
     )
 
@@ -106,24 +112,25 @@ export const make = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) => {
 
   /**
    * Gives endpoint `webhookId` a fresh secret; the one it replaces signs too
-   * for `overlapMillis` (none when 0), in place of any earlier previous one.
-   * None when no such endpoint exists. A rotation that another overtook
-   * (between its read and its write) is made again over the secret that one
-   * left, so that no secret handed out is lost.
+   * for `overlapMillis` (none when 0), in place of any earlier previous one
+   * (the last rotation wins). None when no such endpoint exists. The
+   * endpoint's row is locked for the transaction (`FOR UPDATE` on PostgreSQL;
+   * SQLite's writes are serialized), so rotations at once run one after the
+   * other: each replaces the secret the one before it made.
    */
   const rotate = (webhookId: string, overlapMillis: number): Effect.Effect<Option.Option<Rotated>, SqlError.SqlError> =>
     Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
       const secret = generateWebhookSecret()
-      const once = sql.withTransaction(Effect.gen(function*() {
-        const [row] = yield* sql<WebhookRow>`SELECT id, key_id, url, secret_sealed FROM ${sql(webhooksTable)}
-          WHERE id = ${webhookId}`
-        if (row === undefined) return "missing" as const
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const lock = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE OF w"), orElse: () => sql.literal("") })
+        const [row] = yield* sql<EndpointRow>`SELECT w.id, w.key_id, w.url, w.secret_sealed,
+            p.secret_sealed AS previous_sealed, p.expires_at AS previous_expires_at
+          FROM ${sql(webhooksTable)} w LEFT JOIN ${sql(previousSecretsTable)} p ON p.webhook_id = w.id
+          WHERE w.id = ${webhookId} ${lock}`
+        if (row === undefined) return Option.none()
         const sealed = yield* cipher.sealText(Redacted.value(secret), sealingContext(row.id))
-        // only over the secret read: another rotation in between makes this one start again
-        const updated = yield* sql`UPDATE ${sql(webhooksTable)} SET secret_sealed = ${sealed}
-          WHERE id = ${row.id} AND secret_sealed = ${row.secret_sealed} RETURNING id`
-        if (updated.length === 0) return "overtaken" as const
+        yield* sql`UPDATE ${sql(webhooksTable)} SET secret_sealed = ${sealed} WHERE id = ${row.id}`
         const expiresAt = now + overlapMillis
         yield* overlapMillis > 0
           ? sql`INSERT INTO ${sql(previousSecretsTable)} (webhook_id, secret_sealed, expires_at)
@@ -131,22 +138,15 @@ export const make = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) => {
               ON CONFLICT (webhook_id) DO UPDATE SET secret_sealed = excluded.secret_sealed,
                 expires_at = excluded.expires_at`
           : sql`DELETE FROM ${sql(previousSecretsTable)} WHERE webhook_id = ${row.id}`
-        return {
-          keyId: row.key_id,
-          endpoint: { id: row.id, url: row.url, secret },
-          previousUntil: overlapMillis > 0 ? Option.some(expiresAt) : Option.none()
-        } satisfies Rotated
+        return Option.some(
+          {
+            keyId: row.key_id,
+            endpoint: { id: row.id, url: row.url, secret },
+            previousUntil: overlapMillis > 0 ? Option.some(expiresAt) : Option.none(),
+            endedEarlierOverlap: row.previous_expires_at !== null && Number(row.previous_expires_at) > now
+          } satisfies Rotated
+        )
       }))
-      const tried = (left: number): Effect.Effect<Option.Option<Rotated>, SqlError.SqlError> =>
-        Effect.flatMap(once, (result) =>
-          result === "missing"
-            ? Effect.succeedNone
-            : result !== "overtaken"
-            ? Effect.succeedSome(result)
-            : left > 1
-            ? tried(left - 1)
-            : Effect.die(new Error(`the secret of the webhook ${webhookId} is being rotated by others: try again`)))
-      return yield* tried(rotationTries)
     })
 
   return { ofKey, insert, rotate }

@@ -83,33 +83,34 @@ export const createTables = (sql: SqlClient.SqlClient) =>
   )
 
 /**
- * Seals again under `GCX_DATA_KEY` the webhook secrets sealed under
- * `GCX_DATA_KEY_PREVIOUS` (a rotation: once done, the previous key is no
- * longer needed for them), and refuses a table whose secrets were sealed
- * under neither key (`CardCipher.UnsealError`, naming the key's id: a data key
- * mistaken, where every webhook would be left out). A secret that does not
- * open for another reason is left as it is (its endpoint is left out, with a
- * warning, when used).
+ * Refuses a table whose webhook secrets were sealed under neither data key
+ * (`CardCipher.UnsealError`, naming the key's id: a data key mistaken, where
+ * every webhook would be left out); and, when `write`, seals again under
+ * `GCX_DATA_KEY` the secrets sealed under `GCX_DATA_KEY_PREVIOUS` (a
+ * rotation: once done, the previous key is no longer needed for them), the
+ * replaced secrets of rotations still signing included, and drops those that
+ * no longer sign. A secret that does not open for another reason is left as
+ * it is (its endpoint is left out, with a warning, when used).
  */
-export const resealWebhooks = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) =>
+export const resealWebhooks = (sql: SqlClient.SqlClient, cipher: CardCipher.Service, write: boolean) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     // the previous secrets that still sign, under their endpoint's context (the expired ones are dropped)
-    yield* sql`DELETE FROM ${sql(previousSecretsTable)} WHERE expires_at <= ${now}`
+    if (write) yield* sql`DELETE FROM ${sql(previousSecretsTable)} WHERE expires_at <= ${now}`
     const tables = [
-      { table: webhooksTable, column: "id" },
-      { table: previousSecretsTable, column: "webhook_id" }
+      { table: webhooksTable, column: "id", signing: sql.literal("") },
+      { table: previousSecretsTable, column: "webhook_id", signing: sql`WHERE expires_at > ${now}` }
     ] as const
     let checked = 0
-    for (const { column, table } of tables) {
+    for (const { column, signing, table } of tables) {
       const rows = yield* sql<{ readonly id: string; readonly secret_sealed: string }>`SELECT ${
         sql(column)
-      } AS id, secret_sealed FROM ${sql(table)}`
+      } AS id, secret_sealed FROM ${sql(table)} ${signing}`
       for (const row of rows) {
         const resealed = yield* cipher.reseal(row.secret_sealed, sealingContext(row.id)).pipe(
           Effect.catchTag("UnsealError", (error) => error.keyId !== undefined ? Effect.fail(error) : Effect.succeedNone)
         )
-        if (Option.isNone(resealed)) continue
+        if (!write || Option.isNone(resealed)) continue
         yield* sql`UPDATE ${sql(table)} SET secret_sealed = ${resealed.value}
           WHERE ${sql(column)} = ${row.id} AND secret_sealed = ${row.secret_sealed}`
       }

@@ -168,7 +168,11 @@ export const make = (
     const endpoint = Option.isSome(key)
       ? key.value.webhooks.find((endpoint) => endpoint.id === delivery.endpointId)
       : undefined
-    if (endpoint === undefined) return { attempt: gone(at), excerpt: "" }
+    if (endpoint === undefined) {
+      // a secret this node cannot open (its data keys mistaken) is not a deleted endpoint: the delivery waits
+      const unopened = Option.isSome(key) && key.value.webhooksLeftOut?.includes(delivery.endpointId) === true
+      return { attempt: unopened ? { at, failure: "internal" } : gone(at), excerpt: "" }
+    }
     const request = HttpClientRequest.post(endpoint.url).pipe(
       HttpClientRequest.setHeaders({
         [WebhookSignature.headerName]: WebhookSignature.sign(
