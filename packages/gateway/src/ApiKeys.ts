@@ -53,6 +53,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Crypto from "node:crypto"
 import * as Path from "node:path"
+import * as CallerCache from "./internal/callerCache.js"
 import * as Endpoints from "./internal/endpoints.js"
 import * as KeyTables from "./internal/keyTables.js"
 import { createTables, type KeyRow, resealWebhooks, utc, type WebhookRow } from "./internal/keyTables.js"
@@ -189,19 +190,6 @@ export const previousSecretsTable = KeyTables.previousSecretsTable
 /** How long `authenticate` remembers a caller by default (see the module's doc). */
 export const defaultCacheTtl: Duration.Duration = Duration.seconds(5)
 
-/** The callers `authenticate` remembers at most: past that, the oldest is forgotten. */
-const cacheCapacity = 10_000
-
-/** The unknown keys `authenticate` remembers at most: past that, the oldest is forgotten. */
-const unknownCapacity = 1_000
-
-/** Sets `key` in `map`, forgetting its oldest entry first when `map` holds `capacity`. */
-const remember = <V>(map: Map<string, V>, capacity: number, key: string, value: V): void => {
-  map.delete(key)
-  if (map.size >= capacity) map.delete(map.keys().next().value!)
-  map.set(key, value)
-}
-
 /** What keys look like: the prefix, then 43 base64url characters (32 bytes). */
 export const keyPattern = /^gcx_sk_[A-Za-z0-9_-]{43}$/
 
@@ -244,12 +232,7 @@ export const make = (
     yield* createTables(sql)
     yield* resealWebhooks(sql, cipher, options.resealWebhooks !== false)
 
-    /** The callers found by `authenticate`, by their key's hash, until `expires` (ms). */
-    const cache = new Map<string, { readonly apiKey: ApiKey; readonly expires: number }>()
-    /** The hashes of the well-formed keys `authenticate` did not find, each until the time (ms) it maps to. */
-    const unknown = new Map<string, number>()
-    /** Counts `revoke`s: a lookup that a revocation overtook remembers nothing (it may have read the key before). */
-    let revocations = 0
+    const cache = CallerCache.make<ApiKey>(ttl)
 
     const endpoints = Endpoints.make(sql, cipher)
 
@@ -265,19 +248,14 @@ export const make = (
 
     /** The caller of the key whose hash is `hash`, from the database, remembered (unknown too) until `now + ttl`. */
     const lookup = Effect.fnUntraced(function*(hash: string, now: number) {
-      const seen = revocations
+      const mark = cache.mark()
       // the unique index on key_hash finds it: no comparison of key material in this process
       const [row] = yield* Effect.orDie(
         sql<KeyRow>`SELECT id, name, rate_per_second, burst, created_at, revoked_at FROM ${sql(keysTable)}
           WHERE key_hash = ${hash} AND revoked_at IS NULL`
       )
       const apiKey = row === undefined ? undefined : yield* Effect.orDie(apiKeyOf(row))
-      cache.delete(hash)
-      unknown.delete(hash)
-      if (ttl > 0 && seen === revocations) {
-        if (apiKey === undefined) remember(unknown, unknownCapacity, hash, now + ttl)
-        else remember(cache, cacheCapacity, hash, { apiKey, expires: now + ttl })
-      }
+      cache.set(hash, apiKey, now, mark)
       return apiKey
     })
 
@@ -286,13 +264,9 @@ export const make = (
       if (!keyPattern.test(key)) return yield* new UnknownApiKey()
       const hash = hashKey(key)
       const now = yield* Clock.currentTimeMillis
-      const cached = cache.get(hash)
-      const apiKey = cached !== undefined && cached.expires > now
-        ? cached.apiKey
-        : (unknown.get(hash) ?? 0) > now
-        ? undefined
-        : yield* lookup(hash, now)
-      if (apiKey === undefined) return yield* new UnknownApiKey()
+      const cached = cache.get(hash, now)
+      const apiKey = cached === undefined ? yield* lookup(hash, now) : cached
+      if (apiKey === undefined || apiKey === null) return yield* new UnknownApiKey()
       return apiKey
     })
 
@@ -317,7 +291,7 @@ export const make = (
             return yield* Effect.forEach(settings.webhooks, (url) => endpoints.insert(id, url, createdAt))
           })
         )
-        unknown.delete(hash)
+        cache.made(hash)
         // in the order `authenticate` and `find` give them: by creation, then id
         webhooks.sort((a, b) => (a.id < b.id ? -1 : 1))
         const { name, ratePerSecond, burst } = settings
@@ -374,11 +348,8 @@ export const make = (
         const now = yield* Clock.currentTimeMillis
         const revoked = yield* sql<{ readonly key_hash: string }>`UPDATE ${sql(keysTable)} SET revoked_at = ${now}
           WHERE id = ${id} AND revoked_at IS NULL RETURNING key_hash`
-        revocations++
-        if (revoked.length > 0) {
-          for (const { key_hash } of revoked) cache.delete(key_hash)
-          return "revoked" as const
-        }
+        cache.revoked(revoked.map(({ key_hash }) => key_hash))
+        if (revoked.length > 0) return "revoked" as const
         const [row] = yield* sql<{ readonly id: string }>`SELECT id FROM ${sql(keysTable)} WHERE id = ${id}`
         return row === undefined ? "unknown" as const : "alreadyRevoked" as const
       })

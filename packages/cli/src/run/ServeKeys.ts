@@ -1,33 +1,21 @@
 /**
- * `gcx serve keys create|list|revoke` (flags in `commands/ServeKeys`): the API keys of `gcx serve`
- * (`@gcx/gateway/ApiKeys`) in the PostgreSQL of `GCX_DATABASE_URL` when set, else in the embedded
- * gateway's keys file (`GCX_GATEWAY_KEYS_FILE`, default `gateway-keys.db` beside
- * `GCX_DATABASE_FILE`), which a running `gcx serve` shares: a key created or revoked here counts
- * there within 5 s. The webhook secrets are sealed with `GCX_DATA_KEY`. The settings are checked
- * before the database is opened.
+ * `gcx serve keys create|list|revoke|rotate-secret` (flags in `commands/ServeKeys`): the API keys
+ * of `gcx serve` (`@gcx/gateway/ApiKeys`), where `run/KeysStore` opens them, which a running `gcx
+ * serve` shares: a key created or revoked here counts there within 5 s. The webhook secrets are
+ * sealed with `GCX_DATA_KEY`. The settings are checked before the database is opened.
  */
 import * as ApiKeys from "@gcx/gateway/ApiKeys"
 import * as KeySettings from "@gcx/gateway/KeySettings"
-import * as CardCipher from "@gcx/workflow/CardCipher"
-import * as Database from "@gcx/workflow/Database"
-import * as Embedded from "@gcx/workflow/Embedded"
-import * as Config from "effect/Config"
 import * as Console from "effect/Console"
-import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
-import * as SqlError from "effect/sql/SqlError"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
-import * as DatabaseFailure from "../DatabaseFailure.js"
-import * as DurableDeployment from "../DurableDeployment.js"
 import * as ExitCode from "../ExitCode.js"
 import * as Text from "../Text.js"
+import { KeysLocation, withKeys } from "./KeysStore.js"
 
 /** What `gcx serve keys create` is given (`commands/ServeKeys`). */
 export interface CreateFlags {
@@ -54,78 +42,6 @@ export interface RotateSecretFlags {
 /** The line that follows the secrets `create` prints. */
 export const notShownAgain =
   "Keep them now: the key and the webhook secrets are not shown again (only a hash and a sealed copy are kept)."
-
-/** The database failed: one line that names it (never the URL's password), exit 5. */
-const unavailable = (message: string) =>
-  new ExitCode.CliError({ code: ExitCode.ExitCode.ServiceFailure, message: Text.safe(message) })
-
-/** How opening the database fails, or the webhook secrets under it (sealed under another data key). */
-type Failure = Database.DatabaseUnreachable | SqlError.SqlError | CardCipher.UnsealError
-
-/** Where the keys of `gcx serve` are, as its commands name it. */
-class KeysLocation extends Context.Service<KeysLocation, string>()("gcx/run/ServeKeys/KeysLocation") {}
-
-/** The keys commands open the keys as they are: never sealed again under this shell's data keys. */
-const keysOptions: ApiKeys.Options = { resealWebhooks: false }
-
-/**
- * The keys of `gcx serve`: in the PostgreSQL of `GCX_DATABASE_URL`, else in
- * the embedded gateway's keys file; and where they are (the file's absolute
- * path: the default follows the working directory). A file that does not
- * exist is made by `create` only: the others fail naming it (a command run
- * in another folder than the gateway's, most likely), exit 2.
- */
-const keysOfDeployment = (make: boolean) =>
-  Effect.gen(function*() {
-    const url = yield* Config.option(Config.Redacted("GCX_DATABASE_URL"))
-    if (Option.isSome(url)) {
-      return {
-        layer: ApiKeys.layerWith(keysOptions).pipe(Layer.provide(Database.layer(url.value))),
-        location: DurableDeployment.where(url.value)
-      }
-    }
-    const file = yield* Config.String("GCX_DATABASE_FILE").pipe(Config.withDefault(Embedded.defaultFilename))
-    const location = Path.resolve(yield* ApiKeys.fileConfig(file))
-    if (!make && !Fs.existsSync(location)) {
-      return yield* new ExitCode.CliError({
-        code: ExitCode.ExitCode.Usage,
-        message: `no keys file at ${Text.safe(location)}: gcx serve's first line names the file it reads ` +
-          "(run this command in its folder, or set GCX_GATEWAY_KEYS_FILE or GCX_DATABASE_FILE as it has them)"
-      })
-    }
-    return { layer: ApiKeys.layerFile(location, keysOptions), location }
-  })
-
-/**
- * The keys of `gcx serve`, where they are, and the data key; a database that
- * fails is one line, exit 5. `make`: a keys file that does not exist is made.
- */
-const keysLayer = (
-  make: boolean
-): Layer.Layer<ApiKeys.ApiKeys | KeysLocation, Config.ConfigError | ExitCode.CliError> =>
-  Layer.effectContext(Effect.gen(function*() {
-    const cipher = yield* Layer.build(CardCipher.layerConfig())
-    const { layer, location } = yield* keysOfDeployment(make)
-    const keys: Layer.Layer<ApiKeys.ApiKeys, Failure, CardCipher.CardCipher> = layer
-    const built = yield* Layer.build(keys).pipe(
-      Effect.provideContext(cipher),
-      Effect.mapError((error) =>
-        error._tag === "UnsealError"
-          ? new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message: `the webhook secrets: ${error.message}` })
-          : error._tag === "DatabaseUnreachable"
-          ? DatabaseFailure.databaseFailure(error)
-          : unavailable(error.message)
-      )
-    )
-    return Context.add(built, KeysLocation, location)
-  }))
-
-/** Runs `effect` with the keys; a failure of the database is one line, exit 5. */
-const withKeys = <A, E, R>(effect: Effect.Effect<A, E | SqlError.SqlError, R>, make = false) =>
-  effect.pipe(
-    Effect.catchIf(SqlError.isSqlError, (error) => Effect.fail(unavailable(error.message))),
-    Effect.provide(keysLayer(make))
-  )
 
 /** A refused setting as a usage error naming its flag. */
 const usage = (error: KeySettings.InvalidKeySettings) =>
