@@ -210,6 +210,12 @@ describe("gcx serve keys", () => {
         const malformed = yield* keys(["rotate-secret", "whsec_not-an-id"], env)
         expect(malformed.code).toBe(2)
         expect(malformed.stderr).not.toContain("whsec_not-an-id")
+        // a revoked key's endpoint still gets the outcomes of its quotes: rotated, with a note saying so
+        const keyId = /API key (key_[0-9a-f]{16})/.exec(out[0]!)![1]!
+        expect((yield* keys(["revoke", keyId], env)).code).toBe(0)
+        const ofRevoked = yield* keys(["rotate-secret", webhookId], env)
+        expect(ofRevoked.code, ofRevoked.stderr).toBe(0)
+        expect(ofRevoked.stdout).toContain(`API key ${keyId} is revoked: the outcomes of the quotes it submitted`)
         // no secret in the list, the file or any output but the one that made it
         const after = yield* keys(["list"], env)
         const files = filesOf(directory)

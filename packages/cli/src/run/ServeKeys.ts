@@ -228,6 +228,12 @@ export const rotateSecret = (flags: RotateSecretFlags) =>
         Redacted.value(endpoint.secret)
       }`
     )
+    const owner = (yield* keys.list).find((key) => key.id === keyId)
+    if (owner !== undefined && Option.isSome(owner.revokedAt)) {
+      yield* Console.log(
+        `API key ${keyId} is revoked: the outcomes of the quotes it submitted are still delivered to this endpoint`
+      )
+    }
     if (endedEarlierOverlap) {
       yield* Console.log("the secret an earlier rotation replaced, which still signed, no longer signs deliveries")
     }
