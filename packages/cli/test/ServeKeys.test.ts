@@ -210,6 +210,15 @@ describe("gcx serve keys", () => {
         const malformed = yield* keys(["rotate-secret", "whsec_not-an-id"], env)
         expect(malformed.code).toBe(2)
         expect(malformed.stderr).not.toContain("whsec_not-an-id")
+        // a shell with the keys the wrong way round (the deployment's as the previous one): refused, nothing moved
+        const swapped = yield* keys(["rotate-secret", webhookId], {
+          ...env,
+          GCX_DATA_KEY: CardCipher.generateKey(),
+          GCX_DATA_KEY_PREVIOUS: dataKey
+        })
+        expect(swapped.code).toBe(2)
+        expectOneErrorLine(swapped.stderr, "webhook secrets are sealed under GCX_DATA_KEY_PREVIOUS")
+        expect((yield* keys(["list"], env)).code).toBe(0)
         // a revoked key's endpoint still gets the outcomes of its quotes: rotated, with a note saying so
         const keyId = /API key (key_[0-9a-f]{16})/.exec(out[0]!)![1]!
         expect((yield* keys(["revoke", keyId], env)).code).toBe(0)

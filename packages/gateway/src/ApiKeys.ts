@@ -116,6 +116,23 @@ export class UnknownApiKey extends Schema.TaggedError<UnknownApiKey>()("UnknownA
   }
 }
 
+/**
+ * New webhook secrets would be sealed under a `GCX_DATA_KEY` the deployment
+ * has not moved to: some are still sealed under `GCX_DATA_KEY_PREVIOUS` (an
+ * administration command whose shell has the keys the wrong way round, or a
+ * rotation no gateway has started with yet). Only with `resealWebhooks: false`.
+ */
+export class StaleDataKey extends Schema.TaggedError<StaleDataKey>()("StaleDataKey", {
+  /** The webhook secrets still sealed under GCX_DATA_KEY_PREVIOUS. */
+  sealedUnderPrevious: Schema.Number
+}) {
+  override get message(): string {
+    return `${this.sealedUnderPrevious} webhook secrets are sealed under GCX_DATA_KEY_PREVIOUS, so new ones would be ` +
+      "sealed under a GCX_DATA_KEY the deployment has not moved to: run with the deployment's data key as " +
+      "GCX_DATA_KEY alone, or, to rotate, start gcx serve with both keys first (it seals them again)"
+  }
+}
+
 /** A key just created: the key and the webhook secrets are here only, never again. */
 export interface Created {
   /** The key, for the caller's `Authorization: Bearer`; only its hash is kept. */
@@ -151,12 +168,14 @@ export interface Service {
   /** A caller by its public id (for webhook delivery), revoked ones included. */
   readonly find: (id: string) => Effect.Effect<Option.Option<ApiKey>>
   /** Makes a key (and its webhook endpoints' secrets), returned once. */
-  readonly create: (options: CreateOptions) => Effect.Effect<Created, InvalidKeySettings | SqlError.SqlError>
+  readonly create: (
+    options: CreateOptions
+  ) => Effect.Effect<Created, InvalidKeySettings | StaleDataKey | SqlError.SqlError>
   /** Adds an endpoint to the key `keyId`; none when no such key exists. Its secret is returned once. */
   readonly addWebhook: (
     keyId: string,
     url: string
-  ) => Effect.Effect<Option.Option<WebhookEndpoint>, InvalidKeySettings | SqlError.SqlError>
+  ) => Effect.Effect<Option.Option<WebhookEndpoint>, InvalidKeySettings | StaleDataKey | SqlError.SqlError>
   /**
    * Gives webhook endpoint `webhookId` a fresh secret, returned once; the
    * secret it replaces signs its deliveries too for `overlap` (default 24 h,
@@ -168,7 +187,7 @@ export interface Service {
   readonly rotateWebhookSecret: (
     webhookId: string,
     options?: { readonly overlap?: Duration.Input | undefined }
-  ) => Effect.Effect<Option.Option<RotatedSecret>, InvalidKeySettings | SqlError.SqlError>
+  ) => Effect.Effect<Option.Option<RotatedSecret>, InvalidKeySettings | StaleDataKey | SqlError.SqlError>
   /** Every key, revoked ones included, oldest first: never a key or a secret. */
   readonly list: Effect.Effect<ReadonlyArray<Listed>, SqlError.SqlError>
   /** Revokes the key `id`: `authenticate` refuses it from now on (other processes: within `cacheTtl`). */
@@ -230,7 +249,9 @@ export const make = (
     const cipher = yield* CardCipher.CardCipher
     const ttl = Duration.toMillis(Duration.fromInputUnsafe(options.cacheTtl ?? defaultCacheTtl))
     yield* createTables(sql)
-    yield* resealWebhooks(sql, cipher, options.resealWebhooks !== false)
+    const stale = yield* resealWebhooks(sql, cipher, options.resealWebhooks !== false)
+    /** Refuses to seal a new secret under a data key the deployment has not moved to. */
+    const sealable = stale > 0 ? Effect.fail(new StaleDataKey({ sealedUnderPrevious: stale })) : Effect.void
 
     const cache = CallerCache.make<ApiKey>(ttl)
 
@@ -280,6 +301,7 @@ export const make = (
     const create: Service["create"] = (options) =>
       Effect.gen(function*() {
         const settings = yield* Effect.fromResult(validate(options))
+        if (settings.webhooks.length > 0) yield* sealable
         const key = generateKey()
         const hash = hashKey(Redacted.value(key))
         const id = Endpoints.newId("key_")
@@ -301,6 +323,7 @@ export const make = (
     const addWebhook: Service["addWebhook"] = (keyId, url) =>
       Effect.gen(function*() {
         yield* Effect.fromResult(validateWebhookUrl(url))
+        yield* sealable
         const createdAt = yield* Clock.currentTimeMillis
         return yield* sql.withTransaction(Effect.gen(function*() {
           const [row] = yield* sql<{ readonly id: string }>`SELECT id FROM ${sql(keysTable)} WHERE id = ${keyId}`
@@ -310,7 +333,7 @@ export const make = (
 
     const rotateWebhookSecret: Service["rotateWebhookSecret"] = (webhookId, options = {}) =>
       Effect.fromResult(validateSecretOverlap(options.overlap)).pipe(
-        Effect.flatMap((overlap) => endpoints.rotate(webhookId, overlap)),
+        Effect.flatMap((overlap) => Effect.andThen(sealable, endpoints.rotate(webhookId, overlap))),
         Effect.map(Option.map(({ endedEarlierOverlap, endpoint, keyId, previousUntil }) => ({
           keyId,
           endpoint,

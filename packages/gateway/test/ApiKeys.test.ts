@@ -307,6 +307,16 @@ const suite = (name: string, database: Layer.Layer<SqlClient.SqlClient>, files?:
           fresh,
           Redacted.value(original.secret)
         ])
+        // nor does it seal new secrets under a key the deployment has not moved to (its keys the wrong way round)
+        const refusals = [
+          yield* Effect.flip(admin.create({ name: "stale", webhooks: ["https://b.example/h"] })),
+          yield* Effect.flip(admin.addWebhook(created.apiKey.id, "https://b.example/h")),
+          yield* Effect.flip(admin.rotateWebhookSecret(original.id))
+        ]
+        for (const refused of refusals) {
+          assert(refused._tag === "StaleDataKey")
+          expect(refused.message).toMatch(/^\d+ webhook secrets are sealed under GCX_DATA_KEY_PREVIOUS/)
+        }
         expect(yield* rows).toEqual(textBefore)
         yield* keysWith({ cacheTtl: 0 }, next, dataKey)
         expect(yield* rows).not.toEqual(textBefore)

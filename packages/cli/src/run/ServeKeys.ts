@@ -43,6 +43,10 @@ export interface RotateSecretFlags {
 export const notShownAgain =
   "Keep them now: the key and the webhook secrets are not shown again (only a hash and a sealed copy are kept)."
 
+/** New secrets refused under a data key the deployment has not moved to: a usage error (the shell's keys). */
+const stale = (error: ApiKeys.StaleDataKey) =>
+  new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message: error.message })
+
 /** A refused setting as a usage error naming its flag. */
 const usage = (error: KeySettings.InvalidKeySettings) =>
   new ExitCode.CliError({ code: ExitCode.ExitCode.Usage, message: Text.safe(`--${error.message}`) })
@@ -66,7 +70,12 @@ export const create = (flags: CreateFlags) =>
     const [created, location] = yield* withKeys(
       Effect.all([Effect.flatMap(ApiKeys.ApiKeys, (keys) => keys.create(settings)), Effect.service(KeysLocation)]),
       true
-    ).pipe(Effect.catchTag("InvalidKeySettings", (error) => Effect.fail(usage(error))))
+    ).pipe(
+      Effect.catchTags({
+        InvalidKeySettings: (error) => Effect.fail(usage(error)),
+        StaleDataKey: (error) => Effect.fail(stale(error))
+      })
+    )
     const { apiKey } = created
     if (flags.json) {
       yield* Console.log(Text.json({
@@ -197,8 +206,13 @@ export const rotateSecret = (flags: RotateSecretFlags) =>
   withKeys(Effect.gen(function*() {
     const keys = yield* ApiKeys.ApiKeys
     const overlap = Option.map(flags.overlap, (hours) => Duration.hours(hours))
+    // read first: the rotation, once made, is not undone by a read that fails
+    const listed = yield* keys.list
     const rotated = yield* keys.rotateWebhookSecret(flags.id, { overlap: Option.getOrUndefined(overlap) }).pipe(
-      Effect.catchTag("InvalidKeySettings", (error) => Effect.fail(usage(error)))
+      Effect.catchTags({
+        InvalidKeySettings: (error) => Effect.fail(usage(error)),
+        StaleDataKey: (error) => Effect.fail(stale(error))
+      })
     )
     if (Option.isNone(rotated)) {
       const named = webhookIdPattern.test(flags.id)
@@ -228,7 +242,7 @@ export const rotateSecret = (flags: RotateSecretFlags) =>
         Redacted.value(endpoint.secret)
       }`
     )
-    const owner = (yield* keys.list).find((key) => key.id === keyId)
+    const owner = listed.find((key) => key.id === keyId)
     if (owner !== undefined && Option.isSome(owner.revokedAt)) {
       yield* Console.log(
         `API key ${keyId} is revoked: the outcomes of the quotes it submitted are still delivered to this endpoint`

@@ -16,7 +16,13 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Crypto from "node:crypto"
 import type { WebhookEndpoint } from "../ApiKeys.js"
-import { previousSecretsTable, sealingContext, type WebhookRow, webhooksTable } from "./keyTables.js"
+import {
+  type PreviousSecretRow,
+  previousSecretsTable,
+  sealingContext,
+  type WebhookRow,
+  webhooksTable
+} from "./keyTables.js"
 
 /** `prefix` and 43 base64url characters (32 random bytes). */
 export const randomToken = (prefix: string): string => `${prefix}${Base64Url.encode(Crypto.randomBytes(32))}`
@@ -122,13 +128,14 @@ export const make = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) => {
     Effect.gen(function*() {
       const secret = generateWebhookSecret()
       return yield* sql.withTransaction(Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const lock = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE OF w"), orElse: () => sql.literal("") })
-        const [row] = yield* sql<EndpointRow>`SELECT w.id, w.key_id, w.url, w.secret_sealed,
-            p.secret_sealed AS previous_sealed, p.expires_at AS previous_expires_at
-          FROM ${sql(webhooksTable)} w LEFT JOIN ${sql(previousSecretsTable)} p ON p.webhook_id = w.id
-          WHERE w.id = ${webhookId} ${lock}`
+        // the endpoint's row locked first, then what a rotation before this one left (read after its commit)
+        const lock = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE"), orElse: () => sql.literal("") })
+        const [row] = yield* sql<WebhookRow>`SELECT id, key_id, url, secret_sealed FROM ${sql(webhooksTable)}
+          WHERE id = ${webhookId} ${lock}`
         if (row === undefined) return Option.none()
+        const now = yield* Clock.currentTimeMillis
+        const [previous] = yield* sql<Pick<PreviousSecretRow, "expires_at">>`SELECT expires_at
+          FROM ${sql(previousSecretsTable)} WHERE webhook_id = ${row.id}`
         const sealed = yield* cipher.sealText(Redacted.value(secret), sealingContext(row.id))
         yield* sql`UPDATE ${sql(webhooksTable)} SET secret_sealed = ${sealed} WHERE id = ${row.id}`
         const expiresAt = now + overlapMillis
@@ -143,7 +150,7 @@ export const make = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) => {
             keyId: row.key_id,
             endpoint: { id: row.id, url: row.url, secret },
             previousUntil: overlapMillis > 0 ? Option.some(expiresAt) : Option.none(),
-            endedEarlierOverlap: row.previous_expires_at !== null && Number(row.previous_expires_at) > now
+            endedEarlierOverlap: previous !== undefined && Number(previous.expires_at) > now
           } satisfies Rotated
         )
       }))

@@ -90,7 +90,9 @@ export const createTables = (sql: SqlClient.SqlClient) =>
  * rotation: once done, the previous key is no longer needed for them), the
  * replaced secrets of rotations still signing included, and drops those that
  * no longer sign. A secret that does not open for another reason is left as
- * it is (its endpoint is left out, with a warning, when used).
+ * it is (its endpoint is left out, with a warning, when used). Gives the
+ * number of secrets left sealed under `GCX_DATA_KEY_PREVIOUS` (none when
+ * `write`).
  */
 export const resealWebhooks = (sql: SqlClient.SqlClient, cipher: CardCipher.Service, write: boolean) =>
   Effect.gen(function*() {
@@ -102,6 +104,7 @@ export const resealWebhooks = (sql: SqlClient.SqlClient, cipher: CardCipher.Serv
       { table: previousSecretsTable, column: "webhook_id", signing: sql`WHERE expires_at > ${now}` }
     ] as const
     let checked = 0
+    let stale = 0
     for (const { column, signing, table } of tables) {
       const rows = yield* sql<{ readonly id: string; readonly secret_sealed: string }>`SELECT ${
         sql(column)
@@ -110,11 +113,16 @@ export const resealWebhooks = (sql: SqlClient.SqlClient, cipher: CardCipher.Serv
         const resealed = yield* cipher.reseal(row.secret_sealed, sealingContext(row.id)).pipe(
           Effect.catchTag("UnsealError", (error) => error.keyId !== undefined ? Effect.fail(error) : Effect.succeedNone)
         )
-        if (!write || Option.isNone(resealed)) continue
+        if (Option.isNone(resealed)) continue
+        if (!write) {
+          stale++
+          continue
+        }
         yield* sql`UPDATE ${sql(table)} SET secret_sealed = ${resealed.value}
           WHERE ${sql(column)} = ${row.id} AND secret_sealed = ${row.secret_sealed}`
       }
       checked += rows.length
     }
     if (checked > 0) yield* Effect.logDebug(`gateway: ${checked} webhook secrets checked under the data key`)
+    return stale
   })

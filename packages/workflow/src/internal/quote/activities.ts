@@ -168,11 +168,14 @@ const pauseJitter = 0.2
 /** The longest pause of `Options.resumeDelays`: the engine's timer takes no date past JavaScript's. */
 const maxResumeDelay = Duration.days(1)
 
+/** The longest `Retry-After` a pause follows: a service that asks for more is asked again after an hour. */
+const maxRetryAfterFollowed = Duration.hours(1)
+
 /**
  * Decides, once, whether the POST of the quote is sent again after run `run`
  * failed with `error`, and after how long: `delays[run - 1]`, up to a fifth
  * longer at random (quotes paused by one outage do not come back at once),
- * and never shorter than the service's `Retry-After`, at most a day, in
+ * and never shorter than the service's `Retry-After` (up to an hour), at most a day, in
  * milliseconds; or null once the runs are spent. An activity: a replay reads
  * the decision back, whatever the settings of the runner that replays it
  * (another runner, or this one restarted with other `resumeDelays`). A pause
@@ -188,7 +191,7 @@ const pause = (requestId: string, run: number, delays: ReadonlyArray<Duration.Du
       const setting = delays[run - 1]
       if (setting === undefined) return null
       const retryAfter = "retryAfterMillis" in error && typeof error.retryAfterMillis === "number"
-        ? error.retryAfterMillis
+        ? Math.min(error.retryAfterMillis, Duration.toMillis(maxRetryAfterFollowed))
         : 0
       const jitter = 1 + pauseJitter * (yield* Random.next)
       const delay = Duration.millis(Math.min(
