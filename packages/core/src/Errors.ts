@@ -274,6 +274,10 @@ export const withAttempts = <E extends ServiceError | TokenError>(
   })
 }
 
+/** The wait the service asked for with an error (its `Retry-After`), in milliseconds, if any. */
+export const retryAfterOf = (error: QuoteFailure): number | undefined =>
+  "retryAfterMillis" in error ? error.retryAfterMillis : undefined
+
 /** What resumes a POST: its requestId, and the attempts made with it before (`previousAttempts`). */
 export interface PostResumption {
   readonly requestId: string

@@ -56,7 +56,7 @@ import * as Path from "node:path"
 import * as CallerCache from "./internal/callerCache.js"
 import * as Endpoints from "./internal/endpoints.js"
 import * as KeyTables from "./internal/keyTables.js"
-import { createTables, type KeyRow, resealWebhooks, utc, type WebhookRow } from "./internal/keyTables.js"
+import { createTables, type KeyRow, resealWebhooks, utc } from "./internal/keyTables.js"
 import * as KeySettings from "./KeySettings.js"
 import {
   type CreateOptions,
@@ -87,6 +87,8 @@ export interface RotatedSecret {
   readonly previousUntil: Option.Option<DateTime.Utc>
   /** Whether the secret an earlier rotation replaced, which still signed, stopped signing with this one. */
   readonly endedEarlierOverlap: boolean
+  /** Whether the endpoint's key is revoked: the outcomes of the quotes it submitted are still delivered. */
+  readonly keyRevoked: boolean
 }
 
 /** How long a replaced webhook secret signs deliveries beside the new one, unless told otherwise: 24 hours. */
@@ -334,32 +336,22 @@ export const make = (
     const rotateWebhookSecret: Service["rotateWebhookSecret"] = (webhookId, options = {}) =>
       Effect.fromResult(validateSecretOverlap(options.overlap)).pipe(
         Effect.flatMap((overlap) => Effect.andThen(sealable, endpoints.rotate(webhookId, overlap))),
-        Effect.map(Option.map(({ endedEarlierOverlap, endpoint, keyId, previousUntil }) => ({
-          keyId,
-          endpoint,
-          previousUntil: Option.map(previousUntil, utc),
-          endedEarlierOverlap
-        })))
+        Effect.map(Option.map((rotated) => ({ ...rotated, previousUntil: Option.map(rotated.previousUntil, utc) })))
       )
 
     const list: Service["list"] = Effect.gen(function*() {
       const keys = yield* sql<KeyRow>`SELECT id, name, rate_per_second, burst, created_at, revoked_at
         FROM ${sql(keysTable)} ORDER BY created_at, id`
-      const now = yield* Clock.currentTimeMillis
-      const webhooks = yield* sql<
-        Omit<WebhookRow, "secret_sealed"> & { readonly previous_until: number | string | bigint | null }
-      >`SELECT w.id, w.key_id, w.url, p.expires_at AS previous_until FROM ${sql(webhooksTable)} w
-        LEFT JOIN ${sql(previousSecretsTable)} p ON p.webhook_id = w.id AND p.expires_at > ${now}
-        ORDER BY w.created_at, w.id`
+      const webhooks = yield* endpoints.listed
       return keys.map((row): Listed => ({
         id: row.id,
         name: row.name,
         ratePerSecond: Number(row.rate_per_second),
         burst: Number(row.burst),
-        webhooks: webhooks.filter((webhook) => webhook.key_id === row.id).map(({ id, previous_until, url }) => ({
+        webhooks: webhooks.filter((webhook) => webhook.keyId === row.id).map(({ id, previousUntil, url }) => ({
           id,
           url,
-          previousUntil: previous_until === null ? Option.none() : Option.some(utc(previous_until))
+          previousUntil: Option.map(previousUntil, utc)
         })),
         createdAt: utc(row.created_at),
         revokedAt: row.revoked_at === null ? Option.none() : Option.some(utc(row.revoked_at))

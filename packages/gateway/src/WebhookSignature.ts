@@ -12,6 +12,7 @@
  * rotated). Receivers in other languages do the same in a few lines (see
  * `docs/gateway.md`).
  */
+import * as Arr from "effect/Array"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -73,12 +74,8 @@ const digest = (secret: Secret, body: Body, timestamp: number): Buffer =>
  * ```
  */
 export const sign = (secret: Secret | ReadonlyArray<Secret>, body: Body, timestamp: number): string =>
-  [
-    `t=${timestamp}`,
-    ...(Array.isArray(secret) ? secret as ReadonlyArray<Secret> : [secret as Secret]).map((each) =>
-      `v1=${digest(each, body, timestamp).toString("hex")}`
-    )
-  ].join(",")
+  [`t=${timestamp}`, ...Arr.ensure(secret).map((each) => `v1=${digest(each, body, timestamp).toString("hex")}`)]
+    .join(",")
 
 /** The longest header read: a few signatures fit many times over. */
 const maxHeaderLength = 4096

@@ -140,7 +140,7 @@ export const delayFor = (
   retry: number,
   error: RetryableError
 ): Effect.Effect<Option.Option<Duration.Duration>> => {
-  const retryAfter = "retryAfterMillis" in error ? error.retryAfterMillis : undefined
+  const retryAfter = Errors.retryAfterOf(error)
   if (retryAfter !== undefined && retryAfter > Duration.toMillis(settings.maxDelay)) {
     return Effect.succeed(Option.none())
   }

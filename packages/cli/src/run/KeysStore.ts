@@ -8,7 +8,6 @@
 import * as ApiKeys from "@gcx/gateway/ApiKeys"
 import * as CardCipher from "@gcx/workflow/CardCipher"
 import * as Database from "@gcx/workflow/Database"
-import * as Embedded from "@gcx/workflow/Embedded"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -32,6 +31,10 @@ type Failure = Database.DatabaseUnreachable | SqlError.SqlError | CardCipher.Uns
 /** Where the keys of `gcx serve` are, as its commands name it. */
 export class KeysLocation extends Context.Service<KeysLocation, string>()("gcx/run/KeysStore/KeysLocation") {}
 
+/** The absolute path of the embedded gateway's keys file for the quotes' file `databaseFile` (`ApiKeys.fileConfig`). */
+export const keysFile = (databaseFile: string): Config.Config<string> =>
+  Config.map(ApiKeys.fileConfig(databaseFile), (file) => Path.resolve(file))
+
 /** The keys commands open the keys as they are: never sealed again under this shell's data keys. */
 const keysOptions: ApiKeys.Options = { resealWebhooks: false }
 
@@ -44,15 +47,14 @@ const keysOptions: ApiKeys.Options = { resealWebhooks: false }
  */
 const keysOfDeployment = (make: boolean) =>
   Effect.gen(function*() {
-    const url = yield* Config.option(Config.Redacted("GCX_DATABASE_URL"))
+    const url = yield* DurableDeployment.databaseUrl
     if (Option.isSome(url)) {
       return {
         layer: ApiKeys.layerWith(keysOptions).pipe(Layer.provide(Database.layer(url.value))),
         location: DurableDeployment.where(url.value)
       }
     }
-    const file = yield* Config.String("GCX_DATABASE_FILE").pipe(Config.withDefault(Embedded.defaultFilename))
-    const location = Path.resolve(yield* ApiKeys.fileConfig(file))
+    const location = yield* keysFile(yield* DurableDeployment.databaseFile)
     if (!make && !Fs.existsSync(location)) {
       return yield* new ExitCode.CliError({
         code: ExitCode.ExitCode.Usage,

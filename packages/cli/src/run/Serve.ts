@@ -37,12 +37,12 @@ import * as NetAddress from "effect/net/NetAddress"
 import * as Option from "effect/Option"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
-import * as Path from "node:path"
 import * as Connection from "../Connection.js"
 import * as DatabaseFailure from "../DatabaseFailure.js"
 import * as DurableDeployment from "../DurableDeployment.js"
 import { CliError, ExitCode, untilStopped } from "../ExitCode.js"
 import * as Output from "../Output.js"
+import * as KeysStore from "./KeysStore.js"
 
 /** What `gcx serve` is given: its flags (`commands/Serve`). */
 export interface Flags {
@@ -89,7 +89,7 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
       )
       const filename = yield* DurableDeployment.databaseFile
       // embedded, the keys are in a file of their own, shared with `gcx serve keys` (one layer: one cache, one connection)
-      const keysFile = Option.isSome(url) ? undefined : Path.resolve(yield* ApiKeys.fileConfig(filename))
+      const keysFile = Option.isSome(url) ? undefined : yield* KeysStore.keysFile(filename)
       const keys: Keys = keysFile === undefined ? ApiKeys.layer : ApiKeys.layerFile(keysFile)
       // the embedded sandbox's quotes: never in the file of a real service's quotes
       const quotesFile = flags.connection.embedded ? DurableDeployment.sandboxDatabaseFile(filename) : filename

@@ -206,8 +206,6 @@ export const rotateSecret = (flags: RotateSecretFlags) =>
   withKeys(Effect.gen(function*() {
     const keys = yield* ApiKeys.ApiKeys
     const overlap = Option.map(flags.overlap, (hours) => Duration.hours(hours))
-    // read first: the rotation, once made, is not undone by a read that fails
-    const listed = yield* keys.list
     const rotated = yield* keys.rotateWebhookSecret(flags.id, { overlap: Option.getOrUndefined(overlap) }).pipe(
       Effect.catchTags({
         InvalidKeySettings: (error) => Effect.fail(usage(error)),
@@ -225,7 +223,7 @@ export const rotateSecret = (flags: RotateSecretFlags) =>
         }: gcx serve keys list shows the ids`
       })
     }
-    const { endedEarlierOverlap, endpoint, keyId, previousUntil } = rotated.value
+    const { endedEarlierOverlap, endpoint, keyId, keyRevoked, previousUntil } = rotated.value
     if (flags.json) {
       yield* Console.log(Text.json({
         id: endpoint.id,
@@ -242,8 +240,7 @@ export const rotateSecret = (flags: RotateSecretFlags) =>
         Redacted.value(endpoint.secret)
       }`
     )
-    const owner = listed.find((key) => key.id === keyId)
-    if (owner !== undefined && Option.isSome(owner.revokedAt)) {
+    if (keyRevoked) {
       yield* Console.log(
         `API key ${keyId} is revoked: the outcomes of the quotes it submitted are still delivered to this endpoint`
       )

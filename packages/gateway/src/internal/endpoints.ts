@@ -17,6 +17,7 @@ import type * as SqlError from "effect/sql/SqlError"
 import * as Crypto from "node:crypto"
 import type { WebhookEndpoint } from "../ApiKeys.js"
 import {
+  keysTable,
   type PreviousSecretRow,
   previousSecretsTable,
   sealingContext,
@@ -49,6 +50,16 @@ export interface Rotated {
   readonly previousUntil: Option.Option<number>
   /** Whether an earlier rotation's replaced secret, which still signed, stopped signing with this one. */
   readonly endedEarlierOverlap: boolean
+  /** Whether the endpoint's key is revoked (the outcomes of its quotes are still delivered). */
+  readonly keyRevoked: boolean
+}
+
+/** An endpoint as listed: no secret; until when its replaced secret signs, if it still does. */
+export interface Listed {
+  readonly id: string
+  readonly keyId: string
+  readonly url: string
+  readonly previousUntil: Option.Option<number>
 }
 
 /** The endpoints over `sql`, their secrets sealed and opened with `cipher`. */
@@ -129,9 +140,11 @@ export const make = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) => {
       const secret = generateWebhookSecret()
       return yield* sql.withTransaction(Effect.gen(function*() {
         // the endpoint's row locked first, then what a rotation before this one left (read after its commit)
-        const lock = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE"), orElse: () => sql.literal("") })
-        const [row] = yield* sql<WebhookRow>`SELECT id, key_id, url, secret_sealed FROM ${sql(webhooksTable)}
-          WHERE id = ${webhookId} ${lock}`
+        const lock = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE OF w"), orElse: () => sql.literal("") })
+        const [row] = yield* sql<WebhookRow & { readonly revoked_at: unknown }>`SELECT w.id, w.key_id, w.url,
+            w.secret_sealed, k.revoked_at
+          FROM ${sql(webhooksTable)} w JOIN ${sql(keysTable)} k ON k.id = w.key_id
+          WHERE w.id = ${webhookId} ${lock}`
         if (row === undefined) return Option.none()
         const now = yield* Clock.currentTimeMillis
         const [previous] = yield* sql<Pick<PreviousSecretRow, "expires_at">>`SELECT expires_at
@@ -150,11 +163,31 @@ export const make = (sql: SqlClient.SqlClient, cipher: CardCipher.Service) => {
             keyId: row.key_id,
             endpoint: { id: row.id, url: row.url, secret },
             previousUntil: overlapMillis > 0 ? Option.some(expiresAt) : Option.none(),
-            endedEarlierOverlap: previous !== undefined && Number(previous.expires_at) > now
+            endedEarlierOverlap: previous !== undefined && Number(previous.expires_at) > now,
+            keyRevoked: row.revoked_at !== null
           } satisfies Rotated
         )
       }))
     })
 
-  return { ofKey, insert, rotate }
+  /** Every endpoint, oldest first: no secret, and until when its replaced secret signs, if it still does. */
+  const listed = Effect.flatMap(
+    Clock.currentTimeMillis,
+    (now) =>
+      sql<Omit<WebhookRow, "secret_sealed"> & { readonly previous_until: number | string | bigint | null }>`SELECT
+        w.id, w.key_id, w.url, p.expires_at AS previous_until FROM ${sql(webhooksTable)} w
+      LEFT JOIN ${sql(previousSecretsTable)} p ON p.webhook_id = w.id AND p.expires_at > ${now}
+      ORDER BY w.created_at, w.id`.pipe(
+        Effect.map((rows) =>
+          rows.map(({ id, key_id, previous_until, url }): Listed => ({
+            id,
+            keyId: key_id,
+            url,
+            previousUntil: previous_until === null ? Option.none() : Option.some(Number(previous_until))
+          }))
+        )
+      )
+  )
+
+  return { ofKey, insert, rotate, listed }
 }

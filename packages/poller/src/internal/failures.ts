@@ -35,10 +35,6 @@ export const maxUnauthorizedInARow = 2
 /** How many undecodable answers in a row end a quote, as a service that keeps answering garbage will not recover. */
 export const maxUnexpectedInARow = 3
 
-/** The `Retry-After` an error carries, if any. */
-export const retryAfterOf = (error: Errors.QuoteFailure): number | undefined =>
-  "retryAfterMillis" in error ? error.retryAfterMillis : undefined
-
 /** The attempts a failed call made (1 when it does not say: an error made without the client, as in a test). */
 export const attemptsOf = (error: Errors.QuoteFailure): number =>
   "attempts" in error && typeof error.attempts === "number" && error.attempts > 0 ? error.attempts : 1

@@ -150,7 +150,7 @@ export const make = (
     }
     entry.failedRequests += Failures.attemptsOf(error)
     // The schedule's delay, but never less than the service's Retry-After; the deadline cuts both short.
-    const retryAfter = Failures.retryAfterOf(error)
+    const retryAfter = Errors.retryAfterOf(error)
     const delay = Option.map(
       yield* plan(entry),
       (delay) => retryAfter !== undefined && retryAfter > Duration.toMillis(delay) ? Duration.millis(retryAfter) : delay

@@ -190,9 +190,7 @@ const pause = (requestId: string, run: number, delays: ReadonlyArray<Duration.Du
     execute: Effect.gen(function*() {
       const setting = delays[run - 1]
       if (setting === undefined) return null
-      const retryAfter = "retryAfterMillis" in error && typeof error.retryAfterMillis === "number"
-        ? Math.min(error.retryAfterMillis, Duration.toMillis(maxRetryAfterFollowed))
-        : 0
+      const retryAfter = Math.min(Errors.retryAfterOf(error) ?? 0, Duration.toMillis(maxRetryAfterFollowed))
       const jitter = 1 + pauseJitter * (yield* Random.next)
       const delay = Duration.millis(Math.min(
         Math.ceil(Math.max(Duration.toMillis(setting) * jitter, retryAfter)),
