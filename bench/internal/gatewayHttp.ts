@@ -1,8 +1,8 @@
 /**
  * A caller of `gcx serve` as a partner backend in any language would write
  * it, on plain `fetch` (no gcx code): `POST /v1/quotes` with an
- * `Idempotency-Key`, `GET /v1/quotes/{id}`, and the quote's server-sent
- * events read until the terminal one. Used by row 9's load child and by the
+ * `Idempotency-Key` (with `Prefer: wait` or not), `GET /v1/quotes/{id}`,
+ * and the quote's server-sent events read until the terminal one. Used by row 9's load child and by the
  * gateway's chaos run.
  */
 
@@ -34,11 +34,24 @@ const headers = (target: Target, extra: Record<string, string> = {}) => ({
   ...extra
 })
 
-/** `POST /v1/quotes` once: the response as it came. */
-export const post = (target: Target, idempotencyKey: string, card: CardInput, signal?: AbortSignal) =>
+/**
+ * `POST /v1/quotes` once, waiting up to `waitSeconds` for the outcome when given (`Prefer: wait`): the
+ * response as it came.
+ */
+export const post = (
+  target: Target,
+  idempotencyKey: string,
+  card: CardInput,
+  signal?: AbortSignal,
+  waitSeconds?: number
+) =>
   fetch(`${target.baseUrl}/v1/quotes`, {
     method: "POST",
-    headers: headers(target, { "content-type": "application/json", "idempotency-key": idempotencyKey }),
+    headers: headers(target, {
+      "content-type": "application/json",
+      "idempotency-key": idempotencyKey,
+      ...(waitSeconds === undefined ? {} : { prefer: `wait=${waitSeconds}` })
+    }),
     body: JSON.stringify(card),
     ...(signal === undefined ? {} : { signal })
   })
@@ -108,9 +121,25 @@ export const readEvents = async (
   }
 }
 
-/** Submits a quote and follows its event stream to its terminal event: that event's name, or the failure's status. */
-export const quote = async (target: Target, idempotencyKey: string, card: CardInput): Promise<string> => {
-  const accepted = await post(target, idempotencyKey, card)
+/** The terminal event's name of a quote resource's status. */
+const terminalOf: Record<string, string> = { completed: "Completed", failed: "Failed" }
+
+/**
+ * Submits a quote and follows its event stream to its terminal event: that event's name, or the failure's
+ * status. With `waitSeconds`, the POST waits for the outcome (`Prefer: wait`): a 200 is the outcome, and a
+ * 202 (the quote still running) is followed by its stream.
+ */
+export const quote = async (
+  target: Target,
+  idempotencyKey: string,
+  card: CardInput,
+  waitSeconds?: number
+): Promise<string> => {
+  const accepted = await post(target, idempotencyKey, card, undefined, waitSeconds)
+  if (accepted.status === 200 && waitSeconds !== undefined) {
+    const { status } = (await accepted.json()) as { readonly status: string }
+    return terminalOf[status] ?? `POST 200 ${status}`
+  }
   if (accepted.status !== 202) {
     await accepted.body?.cancel()
     return `POST ${accepted.status}`

@@ -3,12 +3,14 @@
  * 9 in this process (`internal/gatewayDeployment.ts`): the gateway side, with
  * the callers in their child process (`rows/gateway-client.ts`) and this
  * process's profile taken between their START and END only
- * (`node:inspector`); or, with `--in-process`, `DurableQuotes.execute` called
- * in this process at the same concurrency. Prints this process's CPU ms per
+ * (`node:inspector`), with `--wait` one POST a quote that waits for its
+ * outcome (`Prefer: wait`), else the POST then its event stream; or, with
+ * `--in-process`, `DurableQuotes.execute` called in this process at the same
+ * concurrency. Prints this process's CPU ms per
  * quote; `diff.ts` compares the two profiles per quote.
  *
  * ```sh
- * node --import tsx bench/profile/gateway-profile.ts [quotes=1000] [out=bench/tmp/gateway.cpuprofile] [warmup=200] [--in-process]
+ * node --import tsx bench/profile/gateway-profile.ts [quotes=1000] [out=bench/tmp/gateway.cpuprofile] [warmup=200] [--in-process | --wait]
  * node --import tsx bench/profile/summary.ts bench/tmp/gateway.cpuprofile --top 60
  * ```
  */
@@ -28,6 +30,8 @@ import { profiled } from "./profiled.js"
 
 const args = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))
 const inProcess = process.argv.includes("--in-process")
+// the gateway side's POSTs wait for their outcome (`Prefer: wait`), as row 9's goal line
+const waiting = process.argv.includes("--wait")
 const quotes = Number(args[0] ?? 1000)
 const out = args[1] ?? path.join("bench", "tmp", inProcess ? "in-process.cpuprofile" : "gateway.cpuprofile")
 // a side's CPU per quote keeps falling over its first several thousand quotes: profile it warm
@@ -38,7 +42,7 @@ const concurrency = 32
 const profileSide = async (run: () => Promise<{ readonly wallMillis: number }>) => {
   const { cpuMillis, result } = await profiled(out, run)
   console.log(JSON.stringify({
-    side: inProcess ? "in-process" : "gateway",
+    side: inProcess ? "in-process" : waiting ? "gateway, POST that waits" : "gateway",
     quotes,
     quotesPerSecond: Math.round((quotes * 1000) / result.wallMillis),
     cpuMillisPerQuote: Math.round((cpuMillis / quotes) * 1000) / 1000,
@@ -79,7 +83,15 @@ const program = Effect.gen(function*() {
     }
     const caller = yield* GatewayDeployment.createCaller("profile")
     const target = { baseUrl: GatewayDeployment.baseUrl(port), key: caller.key }
-    const settings = { target, card, runId: "profile", warmup, quotes, concurrency }
+    const settings = {
+      target,
+      card,
+      runId: "profile",
+      warmup,
+      quotes,
+      concurrency,
+      ...(waiting ? { waitSeconds: 30 } : {})
+    }
     yield* Effect.promise(async () => {
       const child = Child.interactive("gateway client", inBench("rows", "gateway-client.ts"), [
         "load",

@@ -7,7 +7,8 @@
  *
  * - `load <json>`: `warmup` quotes, then `READY`; on `GO`, `quotes` quotes at
  *   `concurrency` (POST with an Idempotency-Key, then the quote's event stream
- *   to its terminal event), `END`, and `RESULT <json>` (wall time, outcomes,
+ *   to its terminal event; with `waitSeconds`, one POST that waits for the
+ *   outcome, `Prefer: wait`), `END`, and `RESULT <json>` (wall time, outcomes,
  *   this process's CPU).
  * - `health <json>`: the platform's floor beside `load`: `warmup` pairs of
  *   `GET /healthz` (no key, no path or header schema, no database), then `READY`; on `GO`,
@@ -34,6 +35,8 @@ export interface LoadSettings {
   readonly warmup: number
   readonly quotes: number
   readonly concurrency: number
+  /** The POST waits up to this many seconds for the outcome (`Prefer: wait`); none: POST, then the SSE stream. */
+  readonly waitSeconds?: number
 }
 
 /** What `load` reports. */
@@ -106,12 +109,15 @@ const fromGo = async (run: () => Promise<void>) => {
 }
 
 const load = async (settings: LoadSettings): Promise<void> => {
-  const { card, concurrency, quotes, runId, target, warmup } = settings
-  await pool(warmup, concurrency, (index) => GatewayHttp.quote(target, `${runId}-warmup-${index}`, card))
+  const { card, concurrency, quotes, runId, target, waitSeconds, warmup } = settings
+  await pool(warmup, concurrency, (index) => GatewayHttp.quote(target, `${runId}-warmup-${index}`, card, waitSeconds))
   const outcomes: Record<string, number> = {}
   const measured = await fromGo(() =>
     pool(quotes, concurrency, async (index) => {
-      count(outcomes, await GatewayHttp.quote(target, `${runId}-${index}`, card).catch((error) => String(error)))
+      count(
+        outcomes,
+        await GatewayHttp.quote(target, `${runId}-${index}`, card, waitSeconds).catch((error) => String(error))
+      )
     })
   )
   print("RESULT", { ...measured, outcomes } satisfies LoadResult)

@@ -9,14 +9,17 @@
  * CPU 1. Two sides on that same deployment, same quotes, same concurrency,
  * the instant card:
  * - in-process: `DurableQuotes.execute` called in the deployment's process;
- * - through the gateway: callers in a child process of their own
- *   (`gateway-client.ts`, plain `fetch`): `POST /v1/quotes` with an
- *   `Idempotency-Key`, then the quote's server-sent events
- *   (`GET /v1/quotes/{id}/events`) read to the terminal event: the outcome
- *   by the SSE stream, not by polling.
- * Warm-up rounds, then measured rounds, the two sides next to each other in
- * alternating order. Throughput is each side's quotes/s (goal: the gateway
- * ≥ 0.8 of in-process, the median of the rounds' ratios). CPU is the
+ * - through the gateway, the like of `execute` (submit, and answer the
+ *   outcome): callers in a child process of their own (`gateway-client.ts`,
+ *   plain `fetch`), one `POST /v1/quotes` with an `Idempotency-Key` and
+ *   `Prefer: wait=30`, answered 200 with the quote once it has ended;
+ * - through the gateway, two requests a quote: the POST without the
+ *   preference, then the quote's server-sent events
+ *   (`GET /v1/quotes/{id}/events`) read to the terminal event.
+ * Warm-up rounds, then measured rounds, the sides next to each other in
+ * alternating order. Throughput is each side's quotes/s (goal: the waiting
+ * POST ≥ 0.8 of in-process, the median of the rounds' ratios; the two
+ * requests' ratio reported beside it). CPU is the
  * deployment's process's (the gateway and the engine; the callers' CPU is
  * their own process's, reported apart): the gateway's CPU per quote is the
  * gateway side's minus the in-process side's, the median of the rounds'
@@ -73,6 +76,9 @@ import type { GatewaySideOptions } from "./gateway-side.js"
 const client = inBench("rows", "gateway-client.ts")
 
 const concurrency = 32
+
+/** The wait a POST of the waiting side asks for (`Prefer: wait`): far above a quote's latency under load. */
+const waitSeconds = 30
 
 /** A child of `gateway-client.ts` for the life of `use`, on CPU `cpu` when given, killed after. */
 const withClient = <A>(
@@ -249,7 +255,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
     const dataKey = CardCipher.generateKey()
 
     type GatewayRun = Effect.Success<ReturnType<typeof gatewayRun>>
-    const { gateway, health, inProcess } = yield* Effect.gen(function*() {
+    const { gateway, health, inProcess, waiting } = yield* Effect.gen(function*() {
       const options: GatewaySideOptions = {
         endpoint,
         filename: path.join(dir, "throughput.db"),
@@ -264,28 +270,41 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         pinned ? 0 : undefined
       )
       const target = yield* Effect.promise(() => side.send<Target>("target"))
-      const throughGateway = (runId: string) =>
+      const throughGateway = (runId: string, waitSeconds?: number) =>
         gatewayRun(
           endpoint,
           side,
-          { target, card: instantCard, runId, warmup, quotes, concurrency },
+          {
+            target,
+            card: instantCard,
+            runId,
+            warmup,
+            quotes,
+            concurrency,
+            ...(waitSeconds === undefined ? {} : { waitSeconds })
+          },
           pinned ? 1 : undefined
         )
       const inProcess: Array<Run> = []
       const gateway: Array<GatewayRun> = []
+      const waiting: Array<GatewayRun> = []
       const health: Array<Effect.Success<ReturnType<typeof healthRun>>> = []
       for (let round = 0; round < warmupRounds + rounds; round++) {
         const measured = round >= warmupRounds
         const label = measured
           ? `round ${round - warmupRounds + 1} of ${rounds}`
           : `warm-up ${round + 1}/${warmupRounds}`
-        // the two sides next to each other, in alternating order: neither always runs on the fuller database
-        const order = round % 2 === 0 ? ["inProcess", "gateway"] as const : ["gateway", "inProcess"] as const
-        for (const which of order) {
+        // the sides next to each other, in alternating order: none always runs on the fuller database
+        const sides = ["inProcess", "waiting", "gateway"] as const
+        for (const which of round % 2 === 0 ? sides : [...sides].reverse()) {
           if (which === "inProcess") {
             context.log(`gateway: ${label}, in-process DurableQuotes.execute`)
             const run = yield* sideRun(endpoint, side, quotes)
             if (measured) inProcess.push(run)
+          } else if (which === "waiting") {
+            context.log(`gateway: ${label}, through the gateway (one POST, Prefer: wait)`)
+            const run = yield* throughGateway(`round-${round}-waiting`, waitSeconds)
+            if (measured) waiting.push(run)
           } else {
             context.log(`gateway: ${label}, through the gateway (POST, then the SSE stream)`)
             const run = yield* throughGateway(`round-${round}`)
@@ -299,10 +318,10 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           )
         }
       }
-      return { inProcess, gateway, health }
+      return { inProcess, gateway, health, waiting }
     }).pipe(Effect.scoped)
     // a side whose quotes failed measures its failures, not the gateway: no figure from it
-    for (const [side, runs] of [["in-process", inProcess], ["gateway", gateway]] as const) {
+    for (const [side, runs] of [["in-process", inProcess], ["gateway", gateway], ["waiting", waiting]] as const) {
       const failed = runs.reduce((sum, run) => sum + run.failures, 0)
       if (failed > 0) return yield* Effect.die(new Error(`gateway ${side}: ${failed} quotes failed`))
     }
@@ -324,8 +343,8 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
 
     const medianOf = (runs: ReadonlyArray<Run>, f: (run: Run) => number) => median(runs.map(f))
     // each round's two sides ran next to each other: a ratio or a difference is the median of the rounds'
-    const paired = (combine: (gateway: Run, inProcess: Run) => number) =>
-      median(gateway.map((run, index) => combine(run, inProcess[index]!)))
+    const paired = (combine: (gateway: Run, inProcess: Run) => number, through: ReadonlyArray<Run> = gateway) =>
+      median(through.map((run, index) => combine(run, inProcess[index]!)))
     const inProcessQps = medianOf(inProcess, (run) => run.quotesPerSecond)
     const gatewayQps = medianOf(gateway, (run) => run.quotesPerSecond)
     const inProcessCpu = medianOf(inProcess, cpuOf)
@@ -333,7 +352,13 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
     const gatewayOwnCpu = paired((through, direct) => cpuOf(through) - cpuOf(direct))
     const cpuRatio = paired((through, direct) => cpuOf(through) / cpuOf(direct))
     const callersCpu = median(gateway.map((run) => run.callersCpuMillisPerQuote))
-    const throughputRatio = round(paired((through, direct) => through.quotesPerSecond / direct.quotesPerSecond), 3)
+    const throughputRatioOf = (through: ReadonlyArray<Run>) =>
+      round(paired((run, direct) => run.quotesPerSecond / direct.quotesPerSecond, through), 3)
+    const streamThroughputRatio = throughputRatioOf(gateway)
+    const throughputRatio = throughputRatioOf(waiting)
+    const waitingQps = medianOf(waiting, (run) => run.quotesPerSecond)
+    const waitingCpu = medianOf(waiting, cpuOf)
+    const waitingOwnCpu = paired((through, direct) => cpuOf(through) - cpuOf(direct), waiting)
     // the floor: what two /healthz cost per quote, and the throughput ratio's ceiling if they were all the gateway added
     const healthCpu = median(health.map((run) => run.cpuMillisPerPair))
     const throughputCeiling = round(
@@ -380,9 +405,18 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           callersCpuMillisPerQuote: round(run.callersCpuMillisPerQuote, 3),
           outcomes: run.outcomes
         })),
+        waiting: waiting.map((run) => ({
+          ...figures(run),
+          callersCpuMillisPerQuote: round(run.callersCpuMillisPerQuote, 3),
+          outcomes: run.outcomes
+        })),
         inProcessQuotesPerSecond: round(inProcessQps, 1),
         gatewayQuotesPerSecond: round(gatewayQps, 1),
+        waitingQuotesPerSecond: round(waitingQps, 1),
         throughputRatio,
+        streamThroughputRatio,
+        waitingSideCpuMillisPerQuote: round(waitingCpu, 3),
+        waitingCpuMillisPerQuote: round(waitingOwnCpu, 3),
         inProcessCpuMillisPerQuote: round(inProcessCpu, 3),
         gatewaySideCpuMillisPerQuote: round(gatewayCpu, 3),
         gatewayCpuMillisPerQuote: round(gatewayOwnCpu, 3),
@@ -405,16 +439,25 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       },
       lines: [
         {
-          measure: `quotes/s through the gateway (POST + SSE to the outcome; ${fmt(quotes)} quotes, concurrency ` +
-            `${concurrency}, instant card, medians of ${rounds} rounds; ratio: median of the rounds'); baseline: ` +
-            "DurableQuotes.execute in-process",
-          gcx: fmt(gatewayQps),
+          measure: `quotes/s through the gateway, one POST that waits for the outcome (Prefer: wait=${waitSeconds}, ` +
+            `200 with the quote; ${fmt(quotes)} quotes, concurrency ${concurrency}, instant card, medians of ` +
+            `${rounds} rounds; ratio: median of the rounds'; the gateway's CPU +${fmt(waitingOwnCpu, 2)} ms a ` +
+            "quote); baseline: DurableQuotes.execute in-process",
+          gcx: fmt(waitingQps),
           baseline: fmt(inProcessQps),
           ratio: fmt(throughputRatio, 2),
           goal: "gateway.throughput"
         },
         {
-          measure: "CPU ms per quote of the gateway's process (gateway + engine; the callers' own process: " +
+          measure: "quotes/s through the gateway, POST, then its SSE stream to the outcome (two requests a quote; " +
+            "same rounds); baseline: DurableQuotes.execute in-process",
+          gcx: fmt(gatewayQps),
+          baseline: fmt(inProcessQps),
+          ratio: fmt(streamThroughputRatio, 2)
+        },
+        {
+          measure:
+            "CPU ms per quote of the gateway's process, POST then SSE (gateway + engine; the callers' own process: " +
             `${fmt(callersCpu, 2)}); baseline: in-process (+${
               fmt(gatewayOwnCpu, 2)
             } ms for the gateway, the median of the rounds' differences)`,
@@ -446,7 +489,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       goals: [
         goal(
           "gateway.throughput",
-          "quotes/s through the gateway ÷ DurableQuotes.execute in-process, same deployment",
+          "quotes/s through the gateway (one POST that waits) ÷ DurableQuotes.execute in-process, same deployment",
           ">=",
           0.8,
           throughputRatio

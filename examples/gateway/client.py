@@ -4,7 +4,8 @@
     GCX_GATEWAY_KEY=gcx_sk_... python3 client.py --card 6006000000000001 --pin 1234
 
 submits a quote, follows its events to the end (printing a progress line per
-event), prints the outcome, and, with --webhook-port (and GCX_WEBHOOK_SECRET),
+event), prints the outcome (with --wait SECONDS, the POST waits for it, and the
+events are followed only when it did not come in time), and, with --webhook-port (and GCX_WEBHOOK_SECRET),
 receives the quote's webhook, verifies its signature and prints it (only its
 own event, `evt_<quote id>`, once: another quote's, or a repeat, is answered
 2xx and ignored). Exits 0 when the quote completed; 3 for a card failure, 4 a
@@ -44,7 +45,7 @@ class GatewayError(Exception):
 class Gateway:
     """The gateway at `base_url`, called with the API key `key`."""
 
-    def __init__(self, base_url, key, timeout=30):
+    def __init__(self, base_url, key, timeout=40):
         self.base_url, self.key, self.timeout = base_url.rstrip("/"), key, timeout
 
     def _request(self, method, path, body=None, headers=None):
@@ -72,12 +73,17 @@ class Gateway:
                     raise
                 time.sleep(getattr(error, "retry_after", None) or attempt)
 
-    def submit(self, card, idempotency_key):
+    def submit(self, card, idempotency_key, wait=None):
         """POST /v1/quotes: `card` is {cardNumber, pinNumber, productLineId}; gives {id, status, links}.
 
         A retry sends the same Idempotency-Key: the gateway answers with the same quote, never a second one.
+        With `wait` (seconds, at most 30), the answer waits for the quote's outcome (`Prefer: wait`): a quote
+        that ended in time comes whole, as `get` gives it (`status` completed or failed); else as without.
         """
-        return self._json("POST", "/v1/quotes", card, {"Idempotency-Key": idempotency_key})
+        headers = {"Idempotency-Key": idempotency_key}
+        if wait is not None:
+            headers["Prefer"] = f"wait={wait}"
+        return self._json("POST", "/v1/quotes", card, headers)
 
     def get(self, quote_id):
         """GET /v1/quotes/{id}: the quote's status, percentage, steps and outcome."""
@@ -241,6 +247,9 @@ def main(argv=None):
     parser.add_argument("--webhook-port", type=int, default=None,
                         help="receive the quote's webhook on 127.0.0.1:PORT (secret: GCX_WEBHOOK_SECRET)")
     parser.add_argument("--webhook-timeout", type=float, default=60)
+    parser.add_argument("--wait", type=int, default=None, metavar="SECONDS",
+                        help="let the POST wait up to SECONDS (at most 30) for the outcome, "
+                             "instead of following the events")
     args = parser.parse_args(argv)
     key = os.environ.get("GCX_GATEWAY_KEY")
     if not key:
@@ -254,12 +263,13 @@ def main(argv=None):
     gateway = Gateway(args.url, key)
     try:
         card = {"cardNumber": args.card, "pinNumber": args.pin, "productLineId": args.product_line}
-        quote = gateway.submit(card, args.idempotency_key or str(uuid.uuid4()))
+        quote = gateway.submit(card, args.idempotency_key or str(uuid.uuid4()), args.wait)
         del card  # keep no card data around
         print(f"submitted {quote['id']} ({quote['status']})", flush=True)
-        for event_id, event, data in gateway.events(quote["id"]):
-            print(f"event {event_id} {progress_line(event, data)}", flush=True)
-        quote = gateway.get(quote["id"])
+        if quote["status"] == "pending":  # not ended (or not waited for): its events to the end
+            for event_id, event, data in gateway.events(quote["id"]):
+                print(f"event {event_id} {progress_line(event, data)}", flush=True)
+            quote = gateway.get(quote["id"])
         print(outcome_line(quote), flush=True)
         if receiver is not None:
             event_id = f"evt_{quote['id']}"  # this quote's event: any other is not acted on

@@ -246,7 +246,7 @@ describe("examples/gateway/client.py", () => {
       )
 
       it.effect(
-        "an Idempotency-Key reused with another card, and a wrong key, end with the error's code",
+        "an Idempotency-Key reused with another card, and a wrong key, end with the error's code; --wait gets the outcome from the POST",
         () =>
           Effect.gen(function*() {
             const sandbox = yield* Sandbox.SandboxServer
@@ -257,6 +257,24 @@ describe("examples/gateway/client.py", () => {
             const first = yield* submit(TestData.Cards.instant)
             expect(first.code, first.stderr).toBe(0)
             expect(first.stdout).toMatch(/^completed \w+: actual 50\.00, exchange 42\.50 /m)
+            // --wait: the POST answers the outcome (Prefer: wait), no event stream; the same quote again
+            const waited = yield* python3(
+              ["--url", gateway.url, "--card", TestData.Cards.instant, "--pin", pin, "--idempotency-key",
+                "order-1042", "--wait", "10"],
+              env
+            )
+            expect(waited.code, waited.stderr).toBe(0)
+            const firstId = /^submitted (\w+) /.exec(first.stdout)![1]
+            expect(waited.stdout.trim().split("\n")).toEqual([
+              `submitted ${firstId} (completed)`,
+              expect.stringMatching(new RegExp(`^completed ${firstId}: actual 50\\.00, exchange 42\\.50 `))
+            ])
+            const fresh = yield* python3(
+              ["--url", gateway.url, "--card", TestData.Cards.success, "--pin", pin, "--wait", "10"],
+              env
+            )
+            expect(fresh.code, fresh.stderr).toBe(0)
+            expect(fresh.stdout).toMatch(/^submitted \w+ \(completed\)\ncompleted \w+: actual 100\.00, exchange 85\.00 /)
             // a failed quote's exit code is its group's, as the CLI's: merchant 4
             const merchant = yield* python3(
               ["--url", gateway.url, "--card", TestData.Cards.merchantUnavailable, "--pin", pin],

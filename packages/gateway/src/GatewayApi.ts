@@ -29,6 +29,7 @@ import {
   Unavailable,
   UnsupportedMediaType
 } from "./GatewayErrors.js"
+import * as Prefer from "./internal/prefer.js"
 import * as QuoteView from "./QuoteView.js"
 
 /** The largest request body accepted, in bytes; larger bodies answer 413. */
@@ -122,6 +123,17 @@ export const errorGroups = "A failed quote's `error.group` says what to do:\n" +
   "- `durable`: a failure outside the service's taxonomy (a defect of the durable engine); alert the gateway's " +
   "operator."
 
+/** A quote resource, as `GET /v1/quotes/{id}` answers it. */
+const Quote = QuoteView.QuoteView.annotate({ identifier: "Quote" })
+
+/** The `Location` of a quote's answers: its URL. */
+const location = Schema.String.annotate({ description: "The quote's URL, `/v1/quotes/{id}` (its `links.self`)" })
+
+/** The `Preference-Applied` of a POST that waited. */
+const preferenceApplied = Schema.String.annotate({
+  description: "`wait=<seconds>`: the wait granted to a POST sent with `Prefer: wait`"
+})
+
 const quoteErrors = [InvalidRequest, Unauthorized, TooManyRequests, Internal, Unavailable] as const
 
 const idParams = { id: QuoteId }
@@ -133,22 +145,33 @@ export class QuotesGroup extends HttpApiGroup.make("quotes").add(
       "idempotency-key": IdempotencyKey.annotate({
         description: "The quote's idempotency key, 1 to 255 visible ASCII characters (your order id): the " +
           "same key with the same card is the same quote"
-      })
+      }),
+      prefer: Schema.optionalKey(Schema.String.annotate({
+        description: `\`wait=<seconds>\` (RFC 7240): answer the quote's outcome if it ends within that ` +
+          `many seconds (at most ${Prefer.maxWaitSeconds}); other preferences are ignored`
+      }))
     }),
     payload: QuoteRequest,
-    success: HttpApiSchema.WithHeaders(Accepted, {
-      location: Schema.String.annotate({ description: "The quote's URL, `/v1/quotes/{id}` (its `links.self`)" })
-    }).pipe(HttpApiSchema.status(202)),
+    success: [
+      HttpApiSchema.WithHeaders(Accepted, { location, "preference-applied": Schema.optionalKey(preferenceApplied) })
+        .pipe(HttpApiSchema.status(202)),
+      HttpApiSchema.WithHeaders(Quote, {
+        location,
+        "preference-applied": preferenceApplied
+      })
+    ],
     error: [IdempotencyKeyReused, PayloadTooLarge, UnsupportedMediaType, ...quoteErrors]
   }).annotate(
     OpenApi.Description,
     "Queues a quote of the card, durably, and answers 202 with its id and a `Location` header. The same " +
       "Idempotency-Key with the same card answers the same quote (no second check) and its current `status`; " +
-      "with another card, 409."
+      "with another card, 409.\n\nWith `Prefer: wait=<seconds>`, the answer waits for the quote's outcome, up " +
+      "to that long: 200 with the quote (as `GET /v1/quotes/{id}` shows it, `completed` or `failed`) when it " +
+      "ended in time, else 202 as without it. Both carry `Preference-Applied: wait=<seconds granted>`."
   ),
   HttpApiEndpoint.get("get", "/v1/quotes/:id", {
     params: idParams,
-    success: QuoteView.QuoteView.annotate({ identifier: "Quote" }),
+    success: Quote,
     error: [NotFound, ...quoteErrors]
   }).annotate(
     OpenApi.Description,

@@ -555,6 +555,14 @@ describe("documents and health", () => {
         }
         const submit = document.json.paths["/v1/quotes"].post
         expect(submit.responses["202"].headers.location).toMatchObject({ required: true, schema: { type: "string" } })
+        // a POST that waited (Prefer: wait) for a quote that ended: the quote resource
+        expect(submit.responses["200"].content["application/json"].schema).toEqual({
+          $ref: "#/components/schemas/Quote"
+        })
+        expect(submit.responses["200"].headers["preference-applied"]).toMatchObject({ required: true })
+        expect(submit.parameters).toContainEqual(
+          expect.objectContaining({ name: "prefer", in: "header", required: false })
+        )
         expect(submit.parameters).toContainEqual(expect.objectContaining({
           name: "idempotency-key",
           in: "header",

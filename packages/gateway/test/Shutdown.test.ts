@@ -270,6 +270,51 @@ describe("the gateway's shutdown", () => {
     60_000
   )
 
+  it.live(
+    "a POST waiting for its quote (Prefer: wait) is answered 202 at once when the gateway closes",
+    () =>
+      Effect.gen(function*() {
+        const first = yield* firstGateway
+        const { filename, key } = first
+        const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
+        const body = JSON.stringify(cardBody(TestData.Cards.slow))
+        const waiting = request(agent, `${first.gateway.url}/v1/quotes`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${key}`,
+            "idempotency-key": "order-waiting",
+            "content-type": "application/json",
+            prefer: "wait=30"
+          },
+          body: { text: body, send: Promise.resolve() }
+        })
+        // the service has the quote: the POST is waiting for its outcome, 6 s away
+        for (let attempt = 0; attempt < 400 && (yield* first.gateway.sandbox.transactions).length === 0; attempt++) {
+          yield* Effect.sleep("10 millis")
+        }
+        const closeStarted = Date.now()
+        const closing = yield* Effect.forkChild(timedClose(first.scope))
+        const answered = yield* Effect.promise(() => waiting)
+        expect(Date.now() - closeStarted).toBeLessThan(wokenWithinMillis)
+        expect(answered.status).toBe(202)
+        expect(answered.headers["preference-applied"]).toBe("wait=30")
+        expect(answered.headers["connection"]).toBe("close")
+        const accepted = JSON.parse(answered.text)
+        expect(accepted.status).toBe("pending")
+        expect(yield* Fiber.join(closing)).toBeLessThan(15_000)
+        agent.destroy()
+
+        // its quote runs on after the restart: one transaction
+        const second = yield* startOn(filename)
+        const done = yield* awaitDone(second.gateway.url, key, accepted.id)
+        expect(done.json.status).toBe("completed")
+        const transactions = yield* second.gateway.sandbox.transactions
+        expect(transactions.filter((transaction) => transaction.requestId === accepted.id)).toHaveLength(1)
+        yield* Scope.close(second.scope, Exit.void)
+      }).pipe(Effect.scoped, Effect.provide(sandbox)),
+    60_000
+  )
+
   it.live("a keep-alive connection that goes idle after the server's close() is closed at once, not after keepAliveTimeout", () =>
     Effect.gen(function*() {
       // a plain server whose answer (keep-alive) comes after close(), as an event stream ended late does

@@ -10,6 +10,7 @@ import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import * as HttpEffect from "effect/http/HttpEffect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { ApiKeys } from "../ApiKeys.js"
 import * as EventStream from "../EventStream.js"
 import { Authorization, Caller, GatewayApi, NotReady, SchemaErrors } from "../GatewayApi.js"
@@ -18,7 +19,9 @@ import { GatewayQuotes } from "../GatewayQuotes.js"
 import { RateLimit, type RateLimited } from "../RateLimit.js"
 import { readCard } from "./body.js"
 import * as Conflicts from "./conflicts.js"
+import * as Prefer from "./prefer.js"
 import { Readiness } from "./readiness.js"
+import * as Settled from "./settled.js"
 
 /** The 429 of a spent limit, with its `Retry-After` (set on the answer by a pre-response handler). */
 const refused = (limited: RateLimited) => {
@@ -65,9 +68,22 @@ export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(
   }
 )
 
-/** A 202 with its body and `Location`. */
-const accepted = (body: { readonly id: string; readonly links: { readonly self: string } }) =>
-  HttpServerResponse.jsonUnsafe(body, { status: 202, headers: { location: body.links.self } })
+/**
+ * The answer of a POST: 200 with the quote's view when it ended within the
+ * wait, else 202 with its id and status; its `Location`, and the wait granted
+ * when one was asked (`Preference-Applied`).
+ */
+const answer = (
+  body: { readonly id: string; readonly links: { readonly self: string } },
+  status: 200 | 202,
+  waited: number
+) =>
+  HttpServerResponse.jsonUnsafe(body, {
+    status,
+    headers: waited > 0
+      ? { location: body.links.self, "preference-applied": Prefer.applied(waited) }
+      : { location: body.links.self }
+  })
 
 /** The quotes endpoints. */
 export const QuotesLive = HttpApiBuilder.group(GatewayApi, "quotes", (handlers) =>
@@ -80,6 +96,9 @@ export const QuotesLive = HttpApiBuilder.group(GatewayApi, "quotes", (handlers) 
           const caller = yield* Caller
           // The card is read and validated before any I/O: a bad one never reaches the database.
           const card = yield* readCard(request)
+          const wait = yield* Effect.fromResult(Prefer.parseWait(headers.prefer)).pipe(
+            Effect.mapError(GatewayErrors.invalidRequest)
+          )
           const idempotencyKey = headers["idempotency-key"]
           // a quote id whose 409s ran out is refused whatever it sends (see `internal/conflicts.ts`)
           const submitted = yield* conflicts.guarded(
@@ -88,7 +107,9 @@ export const QuotesLive = HttpApiBuilder.group(GatewayApi, "quotes", (handlers) 
             quotes.submit(caller, idempotencyKey, card),
             (error) => error instanceof GatewayErrors.IdempotencyKeyReused
           ).pipe(Effect.catchTag("RateLimited", refused))
-          return accepted(submitted)
+          if (wait === 0) return answer(submitted, 202, 0)
+          const ended = yield* Settled.view(submitted.id, wait)
+          return Option.isSome(ended) ? answer(ended.value, 200, wait) : answer(submitted, 202, wait)
         }))
       .handle("get", ({ params }) => Effect.flatMap(Caller, (caller) => quotes.view(caller, params.id)))
       .handleRaw("events", ({ headers, params, request }) =>

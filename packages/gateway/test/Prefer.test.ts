@@ -1,0 +1,147 @@
+/**
+ * `POST /v1/quotes` with `Prefer: wait=N` over real HTTP (a real server, the
+ * durable engine on SQLite, a real sandbox): the outcome in the POST's own
+ * answer when the quote ends in time, else the 202 of a POST that does not
+ * wait; and the header's parsing.
+ */
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Sandbox, TestData } from "@gcx/sandbox"
+import { Effect, Result } from "effect"
+import * as Prefer from "../src/internal/prefer.js"
+import { call, cardBody, keys, type Running, sandbox, start } from "./utils/gateway.js"
+
+const withGateway = <A, E>(test: (gateway: Running) => Effect.Effect<A, E>, service = sandbox) =>
+  Effect.gen(function*() {
+    return yield* test(yield* start())
+  }).pipe(Effect.scoped, Effect.provide(service))
+
+const post = (gateway: Running, idempotencyKey: string, cardNumber: string, prefer?: string) =>
+  call(`${gateway.url}/v1/quotes`, {
+    method: "POST",
+    key: keys.a,
+    idempotencyKey,
+    body: cardBody(cardNumber),
+    ...(prefer === undefined ? {} : { headers: { prefer } })
+  })
+
+const transactionsOf = (gateway: Running, requestId: string) =>
+  Effect.map(gateway.sandbox.transactions, (all) => all.filter((transaction) => transaction.requestId === requestId))
+
+describe("Prefer.parseWait", () => {
+  it("reads wait among other preferences, quoted or not, the first of several; caps it; refuses a bad one", () => {
+    const waitOf = (header: string | undefined) => Result.getOrThrow(Prefer.parseWait(header))
+    expect(waitOf(undefined)).toBe(0)
+    expect(waitOf("wait=10")).toBe(10)
+    expect(waitOf("respond-async, wait=5")).toBe(5)
+    expect(waitOf("Wait = \"7\"; foo=bar")).toBe(7)
+    expect(waitOf("wait=3, wait=9")).toBe(3)
+    expect(waitOf("handling=lenient, return=minimal")).toBe(0)
+    expect(waitOf("wait=0")).toBe(0)
+    expect(waitOf("wait=3600")).toBe(Prefer.maxWaitSeconds)
+    for (const bad of ["wait=soon", "wait=", "wait=-1", "wait=1.5", "wait", "wait=1e3", "wait=9999999999"]) {
+      const refused = Prefer.parseWait(bad)
+      assert.isTrue(Result.isFailure(refused), bad)
+      if (Result.isFailure(refused)) expect(refused.failure).toContain("Prefer: wait must be a whole number of seconds")
+    }
+  })
+})
+
+describe("POST /v1/quotes with Prefer: wait", () => {
+  it.live("a quote that ends in time is answered 200 with its outcome, as GET shows it; one transaction", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        // instant: the POST to the service answers completed; success: completed after progress events
+        for (
+          const [order, card, value] of [["order-i", TestData.Cards.instant, "50.00"], [
+            "order-s",
+            TestData.Cards.success,
+            "100.00"
+          ]] as const
+        ) {
+          const posted = yield* post(gateway, order, card, "wait=10")
+          expect(posted.status).toBe(200)
+          expect(posted.headers.get("preference-applied")).toBe("wait=10")
+          const id: string = posted.json.id
+          expect(posted.headers.get("location")).toBe(`/v1/quotes/${id}`)
+          expect(posted.json).toMatchObject({
+            id,
+            status: "completed",
+            percentComplete: 100,
+            outcome: { actualCardValue: value },
+            links: { self: `/v1/quotes/${id}`, events: `/v1/quotes/${id}/events` }
+          })
+          const got = yield* call(`${gateway.url}/v1/quotes/${id}`, { key: keys.a })
+          expect(posted.json).toEqual(got.json)
+          const transactions = yield* transactionsOf(gateway, id)
+          expect(transactions).toHaveLength(1)
+          expect(posted.json.outcome.transactionId).toBe(transactions[0]!.transactionId)
+          expect(posted.text).not.toContain(card)
+        }
+      })
+    ))
+
+  it.live("a failed quote is 200 with its error; a replay of an ended quote is 200 at once, the same quote", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const failed = yield* post(gateway, "order-zero", TestData.Cards.zeroBalance, "wait=10")
+        expect(failed.status).toBe(200)
+        expect(failed.json).toMatchObject({ status: "failed", error: { code: "CardValueOutOfRange", group: "card" } })
+        expect(failed.json.outcome).toBeUndefined()
+        const replayed = yield* post(gateway, "order-zero", TestData.Cards.zeroBalance, "wait=10")
+        expect(replayed.status).toBe(200)
+        expect(replayed.json).toEqual(failed.json)
+        // the replay checked nothing again
+        expect(yield* transactionsOf(gateway, failed.json.id)).toHaveLength(1)
+        // without the preference, the replay is the 202 it always was
+        const plain = yield* post(gateway, "order-zero", TestData.Cards.zeroBalance)
+        expect(plain.status).toBe(202)
+        expect(plain.headers.get("preference-applied")).toBeNull()
+        expect(plain.json).toEqual({ id: failed.json.id, status: "failed", links: failed.json.links })
+      })
+    ))
+
+  it.live("a wait past the cap is granted the cap; other preferences are ignored", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const capped = yield* post(gateway, "order-cap", TestData.Cards.instant, "respond-async, wait=3600")
+        expect(capped.status).toBe(200)
+        expect(capped.headers.get("preference-applied")).toBe(`wait=${Prefer.maxWaitSeconds}`)
+        const other = yield* post(gateway, "order-other", TestData.Cards.instant, "return=minimal")
+        expect(other.status).toBe(202)
+        expect(other.headers.get("preference-applied")).toBeNull()
+      })
+    ))
+
+  it.live("a bad wait is 400 naming the header, before any I/O", () =>
+    withGateway((gateway) =>
+      Effect.gen(function*() {
+        const refused = yield* post(gateway, "order-bad", TestData.Cards.instant, "wait=soon")
+        expect(refused.status).toBe(400)
+        expect(refused.json).toEqual({
+          error: { code: "invalid_request", message: "Prefer: wait must be a whole number of seconds, e.g. wait=10" }
+        })
+        expect(yield* gateway.sandbox.transactions).toHaveLength(0)
+        // the Idempotency-Key was not taken: the same key with a good header is a new quote
+        const accepted = yield* post(gateway, "order-bad", TestData.Cards.instant, "wait=5")
+        expect(accepted.status).toBe(200)
+      })
+    ))
+
+  it.live("a quote still running when the wait is over is answered 202 pending; it runs on", () =>
+    // at time scale 1, the slow card completes about 30 s after its POST
+    withGateway(
+      (gateway) =>
+        Effect.gen(function*() {
+          const started = Date.now()
+          const posted = yield* post(gateway, "order-slow", TestData.Cards.slow, "wait=1")
+          const took = Date.now() - started
+          expect(posted.status).toBe(202)
+          expect(posted.headers.get("preference-applied")).toBe("wait=1")
+          expect(posted.json).toMatchObject({ status: "pending" })
+          expect(took).toBeGreaterThanOrEqual(990)
+          expect(took).toBeLessThan(5_000)
+          expect(yield* transactionsOf(gateway, posted.json.id)).toHaveLength(1)
+        }),
+      Sandbox.layer({ logLevel: "None", timeScale: 1 })
+    ), 20_000)
+})
