@@ -259,8 +259,18 @@ describe("examples/gateway/client.py", () => {
             expect(first.stdout).toMatch(/^completed \w+: actual 50\.00, exchange 42\.50 /m)
             // --wait: the POST answers the outcome (Prefer: wait), no event stream; the same quote again
             const waited = yield* python3(
-              ["--url", gateway.url, "--card", TestData.Cards.instant, "--pin", pin, "--idempotency-key",
-                "order-1042", "--wait", "10"],
+              [
+                "--url",
+                gateway.url,
+                "--card",
+                TestData.Cards.instant,
+                "--pin",
+                pin,
+                "--idempotency-key",
+                "order-1042",
+                "--wait",
+                "10"
+              ],
               env
             )
             expect(waited.code, waited.stderr).toBe(0)
@@ -274,7 +284,9 @@ describe("examples/gateway/client.py", () => {
               env
             )
             expect(fresh.code, fresh.stderr).toBe(0)
-            expect(fresh.stdout).toMatch(/^submitted \w+ \(completed\)\ncompleted \w+: actual 100\.00, exchange 85\.00 /)
+            expect(fresh.stdout).toMatch(
+              /^submitted \w+ \(completed\)\ncompleted \w+: actual 100\.00, exchange 85\.00 /
+            )
             // a failed quote's exit code is its group's, as the CLI's: merchant 4
             const merchant = yield* python3(
               ["--url", gateway.url, "--card", TestData.Cards.merchantUnavailable, "--pin", pin],

@@ -8,6 +8,7 @@ import {
   Exit,
   Layer,
   Logger,
+  Metric,
   Option,
   Redacted,
   References,
@@ -207,6 +208,12 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.01 }), { excludeTestService
           }).pipe(Effect.provide(gateway, { local: true }))
           // the trigger's lookup and two attempts found it left out; the third attempt delivered it
           expect(lookups).toBeGreaterThanOrEqual(4)
+          // counted by their own reason, not as the gateway's fault
+          const unopened = (yield* Metric.snapshot).find((snapshot) =>
+            snapshot.id === "gcx.gateway.webhooks.attempts.failed" && snapshot.attributes?.reason === "unopened"
+          )
+          expect(unopened?.state).toMatchObject({ count: expect.any(Number) })
+          expect((unopened!.state as { readonly count: number }).count).toBeGreaterThanOrEqual(2)
           expect(receiver.received).toHaveLength(1)
           expect(receiver.received[0]!.headers["gcx-event-id"]).toBe(WebhookDelivery.eventId("whleftout0001"))
         }).pipe(Effect.scoped),

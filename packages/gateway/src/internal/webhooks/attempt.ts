@@ -24,8 +24,20 @@ import * as Stream from "effect/Stream"
 import type * as ApiKeys from "../../ApiKeys.js"
 import * as WebhookSignature from "../../WebhookSignature.js"
 
-/** Why an attempt was not a delivery. `gone`: the endpoint (or its key) no longer exists, nothing to retry. */
-export const Failure = Schema.Literals(["status", "redirect", "timeout", "unreachable", "gone", "internal"])
+/**
+ * Why an attempt was not a delivery. `gone`: the endpoint (or its key) no longer exists, nothing to
+ * retry. `unopened`: this node cannot open the endpoint's secret (sealed under a data key it does not
+ * have); tried again, for a node that can.
+ */
+export const Failure = Schema.Literals([
+  "status",
+  "redirect",
+  "timeout",
+  "unreachable",
+  "gone",
+  "unopened",
+  "internal"
+])
 
 /** Why an attempt was not a delivery. */
 export type Failure = typeof Failure.Type
@@ -108,6 +120,10 @@ const answered = (at: number, response: HttpClientResponse.HttpClientResponse): 
       excerpt: text
     }))
 
+/** What the operator is told of an `unopened` attempt. */
+const unopenedHint = "this node cannot open the endpoint's secret: it was sealed under a data key this node " +
+  "does not have; give it the deployment's GCX_DATA_KEY (and GCX_DATA_KEY_PREVIOUS during a rotation)"
+
 /** Logs and counts an attempt. */
 const record = (delivery: Delivery, attempt: number, result: Attempt, excerpt: string) =>
   Effect.gen(function*() {
@@ -119,6 +135,7 @@ const record = (delivery: Delivery, attempt: number, result: Attempt, excerpt: s
       yield* Effect.logWarning("webhook delivery attempt failed").pipe(
         Effect.annotateLogs({
           reason: result.failure,
+          ...(result.failure === "unopened" ? { hint: unopenedHint } : {}),
           ...(result.status === undefined ? {} : { status: result.status }),
           ...(excerpt === "" ? {} : { answer: excerpt })
         })
@@ -171,7 +188,7 @@ export const make = (
     if (endpoint === undefined) {
       // a secret this node cannot open (its data keys mistaken) is not a deleted endpoint: the delivery waits
       const unopened = Option.isSome(key) && key.value.webhooksLeftOut?.includes(delivery.endpointId) === true
-      return { attempt: unopened ? { at, failure: "internal" } : gone(at), excerpt: "" }
+      return { attempt: unopened ? { at, failure: "unopened" } : gone(at), excerpt: "" }
     }
     const request = HttpClientRequest.post(endpoint.url).pipe(
       HttpClientRequest.setHeaders({
