@@ -121,6 +121,9 @@ export const readEvents = async (
   }
 }
 
+/** The outcome of a waiting POST answered 202 (its quote had not ended), then followed by its stream to completion. */
+export const completedAfter202 = "Completed after 202"
+
 /** The terminal event's name of a quote resource's status. */
 const terminalOf: Record<string, string> = { completed: "Completed", failed: "Failed" }
 
@@ -145,6 +148,12 @@ export const quote = async (
     return `POST ${accepted.status}`
   }
   const { id } = (await accepted.json()) as { readonly id: string }
+  const terminal = await follow(target, id)
+  return waitSeconds !== undefined && terminal === "Completed" ? completedAfter202 : terminal
+}
+
+/** Follows quote `id`'s event stream to its terminal event: that event's name, or the failure's status. */
+const follow = async (target: Target, id: string): Promise<string> => {
   const stream = await events(target, id)
   if (stream.status !== 200) {
     await stream.body?.cancel()

@@ -6,7 +6,7 @@
  * composes `internal/gatewayDeployment.ts`: `Gateway.layer` over
  * `Embedded.layerQuotes`, SQLite in a temporary file, no webhook endpoint),
  * pinned to CPU 0; one sandbox in its own process and each run's callers, on
- * CPU 1. Two sides on that same deployment, same quotes, same concurrency,
+ * CPU 1. Three sides on that same deployment, same quotes, same concurrency,
  * the instant card:
  * - in-process: `DurableQuotes.execute` called in the deployment's process;
  * - through the gateway, the like of `execute` (submit, and answer the
@@ -24,17 +24,21 @@
  * their own process's, reported apart): the gateway's CPU per quote is the
  * gateway side's minus the in-process side's, the median of the rounds'
  * differences. A quote that fails ends the row: its figures would measure
- * failures.
+ * failures. A waiting POST answered 202 (its quote not ended within the
+ * wait) is followed by its stream and counted apart, named in the row's
+ * notes: that quote took two requests.
  *
- * The floor, after each measured round's two sides: as many pairs of
+ * The floor, after each measured round's sides: as many pairs of
  * `GET /healthz` as quotes, from a child's callers, and the deployment's CPU
  * per pair: what the platform (Node's HTTP server, Effect's router and
- * `HttpApi`, the gateway's global middleware) costs under two requests a
- * quote, without a key, a path or header schema or the database. In-process
- * CPU ÷ (in-process + that pair) is the throughput ratio's ceiling if the
- * gateway's own requests cost no more (the deployment is CPU-bound on both
- * sides); the gateway's CPU beyond the pair is its own handling
- * (authentication, schemas, the submit, the event stream).
+ * `HttpApi`, the gateway's global middleware) costs under the two requests
+ * of a quote by POST and SSE, without a key, a path or header schema or the
+ * database. In-process CPU ÷ (in-process + that pair) is that side's
+ * throughput ratio's ceiling if the gateway's own requests cost no more (the
+ * deployment is CPU-bound on all sides); its CPU beyond the pair is the
+ * gateway's own handling (authentication, schemas, the submit, the event
+ * stream). The waiting POST's ceiling is in-process ÷ (in-process + half a
+ * pair).
  *
  * Open streams, on a second deployment of their own in this process (whose
  * heap is the one measured): `streams` quotes on the slow card (pending for 10 minutes:
@@ -61,6 +65,7 @@ import type { Run } from "../internal/durableSides.js"
 import { cpuOf, figures, sideRun } from "../internal/durableSides.js"
 import * as GatewayDeployment from "../internal/gatewayDeployment.js"
 import type { Target } from "../internal/gatewayHttp.js"
+import * as GatewayHttp from "../internal/gatewayHttp.js"
 import { instantCard } from "../internal/gcx.js"
 import * as HeapDiff from "../internal/heapDiff.js"
 import { inBench } from "../internal/paths.js"
@@ -134,7 +139,8 @@ const gatewayRun = (
       quotesPerSecond: (quotes * 1000) / result.wallMillis,
       clientCpuMillisPerQuote: cpuMillis / quotes,
       serverCpuMillisPerQuote: undefined,
-      failures: quotes - (result.outcomes.Completed ?? 0),
+      // a waiting POST answered 202, then followed by its stream, completed too (named in the notes)
+      failures: quotes - (result.outcomes.Completed ?? 0) - (result.outcomes[GatewayHttp.completedAfter202] ?? 0),
       // the sandbox was reset before the child's warm-up
       createQuoteRequests: journal.requests.createQuote - warmup,
       callersCpuMillisPerQuote: result.cpuMillis / quotes,
@@ -365,6 +371,10 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
       median(inProcess.map((run, index) => cpuOf(run) / (cpuOf(run) + health[index]!.cpuMillisPerPair))),
       3
     )
+    const waitingCeiling = round(
+      median(inProcess.map((run, index) => cpuOf(run) / (cpuOf(run) + health[index]!.cpuMillisPerPair / 2))),
+      3
+    )
     const gatewayHandlingCpu = median(
       gateway.map((run, index) => cpuOf(run) - cpuOf(inProcess[index]!) - health[index]!.cpuMillisPerPair)
     )
@@ -384,16 +394,17 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         warmupRounds,
         rounds,
         statistic: "medians of the rounds; ratios and the gateway's CPU: medians of the rounds' ratios and differences",
-        order: "in-process, then through the gateway; the reverse in the next round, alternating",
+        order: "in-process, the waiting POST, then POST + SSE; the reverse in the next round, alternating",
         card: "instant",
-        outcome: "the quote's SSE stream (GET /v1/quotes/{id}/events) read to its terminal event",
+        outcome: "the waiting POST's 200 (Prefer: wait); the quote's SSE stream (GET /v1/quotes/{id}/events) read " +
+          "to its terminal event",
         webhooks: "none",
         deployment: "embedded (SQLite in a temporary file), gateway and engine in a process of their own " +
           "(rows/gateway-side.ts), both sides on it; the streams on a second deployment in the bench process",
         processes: "the deployment pinned to CPU 0, the sandbox and the callers to CPU 1, where taskset exists",
         callers: "a child process per run, plain fetch (undici), one connection per request in flight",
         cpu: "the deployment's process (gateway + engine); the gateway's per quote = gateway side − in-process side",
-        floor: "each measured round, after its two sides: as many pairs of GET /healthz as quotes, from a child's " +
+        floor: "each measured round, after its sides: as many pairs of GET /healthz as quotes, from a child's " +
           "callers at the same concurrency, the deployment's CPU per pair",
         streams,
         streamCard: "slow (timeScale 20: pending 10 minutes)"
@@ -428,6 +439,7 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           })),
           healthzPairCpuMillis: round(healthCpu, 3),
           throughputCeiling,
+          waitingThroughputCeiling: waitingCeiling,
           gatewayHandlingCpuMillisPerQuote: round(gatewayHandlingCpu, 3)
         },
         streams: {
@@ -466,11 +478,12 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
           ratio: fmt(cpuRatio, 2)
         },
         {
-          measure: "the platform's floor under the gateway's two requests a quote: the deployment's CPU ms for two " +
-            "GET /healthz (Node's HTTP server, Effect's router and HttpApi, the gateway's global middleware; no " +
-            "key, no path or header schema, no database), beside the in-process quote; ratio: the throughput " +
-            "ratio's ceiling if the gateway's requests cost no more, in-process CPU ÷ (in-process + the two), " +
-            `the deployment being CPU-bound (the gateway's own handling: +${
+          measure: "the platform's floor under the two requests of a quote by POST + SSE: the deployment's CPU ms " +
+            "for two GET /healthz (Node's HTTP server, Effect's router and HttpApi, the gateway's global " +
+            "middleware; no key, no path or header schema, no database), beside the in-process quote; ratio: " +
+            "POST + SSE's throughput ceiling if the gateway's requests cost no more, in-process CPU ÷ " +
+            "(in-process + the two), the deployment being CPU-bound (the waiting POST's, with one: " +
+            `${fmt(waitingCeiling, 2)}; the gateway's own handling of POST + SSE: +${
               fmt(gatewayHandlingCpu, 2)
             } ms a quote beyond the two, the median of the rounds')`,
           gcx: fmt(healthCpu, 2),
@@ -497,6 +510,10 @@ export const run = (context: RowContext): Effect.Effect<RowResult, Error> =>
         goal("gateway.streamMemory", "heap bytes per open event stream, KB", "<=", 20, round(heapPerStream / 1024, 1))
       ],
       notes: [
+        ...waiting.flatMap((run, index) => {
+          const twice = run.outcomes[GatewayHttp.completedAfter202] ?? 0
+          return twice === 0 ? [] : [`waiting POST, round ${index + 1}: ${twice} quotes answered 202, then followed`]
+        }),
         ...(held.opened === streams && held.result.endedEarly === 0
           ? []
           : [`streams: ${held.opened} of ${streams} opened, ${held.result.endedEarly} ended early`]),

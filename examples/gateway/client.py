@@ -266,9 +266,11 @@ def main(argv=None):
         quote = gateway.submit(card, args.idempotency_key or str(uuid.uuid4()), args.wait)
         del card  # keep no card data around
         print(f"submitted {quote['id']} ({quote['status']})", flush=True)
-        if quote["status"] == "pending":  # not ended (or not waited for): its events to the end
-            for event_id, event, data in gateway.events(quote["id"]):
-                print(f"event {event_id} {progress_line(event, data)}", flush=True)
+        # the quote itself (a 200 of a POST that waited: it has ended) has its percentage; a 202 has not
+        if "percentComplete" not in quote:
+            if quote["status"] == "pending":  # its events to the end
+                for event_id, event, data in gateway.events(quote["id"]):
+                    print(f"event {event_id} {progress_line(event, data)}", flush=True)
             quote = gateway.get(quote["id"])
         print(outcome_line(quote), flush=True)
         if receiver is not None:

@@ -279,6 +279,13 @@ describe("examples/gateway/client.py", () => {
               `submitted ${firstId} (completed)`,
               expect.stringMatching(new RegExp(`^completed ${firstId}: actual 50\\.00, exchange 42\\.50 `))
             ])
+            // replayed without --wait once ended: the 202 says completed, the values come from GET
+            const replayed = yield* submit(TestData.Cards.instant)
+            expect(replayed.code, replayed.stderr).toBe(0)
+            expect(replayed.stdout.trim().split("\n")).toEqual([
+              `submitted ${firstId} (completed)`,
+              expect.stringMatching(new RegExp(`^completed ${firstId}: actual 50\\.00, exchange 42\\.50 `))
+            ])
             const fresh = yield* python3(
               ["--url", gateway.url, "--card", TestData.Cards.success, "--pin", pin, "--wait", "10"],
               env

@@ -148,16 +148,26 @@ export class QuotesGroup extends HttpApiGroup.make("quotes").add(
       }),
       prefer: Schema.optionalKey(Schema.String.annotate({
         description: `\`wait=<seconds>\` (RFC 7240): answer the quote's outcome if it ends within that ` +
-          `many seconds (at most ${Prefer.maxWaitSeconds}); other preferences are ignored`
+          `many seconds (more than ${Prefer.maxWaitSeconds} is granted ${Prefer.maxWaitSeconds}; 0 waits for ` +
+          "nothing); the first `wait` counts, other preferences are ignored; a `wait` that is not a whole " +
+          "number of seconds is 400"
       }))
     }),
     payload: QuoteRequest,
     success: [
       HttpApiSchema.WithHeaders(Accepted, { location, "preference-applied": Schema.optionalKey(preferenceApplied) })
+        .annotate({
+          description: "Accepted: the quote is queued, or still running when the wait asked for is over (then with " +
+            "`Preference-Applied`); a repeated POST without `Prefer: wait` answers 202 with its current `status`"
+        })
         .pipe(HttpApiSchema.status(202)),
       HttpApiSchema.WithHeaders(Quote, {
         location,
+        "content-location": location,
         "preference-applied": preferenceApplied
+      }).annotate({
+        description: "The quote, ended (`completed` or `failed`) within the wait of `Prefer: wait`, as " +
+          "`GET /v1/quotes/{id}` shows it"
       })
     ],
     error: [IdempotencyKeyReused, PayloadTooLarge, UnsupportedMediaType, ...quoteErrors]
@@ -167,7 +177,8 @@ export class QuotesGroup extends HttpApiGroup.make("quotes").add(
       "Idempotency-Key with the same card answers the same quote (no second check) and its current `status`; " +
       "with another card, 409.\n\nWith `Prefer: wait=<seconds>`, the answer waits for the quote's outcome, up " +
       "to that long: 200 with the quote (as `GET /v1/quotes/{id}` shows it, `completed` or `failed`) when it " +
-      "ended in time, else 202 as without it. Both carry `Preference-Applied: wait=<seconds granted>`."
+      "ended in time, else 202 as without it; when a wait was asked, both carry `Preference-Applied: " +
+      "wait=<seconds granted>`."
   ),
   HttpApiEndpoint.get("get", "/v1/quotes/:id", {
     params: idParams,

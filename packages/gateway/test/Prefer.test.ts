@@ -6,7 +6,8 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { Effect, Result } from "effect"
+import { Effect, Metric, Result } from "effect"
+import * as Middleware from "../src/internal/middleware.js"
 import * as Prefer from "../src/internal/prefer.js"
 import { call, cardBody, keys, type Running, sandbox, start } from "./utils/gateway.js"
 
@@ -38,7 +39,15 @@ describe("Prefer.parseWait", () => {
     expect(waitOf("handling=lenient, return=minimal")).toBe(0)
     expect(waitOf("wait=0")).toBe(0)
     expect(waitOf("wait=3600")).toBe(Prefer.maxWaitSeconds)
-    for (const bad of ["wait=soon", "wait=", "wait=-1", "wait=1.5", "wait", "wait=1e3", "wait=9999999999"]) {
+    expect(waitOf("wait=99999999999999999999999")).toBe(Prefer.maxWaitSeconds)
+    expect(waitOf("wait=0000000000005")).toBe(5)
+    expect(waitOf("respond-async, wait=\"12345678901\"")).toBe(Prefer.maxWaitSeconds)
+    // commas and semicolons inside another preference's quoted value are not separators
+    expect(waitOf("foo=\"a,wait=x\", wait=5")).toBe(5)
+    expect(waitOf("foo=\"x, wait=3\"")).toBe(0)
+    expect(waitOf("wait=10; note=\"a;b,c\"")).toBe(10)
+    expect(waitOf("foo=\"say \\\"hi, wait=3\\\"\", wait=4")).toBe(4)
+    for (const bad of ["wait=soon", "wait=", "wait=-1", "wait=1.5", "wait", "wait=1e3", "wait=+5", "wait=0x10"]) {
       const refused = Prefer.parseWait(bad)
       assert.isTrue(Result.isFailure(refused), bad)
       if (Result.isFailure(refused)) expect(refused.failure).toContain("Prefer: wait must be a whole number of seconds")
@@ -63,6 +72,7 @@ describe("POST /v1/quotes with Prefer: wait", () => {
           expect(posted.headers.get("preference-applied")).toBe("wait=10")
           const id: string = posted.json.id
           expect(posted.headers.get("location")).toBe(`/v1/quotes/${id}`)
+          expect(posted.headers.get("content-location")).toBe(`/v1/quotes/${id}`)
           expect(posted.json).toMatchObject({
             id,
             status: "completed",
@@ -77,6 +87,16 @@ describe("POST /v1/quotes with Prefer: wait", () => {
           expect(posted.json.outcome.transactionId).toBe(transactions[0]!.transactionId)
           expect(posted.text).not.toContain(card)
         }
+        // counted and timed as their own route, apart from the submits that do not wait
+        const waited = (yield* Metric.snapshot).find((snapshot) =>
+          snapshot.id === "gcx.gateway.requests" && snapshot.attributes?.["gcx.gateway.route"] === "submit_wait" &&
+          snapshot.attributes["http.response.status_code"] === "200"
+        )
+        expect((waited?.state as { readonly count: number } | undefined)?.count).toBeGreaterThanOrEqual(2)
+        expect(Middleware.routeOf("POST", "/v1/quotes", "respond-async, wait=5")).toBe("submit_wait")
+        expect(Middleware.routeOf("POST", "/v1/quotes", "wait=0")).toBe("submit")
+        expect(Middleware.routeOf("POST", "/v1/quotes", "wait=soon")).toBe("submit")
+        expect(Middleware.routeOf("POST", "/v1/quotes")).toBe("submit")
       })
     ))
 

@@ -16,6 +16,7 @@ import * as EventStream from "../EventStream.js"
 import { Authorization, Caller, GatewayApi, NotReady, SchemaErrors } from "../GatewayApi.js"
 import * as GatewayErrors from "../GatewayErrors.js"
 import { GatewayQuotes } from "../GatewayQuotes.js"
+import type * as QuoteView from "../QuoteView.js"
 import { RateLimit, type RateLimited } from "../RateLimit.js"
 import { readCard } from "./body.js"
 import * as Conflicts from "./conflicts.js"
@@ -68,21 +69,27 @@ export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(
   }
 )
 
-/**
- * The answer of a POST: 200 with the quote's view when it ended within the
- * wait, else 202 with its id and status; its `Location`, and the wait granted
- * when one was asked (`Preference-Applied`).
- */
-const answer = (
-  body: { readonly id: string; readonly links: { readonly self: string } },
-  status: 200 | 202,
-  waited: number
-) =>
+/** A 202 with its body and `Location`, and the wait granted when one was asked (`Preference-Applied`). */
+const accepted = (body: { readonly id: string; readonly links: { readonly self: string } }, waited: number) =>
   HttpServerResponse.jsonUnsafe(body, {
-    status,
+    status: 202,
     headers: waited > 0
       ? { location: body.links.self, "preference-applied": Prefer.applied(waited) }
       : { location: body.links.self }
+  })
+
+/**
+ * The 200 of a POST whose quote ended within its wait: the quote's view, which is the resource of
+ * `Content-Location` (and `Location`, as on a 202).
+ */
+const ended = (view: QuoteView.QuoteView, waited: number) =>
+  HttpServerResponse.jsonUnsafe(view, {
+    status: 200,
+    headers: {
+      location: view.links.self,
+      "content-location": view.links.self,
+      "preference-applied": Prefer.applied(waited)
+    }
   })
 
 /** The quotes endpoints. */
@@ -107,9 +114,9 @@ export const QuotesLive = HttpApiBuilder.group(GatewayApi, "quotes", (handlers) 
             quotes.submit(caller, idempotencyKey, card),
             (error) => error instanceof GatewayErrors.IdempotencyKeyReused
           ).pipe(Effect.catchTag("RateLimited", refused))
-          if (wait === 0) return answer(submitted, 202, 0)
-          const ended = yield* Settled.view(submitted.id, wait)
-          return Option.isSome(ended) ? answer(ended.value, 200, wait) : answer(submitted, 202, wait)
+          if (wait === 0) return accepted(submitted, 0)
+          const view = yield* Settled.view(submitted.id, wait)
+          return Option.isSome(view) ? ended(view.value, wait) : accepted(submitted, wait)
         }))
       .handle("get", ({ params }) => Effect.flatMap(Caller, (caller) => quotes.view(caller, params.id)))
       .handleRaw("events", ({ headers, params, request }) =>

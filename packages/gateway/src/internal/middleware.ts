@@ -26,12 +26,23 @@ import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
+import * as Result from "effect/Result"
 import type * as Types from "effect/Types"
 import * as GatewayErrors from "../GatewayErrors.js"
 import * as Drain from "./drain.js"
+import * as Prefer from "./prefer.js"
 
 /** The routes of the gateway, as metrics and logs name them (a closed set: never an id). */
-export type Route = "submit" | "get" | "events" | "healthz" | "readyz" | "openapi" | "docs" | "other"
+export type Route =
+  | "submit"
+  | "submit_wait"
+  | "get"
+  | "events"
+  | "healthz"
+  | "readyz"
+  | "openapi"
+  | "docs"
+  | "other"
 
 /**
  * How the router matches a path (`HttpRouter.serve`'s `routerConfig`): exactly, but for one
@@ -62,10 +73,22 @@ const pathOf = (url: string): string => {
  */
 export const isPlainPath = (url: string): boolean => !/[;%#\\]|\/\/|\/\.\.?(?:\/|$)/.test(targetPath(url))
 
-/** The route of a request, by its method and path. */
-export const routeOf = (method: string, url: string): Route => {
+/** A header's value as Node gives it (one string: Node joins repeated ones), if any. */
+const headerOf = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
+  typeof value === "string" ? value : value?.join(", ")
+
+/**
+ * The route of a request, by its method and path; a POST that asks to wait for its quote
+ * (`Prefer: wait`, given as `prefer`) is `submit_wait`, so that its wait stays out of the
+ * submits' durations.
+ */
+export const routeOf = (method: string, url: string, prefer?: string): Route => {
   const path = pathOf(url)
-  if (path === "/v1/quotes") return method === "POST" ? "submit" : "other"
+  if (path === "/v1/quotes") {
+    if (method !== "POST") return "other"
+    const wait = Prefer.parseWait(prefer)
+    return Result.isSuccess(wait) && wait.success > 0 ? "submit_wait" : "submit"
+  }
   if (/^\/v1\/quotes\/[^/]{1,100}$/.test(path)) return "get"
   if (/^\/v1\/quotes\/[^/]{1,100}\/events$/.test(path)) return "events"
   if (path === "/healthz" || path === "/readyz" || path === "/docs") return path.slice(1) as Route
@@ -172,7 +195,7 @@ export const layer = (idleMillis: number) =>
           // the target as sent: the platform resolves an absolute one (`http://host/a/../b`) into `request.url`
           const target = incoming.url ?? request.url
           const plain = isPlainPath(target)
-          const route = plain ? routeOf(request.method, target) : "other"
+          const route = plain ? routeOf(request.method, target, headerOf(incoming.headers.prefer)) : "other"
           if (idleMillis > 0 && (route === "docs" || route === "openapi")) incoming.socket.setTimeout(idleMillis)
           const startedAt = clock.currentTimeMillisUnsafe()
           const answered = (answer: HttpServerResponse.HttpServerResponse) => {

@@ -2,30 +2,52 @@
  * The `Prefer` request header (RFC 7240) of `POST /v1/quotes`: its `wait`
  * preference, how many seconds the caller would wait for the quote's
  * outcome in the POST's own answer. Other preferences are ignored, as the RFC
- * asks; of several `wait`s, the first counts. A `wait` that is not a whole
- * number of seconds is refused (400): it is the caller's mistake, and
- * ignoring it would answer at once when the caller meant to wait.
+ * asks, and so are commas and semicolons inside quoted values; of several
+ * `wait`s, the first counts. A `wait` that is not a whole number of seconds
+ * (or has no value) is refused (400), where the RFC would let it be ignored:
+ * it is the caller's mistake, and ignoring it would answer at once, without a
+ * word, when the caller meant to wait.
  */
 import * as Result from "effect/Result"
 
 /** The longest wait the gateway grants (longer ones are granted this much): less than common proxies' 60 s. */
 export const maxWaitSeconds = 30
 
-/** The wait granted for `digits` seconds asked. */
+/** The wait granted for `digits` seconds asked (however many digits: `Number` of a long one is past the cap). */
 const granted = (digits: string) => Math.min(Number(digits), maxWaitSeconds)
+
+/** The elements of a header list split at `separator`, but not inside a quoted string (RFC 9110 §5.6). */
+const splitOutsideQuotes = (text: string, separator: string): Array<string> => {
+  const parts: Array<string> = []
+  let quoted = false
+  let from = 0
+  for (let at = 0; at < text.length; at++) {
+    const char = text[at]
+    if (char === "\\" && quoted) at++
+    else if (char === "\"") quoted = !quoted
+    else if (char === separator && !quoted) {
+      parts.push(text.slice(from, at))
+      from = at + 1
+    }
+  }
+  parts.push(text.slice(from))
+  return parts
+}
 
 /** The `wait` preference granted, in whole seconds (0: none asked), or why the header is refused. */
 export const parseWait = (header: string | undefined): Result.Result<number, string> => {
   if (header === undefined) return Result.succeed(0)
   // the common header, `wait=N` alone, without the general parse
-  const plain = /^wait=(\d{1,9})$/.exec(header)
+  const plain = /^wait=(\d+)$/.exec(header)
   if (plain !== null) return Result.succeed(granted(plain[1]!))
-  for (const preference of header.split(",")) {
+  for (const preference of splitOutsideQuotes(header, ",")) {
     // `token [= word] *(; parameter)`: the parameters of a preference are not wait's
-    const [name, ...value] = preference.split(";", 1)[0]!.split("=")
-    if (name!.trim().toLowerCase() !== "wait") continue
-    const seconds = value.join("=").trim().replace(/^"(.*)"$/, "$1")
-    if (!/^\d{1,9}$/.test(seconds)) return Result.fail("Prefer: wait must be a whole number of seconds, e.g. wait=10")
+    const [token] = splitOutsideQuotes(preference, ";")
+    const equals = token!.indexOf("=")
+    const name = equals < 0 ? token! : token!.slice(0, equals)
+    if (name.trim().toLowerCase() !== "wait") continue
+    const seconds = equals < 0 ? "" : token!.slice(equals + 1).trim().replace(/^"(.*)"$/, "$1")
+    if (!/^\d+$/.test(seconds)) return Result.fail("Prefer: wait must be a whole number of seconds, e.g. wait=10")
     return Result.succeed(granted(seconds))
   }
   return Result.succeed(0)

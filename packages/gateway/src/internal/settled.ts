@@ -27,7 +27,8 @@ const untilEnd = (log: EventLog.Service, requestId: string) =>
     let entries: ReadonlyArray<EventLog.Entry> = []
     while (!drain.draining()) {
       const next = yield* cursor.next
-      if (next === undefined) return entries
+      // the end without a terminal event (not the cursor's contract): nothing to answer as ended
+      if (next === undefined) return undefined
       entries = entries.concat(next)
       if (next.some((entry) => QuoteEvent.isTerminal(entry.event))) return entries
     }
