@@ -260,7 +260,8 @@ def main(argv=None):
 
     received = {}
     receiver = receive_webhook(args.webhook_port, secret, received) if args.webhook_port is not None else None
-    gateway = Gateway(args.url, key)
+    # a POST that waits may first wait up to 10 s for the gateway's database: the timeout leaves room for both
+    gateway = Gateway(args.url, key, timeout=max(40, (args.wait or 0) + 15))
     try:
         card = {"cardNumber": args.card, "pinNumber": args.pin, "productLineId": args.product_line}
         quote = gateway.submit(card, args.idempotency_key or str(uuid.uuid4()), args.wait)

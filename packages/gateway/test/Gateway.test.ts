@@ -560,6 +560,7 @@ describe("documents and health", () => {
           $ref: "#/components/schemas/Quote"
         })
         expect(submit.responses["200"].headers["preference-applied"]).toMatchObject({ required: true })
+        expect(submit.responses["200"].headers["content-location"]).toMatchObject({ required: true })
         expect(submit.parameters).toContainEqual(
           expect.objectContaining({ name: "prefer", in: "header", required: false })
         )

@@ -6,9 +6,11 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
-import { Effect, Metric, Result } from "effect"
+import * as EventLog from "@gcx/workflow/EventLog"
+import { Effect, Metric, Option, Result, Stream } from "effect"
 import * as Middleware from "../src/internal/middleware.js"
 import * as Prefer from "../src/internal/prefer.js"
+import * as Settled from "../src/internal/settled.js"
 import { call, cardBody, keys, type Running, sandbox, start } from "./utils/gateway.js"
 
 const withGateway = <A, E>(test: (gateway: Running) => Effect.Effect<A, E>, service = sandbox) =>
@@ -47,12 +49,30 @@ describe("Prefer.parseWait", () => {
     expect(waitOf("foo=\"x, wait=3\"")).toBe(0)
     expect(waitOf("wait=10; note=\"a;b,c\"")).toBe(10)
     expect(waitOf("foo=\"say \\\"hi, wait=3\\\"\", wait=4")).toBe(4)
+    expect(waitOf("wait=\"\\5\"")).toBe(5)
+    // a quote left open: where the preferences end is unknown, so a wait could go unseen
+    const open = Prefer.parseWait("foo=\"x, wait=5")
+    assert.isTrue(Result.isFailure(open))
+    if (Result.isFailure(open)) expect(open.failure).toBe("Prefer: a quoted value is not closed")
     for (const bad of ["wait=soon", "wait=", "wait=-1", "wait=1.5", "wait", "wait=1e3", "wait=+5", "wait=0x10"]) {
       const refused = Prefer.parseWait(bad)
       assert.isTrue(Result.isFailure(refused), bad)
       if (Result.isFailure(refused)) expect(refused.failure).toContain("Prefer: wait must be a whole number of seconds")
     }
   })
+})
+
+describe("Settled.view", () => {
+  it.effect("events that end without a terminal one are no ended quote: the POST answers 202", () =>
+    Effect.gen(function*() {
+      const log: EventLog.Service = {
+        read: () => Effect.succeed([]),
+        follow: () => Stream.empty,
+        cursor: () => Effect.succeed({ poll: Effect.succeed([]), next: Effect.succeed(undefined), wake: () => {} })
+      }
+      const view = yield* Settled.view("0a".repeat(16), 1).pipe(Effect.provideService(EventLog.EventLog, log))
+      expect(Option.isNone(view)).toBe(true)
+    }))
 })
 
 describe("POST /v1/quotes with Prefer: wait", () => {
@@ -93,6 +113,13 @@ describe("POST /v1/quotes with Prefer: wait", () => {
           snapshot.attributes["http.response.status_code"] === "200"
         )
         expect((waited?.state as { readonly count: number } | undefined)?.count).toBeGreaterThanOrEqual(2)
+        const timed = (yield* Metric.snapshot).find((snapshot) =>
+          snapshot.id === "gcx.gateway.request.duration" && snapshot.attributes?.["gcx.gateway.route"] === "submit_wait"
+        )
+        const histogram = timed?.state as { readonly count: number; readonly buckets: ReadonlyArray<[number, number]> }
+        expect(histogram.count).toBeGreaterThanOrEqual(2)
+        // buckets past the client's 10 s, up to a minute: a wait of up to 30 s is measured, not +Inf
+        expect(histogram.buckets.map(([boundary]) => boundary)).toEqual(expect.arrayContaining([15, 30, 60]))
         expect(Middleware.routeOf("POST", "/v1/quotes", "respond-async, wait=5")).toBe("submit_wait")
         expect(Middleware.routeOf("POST", "/v1/quotes", "wait=0")).toBe("submit")
         expect(Middleware.routeOf("POST", "/v1/quotes", "wait=soon")).toBe("submit")

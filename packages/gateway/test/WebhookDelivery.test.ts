@@ -1,4 +1,4 @@
-import { assert, expect, layer } from "@effect/vitest"
+import { assert, describe, expect, it, layer } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import { DurableQuotes } from "@gcx/workflow"
 import {
@@ -18,6 +18,7 @@ import {
 } from "effect"
 import * as Path from "node:path"
 import { ApiKeys, WebhookDelivery, WebhookSignature } from "../src/index.js"
+import * as Attempts from "../src/internal/webhooks/attempt.js"
 import * as Webhooks from "./utils/webhooks.js"
 
 /** Card data planted in the quotes: none of it may reach a delivery, a row or a log. */
@@ -281,3 +282,11 @@ layer(Sandbox.layer({ logLevel: "None", timeScale: 0.01 }), { excludeTestService
     )
   }
 )
+
+describe("the persisted attempt", () => {
+  it("keeps its failures to the set older gateways decode when they replay a delivery", () => {
+    // a value added here would make an older node's replay die (a rolling upgrade, a rollback): finer
+    // reasons (`unopened`) go to the metrics and the log only
+    expect(Attempts.Failure.literals).toEqual(["status", "redirect", "timeout", "unreachable", "gone", "internal"])
+  })
+})

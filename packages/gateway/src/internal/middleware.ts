@@ -116,11 +116,17 @@ export const requestsFamily: Metrics.Family<Metric.Counter<number>> = (attribute
     attributes
   })
 
+/**
+ * The buckets of `gcx.gateway.request.duration`: the HTTP client's, then up to a minute, for the
+ * answers that wait (`submit_wait`, up to 30 s; an event stream's first events, up to 15 s).
+ */
+const durationBoundaries: ReadonlyArray<number> = [...Metrics.requestDurationBoundaries, 15, 20, 30, 45, 60]
+
 /** The family of `gcx.gateway.request.duration`. */
 export const requestDurationFamily: Metrics.Family<Metric.Histogram<number>> = (attributes) =>
   Metric.histogram("gcx.gateway.request.duration", {
     description: "Duration of the gateway's requests until their answer's headers, in seconds",
-    boundaries: Metrics.requestDurationBoundaries,
+    boundaries: durationBoundaries,
     attributes
   })
 

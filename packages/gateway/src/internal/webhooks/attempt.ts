@@ -25,19 +25,11 @@ import type * as ApiKeys from "../../ApiKeys.js"
 import * as WebhookSignature from "../../WebhookSignature.js"
 
 /**
- * Why an attempt was not a delivery. `gone`: the endpoint (or its key) no longer exists, nothing to
- * retry. `unopened`: this node cannot open the endpoint's secret (sealed under a data key it does not
- * have); tried again, for a node that can.
+ * Why an attempt was not a delivery, as the workflow persists it (its set is part of the stored
+ * format: a node that does not know a value cannot replay the delivery). `gone`: the endpoint (or
+ * its key) no longer exists, nothing to retry.
  */
-export const Failure = Schema.Literals([
-  "status",
-  "redirect",
-  "timeout",
-  "unreachable",
-  "gone",
-  "unopened",
-  "internal"
-])
+export const Failure = Schema.Literals(["status", "redirect", "timeout", "unreachable", "gone", "internal"])
 
 /** Why an attempt was not a delivery. */
 export type Failure = typeof Failure.Type
@@ -90,7 +82,7 @@ const counter = (name: string, description: string, attributes: Metric.Metric.At
 /** `gcx.gateway.webhooks.delivered`: deliveries a receiver accepted (2xx). */
 export const delivered = counter("gcx.gateway.webhooks.delivered", "Webhook deliveries accepted by their receiver")
 
-/** `gcx.gateway.webhooks.attempts.failed`, by reason (a `Failure`). */
+/** `gcx.gateway.webhooks.attempts.failed`, by reason (a `Failure`, or `unopened`). */
 export const failedAttempts = Metrics.memoize((reason) =>
   counter("gcx.gateway.webhooks.attempts.failed", "Webhook delivery attempts that were not accepted", { reason })
 )
@@ -103,10 +95,15 @@ export const abandoned = counter(
 
 const gone = (at: number): Attempt => ({ at, failure: "gone" })
 
-/** An attempt, and the start of the receiver's answer (for the log only). */
+/** An attempt, the start of the receiver's answer (for the log only), and its reason when finer than its `failure`. */
 interface Answered {
   readonly attempt: Attempt
   readonly excerpt: string
+  /**
+   * `unopened`: this node cannot open the endpoint's secret (sealed under a data key it does not
+   * have); stored as `internal`, tried again, for a node that can.
+   */
+  readonly reason?: "unopened"
 }
 
 /** The outcome of a POST: a delivery (2xx), or why not, with the start of the receiver's answer. */
@@ -124,18 +121,18 @@ const answered = (at: number, response: HttpClientResponse.HttpClientResponse): 
 const unopenedHint = "this node cannot open the endpoint's secret: it was sealed under a data key this node " +
   "does not have; give it the deployment's GCX_DATA_KEY (and GCX_DATA_KEY_PREVIOUS during a rotation)"
 
-/** Logs and counts an attempt. */
-const record = (delivery: Delivery, attempt: number, result: Attempt, excerpt: string) =>
+/** Logs and counts an attempt, by its `reason` when it has one, else by its failure. */
+const record = (delivery: Delivery, attempt: number, { attempt: result, excerpt, reason }: Answered) =>
   Effect.gen(function*() {
     if (result.failure === undefined) {
       yield* Metrics.update(delivered, 1)
       yield* Effect.logInfo("webhook delivered")
     } else {
-      yield* Metrics.update(failedAttempts(result.failure), 1)
+      yield* Metrics.update(failedAttempts(reason ?? result.failure), 1)
       yield* Effect.logWarning("webhook delivery attempt failed").pipe(
         Effect.annotateLogs({
-          reason: result.failure,
-          ...(result.failure === "unopened" ? { hint: unopenedHint } : {}),
+          reason: reason ?? result.failure,
+          ...(reason === "unopened" ? { hint: unopenedHint } : {}),
           ...(result.status === undefined ? {} : { status: result.status }),
           ...(excerpt === "" ? {} : { answer: excerpt })
         })
@@ -188,7 +185,10 @@ export const make = (
     if (endpoint === undefined) {
       // a secret this node cannot open (its data keys mistaken) is not a deleted endpoint: the delivery waits
       const unopened = Option.isSome(key) && key.value.webhooksLeftOut?.includes(delivery.endpointId) === true
-      return { attempt: unopened ? { at, failure: "unopened" } : gone(at), excerpt: "" }
+      // stored as `internal` (see `Failure`); counted and logged as `unopened`
+      return unopened
+        ? { attempt: { at, failure: "internal" }, excerpt: "", reason: "unopened" }
+        : { attempt: gone(at), excerpt: "" }
     }
     const request = HttpClientRequest.post(endpoint.url).pipe(
       HttpClientRequest.setHeaders({
@@ -222,7 +222,7 @@ export const make = (
             } satisfies Answered
           ))
     ),
-    Effect.tap(({ attempt: result, excerpt }) => record(delivery, attempt, result, excerpt)),
+    Effect.tap((answered) => record(delivery, attempt, answered)),
     Effect.map(({ attempt }): Attempt => attempt),
     Effect.withSpan("WebhookDelivery.attempt", {
       attributes: { eventId: delivery.eventId, endpointId: delivery.endpointId, attempt }
