@@ -114,19 +114,22 @@ export const head: HttpServerResponse.HttpServerResponse = empty
  * by `internal/keepAlives.ts`'s `wakeAll` (or at once, when it already
  * does), until the scope closes; and the drain.
  */
-const awake = (log: EventLog.Service, cursor: EventLog.Cursor) =>
+const awake = (log: EventLog.Service, cursor: EventLog.Cursor, holder: string) =>
   Effect.gen(function*() {
-    yield* KeepAlives.register(log, cursor.wake)
+    yield* KeepAlives.register(log, cursor.wake, holder)
     const drain = yield* Drain.Draining
     if (drain.draining()) cursor.wake()
     return drain
   })
 
-/** A cursor over quote `requestId`'s events after `afterSeq`, `awake`, until the scope closes; and the drain. */
-const watched = (log: EventLog.Service, requestId: string, afterSeq: number) =>
+/**
+ * A cursor over quote `requestId`'s events after `afterSeq`, `awake` (held by `holder`), until the
+ * scope closes; and the drain.
+ */
+const watched = (log: EventLog.Service, requestId: string, afterSeq: number, holder: string) =>
   Effect.flatMap(
     log.cursor(requestId, afterSeq),
-    (cursor) => Effect.map(awake(log, cursor), (drain) => ({ cursor, drain }))
+    (cursor) => Effect.map(awake(log, cursor, holder), (drain) => ({ cursor, drain }))
   )
 
 /** Logs that a stream ended before its quote did (the client resumes), by its cause and the quote's id. */
@@ -145,9 +148,9 @@ const endedEarly = (requestId: string) => (cause: unknown) =>
  * shutdown (`internal/drain.ts`): one more read, then the end. The client
  * resumes with `Last-Event-ID`.
  */
-const follow = (log: EventLog.Service, requestId: string, afterSeq: number, head: Uint8Array) =>
+const follow = (log: EventLog.Service, requestId: string, afterSeq: number, head: Uint8Array, holder: string) =>
   Stream.unwrap(Effect.gen(function*() {
-    const { cursor, drain } = yield* watched(log, requestId, afterSeq)
+    const { cursor, drain } = yield* watched(log, requestId, afterSeq, holder)
     let first: Arr.NonEmptyReadonlyArray<Uint8Array> | undefined = [head]
     let drained = false
     const next = Effect.suspend(() => drained ? Effect.undefined : cursor.next).pipe(
@@ -177,12 +180,13 @@ const follow = (log: EventLog.Service, requestId: string, afterSeq: number, head
 const answer = (
   log: EventLog.Service,
   requestId: string,
-  entries: Arr.NonEmptyReadonlyArray<EventLog.Entry>
+  entries: Arr.NonEmptyReadonlyArray<EventLog.Entry>,
+  holder: string
 ): HttpServerResponse.HttpServerResponse => {
   const end = entries.findIndex((entry) => QuoteEvent.isTerminal(entry.event))
   if (end >= 0) return HttpServerResponse.text(messages(entries.slice(0, end + 1)), options)
   const head = encoder.encode(messages(entries))
-  return HttpServerResponse.stream(follow(log, requestId, Arr.lastNonEmpty(entries).seq, head), options)
+  return HttpServerResponse.stream(follow(log, requestId, Arr.lastNonEmpty(entries).seq, head, holder), options)
 }
 
 /**
@@ -201,26 +205,28 @@ const answer = (
  * (logged): the client resumes, as from a stream that ended early (a 503
  * would stop a browser's `EventSource` for good).
  */
-const opened = (log: EventLog.Service, requestId: string, afterSeq: number) =>
+const opened = (log: EventLog.Service, requestId: string, afterSeq: number, holder: string) =>
   Effect.scoped(Effect.gen(function*() {
     const cursor = yield* log.cursor(requestId, afterSeq)
     const recorded = yield* Effect.catchTag(cursor.poll, "SqlError", GatewayErrors.unavailableOn)
     if (recorded === undefined) return empty
-    if (Arr.isReadonlyArrayNonEmpty(recorded)) return answer(log, requestId, recorded)
+    if (Arr.isReadonlyArrayNonEmpty(recorded)) return answer(log, requestId, recorded, holder)
     // nothing yet: kept awake while it waits (a quote that had ended needs no ticker)
-    const drain = yield* awake(log, cursor)
+    const drain = yield* awake(log, cursor, holder)
     const entries = yield* cursor.next.pipe(Effect.catchTag("SqlError", endedEarly(requestId)))
     if (entries === undefined) return empty
-    if (Arr.isReadonlyArrayNonEmpty(entries)) return answer(log, requestId, entries)
+    if (Arr.isReadonlyArrayNonEmpty(entries)) return answer(log, requestId, entries, holder)
     return drain.draining()
       ? empty
-      : HttpServerResponse.stream(follow(log, requestId, afterSeq, keepAliveBytes[0]), options)
+      : HttpServerResponse.stream(follow(log, requestId, afterSeq, keepAliveBytes[0], holder), options)
   }))
 
 /**
  * The SSE response of quote `requestId`'s events after `lastEventId` (all of
- * them when none): those recorded, then each as it is recorded; it ends after
- * the terminal event. When the events recorded hold the terminal event (a
+ * them when none), for the API key `holder`: those recorded, then each as it
+ * is recorded; it ends after the terminal event. A key that holds as many open
+ * streams and waiting POSTs as it may on this gateway (`KeepAlives.MaxHeld`)
+ * is refused, 429 (`GatewayErrors.tooManyHeld`). When the events recorded hold the terminal event (a
  * stream opened, or resumed, after its quote ended), they are the whole
  * response, written at once with its length. When there are some, they are
  * the response's first chunk and it follows the quote after them. When there
@@ -230,6 +236,15 @@ const opened = (log: EventLog.Service, requestId: string, afterSeq: number) =>
  */
 export const response = (
   requestId: string,
-  lastEventId: Option.Option<number>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayErrors.Unavailable, EventLog.EventLog> =>
-  Effect.flatMap(EventLog.EventLog, (log) => opened(log, requestId, Option.getOrElse(lastEventId, () => 0)))
+  lastEventId: Option.Option<number>,
+  holder: string
+): Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  GatewayErrors.Unavailable | GatewayErrors.TooManyRequests,
+  EventLog.EventLog
+> =>
+  Effect.flatMap(EventLog.EventLog, (log) =>
+    Effect.flatMap(KeepAlives.full(log, holder), (full) =>
+      full
+        ? Effect.fail(GatewayErrors.tooManyHeld)
+        : opened(log, requestId, Option.getOrElse(lastEventId, () => 0), holder)))

@@ -83,6 +83,12 @@ export interface Options extends Readiness.Options {
   readonly host?: string | undefined
   /** How long it waits on a client (see `Timeouts`). Default `defaultTimeouts`. */
   readonly timeouts?: Partial<Timeouts> | undefined
+  /**
+   * How many open event streams and waiting POSTs (`Prefer: wait`) one API key may hold at once on
+   * this gateway: past it, a stream is refused (429, `Retry-After: 15`) and a POST does not wait.
+   * Default 1,000.
+   */
+  readonly maxHeldPerKey?: number | undefined
 }
 
 /** What the server needs from its deployment. */
@@ -141,6 +147,7 @@ export const layer = (
         })
       ),
       Layer.provide(Layer.succeed(Drain.Draining, drain)),
+      Layer.provide(Layer.succeed(KeepAlives.MaxHeld, options.maxHeldPerKey ?? KeepAlives.defaultMaxHeld)),
       Layer.updateService(Headers.CurrentRedactedNames, (names) => [...names, ...secretHeaders])
     )
     // built last, so closed first: the drain starts before the server waits for its connections

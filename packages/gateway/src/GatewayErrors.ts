@@ -149,6 +149,21 @@ export const tooManyRequests = (retryAfterSeconds: number): TooManyRequests =>
     error: { code: "rate_limited", message: `rate limit exceeded: retry after ${retryAfterSeconds} s` }
   })
 
+/** How long a caller refused for the streams it holds is told to wait (`Retry-After`), in seconds. */
+export const heldRetryAfterSeconds = 15
+
+/**
+ * The 429 of an API key that holds as many open event streams and waiting POSTs as it may on this
+ * gateway (with `Retry-After: heldRetryAfterSeconds`).
+ */
+export const tooManyHeld: TooManyRequests = new TooManyRequests({
+  error: {
+    code: "rate_limited",
+    message: "this API key holds as many open event streams and waiting POSTs as it may on this gateway: " +
+      `close one, or retry after ${heldRetryAfterSeconds} s`
+  }
+})
+
 /** The 500 of a fault (the body says nothing of it; the log has it). */
 export const internal: Internal = new Internal({ error: { code: "internal", message: "internal error" } })
 

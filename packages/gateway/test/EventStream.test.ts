@@ -34,7 +34,7 @@ const routes = HttpRouter.add(
     const request = yield* HttpServerRequest.HttpServerRequest
     const last = EventStream.parseLastEventId(request.headers["last-event-id"])
     if (Result.isFailure(last)) return HttpServerResponse.text(last.failure.message, { status: 400 })
-    return yield* EventStream.response(id!, last.success)
+    return yield* EventStream.response(id!, last.success, "key_a")
   })
 )
 
@@ -262,7 +262,7 @@ describe("EventStream keep-alive", () => {
    */
   const keepAlives = (count: number) =>
     Effect.gen(function*() {
-      const response = yield* EventStream.response("quiet", Option.none())
+      const response = yield* EventStream.response("quiet", Option.none(), "key_a")
       expect(response.body._tag).toBe("Stream")
       const body = (response.body as HttpBody.Stream).stream
       return yield* body.pipe(Stream.decodeText, Stream.take(count), Stream.runCollect)
@@ -279,7 +279,7 @@ describe("EventStream keep-alive", () => {
         follow: () => Stream.never,
         cursor: () => Effect.succeed({ poll: Effect.fail(down), next: Effect.die("not waited on"), wake: () => {} })
       })
-      const error = yield* EventStream.response("quote-SENTINEL-ID", Option.none()).pipe(
+      const error = yield* EventStream.response("quote-SENTINEL-ID", Option.none(), "key_a").pipe(
         Effect.flip,
         Effect.provide(failing),
         Effect.provide(Logger.layer([Logger.make((options) => lines.push(Logger.formatJson.log(options)))]))
@@ -369,7 +369,7 @@ describe("EventStream before the first event", () => {
 
   /** The response to a stream opened on the scripted log (after `lastEventId`, if given), in a fiber. */
   const opened = (log: EventLog.Service, draining = () => false, lastEventId?: number) =>
-    EventStream.response("quote", Option.fromUndefinedOr(lastEventId)).pipe(
+    EventStream.response("quote", Option.fromUndefinedOr(lastEventId), "key_a").pipe(
       Effect.provideService(EventLog.EventLog, log),
       Effect.provideService(Drain.Draining, { draining }),
       Effect.forkChild
@@ -452,7 +452,7 @@ describe("EventStream before the first event", () => {
   it.effect("a log that fails while the stream waits ends it with an empty answer and a warning", () =>
     Effect.gen(function*() {
       const lines: Array<string> = []
-      const answer = yield* EventStream.response("quote-SENTINEL", Option.none()).pipe(
+      const answer = yield* EventStream.response("quote-SENTINEL", Option.none(), "key_a").pipe(
         Effect.provideService(EventLog.EventLog, {
           read: () => Effect.succeed([]),
           follow: () => Stream.never,

@@ -11,17 +11,21 @@ import { Effect, Metric, Option, Result, Stream } from "effect"
 import * as Middleware from "../src/internal/middleware.js"
 import * as Prefer from "../src/internal/prefer.js"
 import * as Settled from "../src/internal/settled.js"
-import { call, cardBody, keys, type Running, sandbox, start } from "./utils/gateway.js"
+import { call, cardBody, keys, type Running, sandbox, start, type StartOptions } from "./utils/gateway.js"
 
-const withGateway = <A, E>(test: (gateway: Running) => Effect.Effect<A, E>, service = sandbox) =>
+const withGateway = <A, E>(
+  test: (gateway: Running) => Effect.Effect<A, E>,
+  service = sandbox,
+  options: StartOptions = {}
+) =>
   Effect.gen(function*() {
-    return yield* test(yield* start())
+    return yield* test(yield* start(options))
   }).pipe(Effect.scoped, Effect.provide(service))
 
-const post = (gateway: Running, idempotencyKey: string, cardNumber: string, prefer?: string) =>
+const post = (gateway: Running, idempotencyKey: string, cardNumber: string, prefer?: string, key: string = keys.a) =>
   call(`${gateway.url}/v1/quotes`, {
     method: "POST",
-    key: keys.a,
+    key,
     idempotencyKey,
     body: cardBody(cardNumber),
     ...(prefer === undefined ? {} : { headers: { prefer } })
@@ -70,7 +74,7 @@ describe("Settled.view", () => {
         follow: () => Stream.empty,
         cursor: () => Effect.succeed({ poll: Effect.succeed([]), next: Effect.succeed(undefined), wake: () => {} })
       }
-      const view = yield* Settled.view("0a".repeat(16), 1).pipe(Effect.provideService(EventLog.EventLog, log))
+      const view = yield* Settled.view("0a".repeat(16), 1, "key_a").pipe(Effect.provideService(EventLog.EventLog, log))
       expect(Option.isNone(view)).toBe(true)
     }))
 })
@@ -191,4 +195,111 @@ describe("POST /v1/quotes with Prefer: wait", () => {
         }),
       Sandbox.layer({ logLevel: "None", timeScale: 1 })
     ), 20_000)
+
+  it.live(
+    "a key holds at most maxHeldPerKey streams and waiting POSTs: past it, a stream is 429 and a POST does not wait",
+    () =>
+      // at time scale 1, the slow card is pending for about 30 s: its streams and waits stay open
+      withGateway(
+        (gateway) =>
+          Effect.gen(function*() {
+            const quote = yield* post(gateway, "order-held", TestData.Cards.slow)
+            const events = `${gateway.url}/v1/quotes/${quote.json.id}/events`
+            // two streams of key A, held open (each reads its first events, then waits for more)
+            const held = yield* Effect.forEach([1, 2], () =>
+              Effect.promise(async () => {
+                const controller = new AbortController()
+                const response = await fetch(events, {
+                  headers: { authorization: `Bearer ${keys.a}` },
+                  signal: controller.signal
+                })
+                const reader = response.body!.getReader()
+                await reader.read()
+                return { status: response.status, close: () => controller.abort() }
+              }))
+            expect(held.map((stream) => stream.status)).toEqual([200, 200])
+            // the third: refused while they are open, with when to try again
+            const refused = yield* call(events, { key: keys.a })
+            expect(refused.status).toBe(429)
+            expect(refused.headers.get("retry-after")).toBe("15")
+            expect(refused.json.error).toEqual({
+              code: "rate_limited",
+              message: expect.stringContaining("open event streams")
+            })
+            // a POST that asks to wait is answered at once, as without the header
+            const started = Date.now()
+            const unwaited = yield* post(gateway, "order-held-2", TestData.Cards.slow, "wait=5")
+            expect(unwaited.status).toBe(202)
+            expect(unwaited.headers.get("preference-applied")).toBeNull()
+            expect(Date.now() - started).toBeLessThan(4_000)
+            // another key is not held by A's
+            const quoteB = yield* post(gateway, "order-b", TestData.Cards.slow, undefined, keys.b)
+            const streamB = yield* Effect.promise(async () => {
+              const controller = new AbortController()
+              const response = await fetch(`${gateway.url}/v1/quotes/${quoteB.json.id}/events`, {
+                headers: { authorization: `Bearer ${keys.b}` },
+                signal: controller.signal
+              })
+              await response.body!.getReader().read()
+              controller.abort()
+              return response.status
+            })
+            expect(streamB).toBe(200)
+            // one of A's closed: A opens again
+            held[0]!.close()
+            let reopened = 429
+            for (let attempt = 0; attempt < 100 && reopened === 429; attempt++) {
+              yield* Effect.sleep("20 millis")
+              const answer = yield* Effect.promise(async () => {
+                const controller = new AbortController()
+                const response = await fetch(events, {
+                  headers: { authorization: `Bearer ${keys.a}` },
+                  signal: controller.signal
+                })
+                if (response.status === 200) await response.body!.getReader().read()
+                controller.abort()
+                return response.status
+              })
+              reopened = answer
+            }
+            expect(reopened).toBe(200)
+            held[1]!.close()
+            // waiting POSTs count too: two of them hold B's two places (B's one stream closed long ago), and a
+            // stream of B is refused meanwhile
+            const waiters = [1, 2].map((n) => {
+              const controller = new AbortController()
+              void fetch(`${gateway.url}/v1/quotes`, {
+                method: "POST",
+                headers: {
+                  authorization: `Bearer ${keys.b}`,
+                  "idempotency-key": `order-waiting-${n}`,
+                  "content-type": "application/json",
+                  prefer: "wait=20"
+                },
+                body: JSON.stringify(cardBody(TestData.Cards.slow)),
+                signal: controller.signal
+              }).catch(() => undefined)
+              return controller
+            })
+            let whileWaiting = 200
+            for (let attempt = 0; attempt < 100 && whileWaiting !== 429; attempt++) {
+              yield* Effect.sleep("20 millis")
+              whileWaiting = yield* Effect.promise(async () => {
+                const controller = new AbortController()
+                const response = await fetch(`${gateway.url}/v1/quotes/${quoteB.json.id}/events`, {
+                  headers: { authorization: `Bearer ${keys.b}` },
+                  signal: controller.signal
+                })
+                controller.abort()
+                return response.status
+              })
+            }
+            expect(whileWaiting).toBe(429)
+            for (const controller of waiters) controller.abort()
+          }),
+        Sandbox.layer({ logLevel: "None", timeScale: 1 }),
+        { maxHeldPerKey: 2 }
+      ),
+    30_000
+  )
 })

@@ -52,6 +52,13 @@ export const AuthorizationLive = Layer.effect(
   })
 )
 
+/** The 429 of a key that holds as many streams and waits as it may, with its `Retry-After`. */
+const refusedHeld = HttpEffect.appendPreResponseHandler((_, response) =>
+  Effect.succeed(
+    HttpServerResponse.setHeader(response, "retry-after", String(GatewayErrors.heldRetryAfterSeconds))
+  )
+).pipe(Effect.andThen(Effect.fail(GatewayErrors.tooManyHeld)))
+
 /** A header or path parameter that does not decode: 400 naming it and what was expected, never its value. */
 export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(
   SchemaErrors,
@@ -114,9 +121,11 @@ export const QuotesLive = HttpApiBuilder.group(GatewayApi, "quotes", (handlers) 
             quotes.submit(caller, idempotencyKey, card),
             (error) => error instanceof GatewayErrors.IdempotencyKeyReused
           ).pipe(Effect.catchTag("RateLimited", refused))
-          if (wait === 0) return accepted(submitted, 0)
-          const view = yield* Settled.view(submitted.id, wait)
-          return Option.isSome(view) ? ended(view.value, wait) : accepted(submitted, wait)
+          // a key that holds as many waits and streams as it may is answered at once, as without the header
+          const granted = yield* Settled.granted(wait, caller.id)
+          if (granted === 0) return accepted(submitted, 0)
+          const view = yield* Settled.view(submitted.id, granted, caller.id)
+          return Option.isSome(view) ? ended(view.value, granted) : accepted(submitted, granted)
         }))
       .handle("get", ({ params }) => Effect.flatMap(Caller, (caller) => quotes.view(caller, params.id)))
       .handleRaw("events", ({ headers, params, request }) =>
@@ -127,7 +136,9 @@ export const QuotesLive = HttpApiBuilder.group(GatewayApi, "quotes", (handlers) 
           const lastEventId = yield* Effect.fromResult(EventStream.parseLastEventId(headers["last-event-id"])).pipe(
             Effect.mapError((error) => GatewayErrors.invalidRequest(error.message))
           )
-          return yield* EventStream.response(params.id, lastEventId)
+          return yield* EventStream.response(params.id, lastEventId, caller.id).pipe(
+            Effect.catchIf((error) => error === GatewayErrors.tooManyHeld, () => refusedHeld)
+          )
         }))
   }))
 

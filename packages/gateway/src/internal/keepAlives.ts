@@ -3,7 +3,8 @@
  * log wakes all of them every `interval` while any is open (each then sends
  * a comment, so that proxies keep it open), and `wakeAll` wakes them at once
  * when the gateway drains. One timer for all the open streams, not one fiber
- * each.
+ * each. It also counts what each API key holds open (its streams and its
+ * waiting POSTs), so that one key cannot hold more than `MaxHeld`.
  */
 import type * as EventLog from "@gcx/workflow/EventLog"
 import * as Clock from "effect/Clock"
@@ -16,30 +17,44 @@ import type * as Scope from "effect/Scope"
 /** How often the open streams are woken. */
 export const interval = Duration.seconds(15)
 
-/** The open streams of one event log, and their ticker while any is open. */
+/** The open streams of one event log, how many each API key holds, and their ticker while any is open. */
 interface Open {
   readonly wakes: Set<() => void>
+  readonly held: Map<string, number>
   ticker: Fiber.Fiber<unknown> | undefined
 }
+
+/** How many open streams and waiting POSTs one API key may hold at once on a gateway, by default. */
+export const defaultMaxHeld = 1_000
+
+/** How many open streams and waiting POSTs one API key may hold at once on this gateway. */
+export const MaxHeld = Context.Reference<number>("@gcx/gateway/internal/MaxHeld", {
+  defaultValue: () => defaultMaxHeld
+})
 
 const byLog = new WeakMap<EventLog.Service, Open>()
 
 /**
  * Registers `wake` with the one ticker of `log`'s streams (started by the
  * first, on its fiber's `Clock` and nothing else of its context: the ticker
- * holds no request), until the scope closes; the ticker stops with the last
- * stream. The ticker is started and recorded in one synchronous step: two
- * streams that open at once never start two.
+ * holds no request), held by the API key `holder`, until the scope closes;
+ * the ticker stops with the last stream. The ticker is started and recorded
+ * in one synchronous step: two streams that open at once never start two.
  */
-export const register = (log: EventLog.Service, wake: () => void): Effect.Effect<void, never, Scope.Scope> =>
+export const register = (
+  log: EventLog.Service,
+  wake: () => void,
+  holder: string
+): Effect.Effect<void, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.withFiber((fiber) => {
       let open = byLog.get(log)
       if (open === undefined) {
-        open = { wakes: new Set(), ticker: undefined }
+        open = { wakes: new Set(), held: new Map(), ticker: undefined }
         byLog.set(log, open)
       }
       open.wakes.add(wake)
+      open.held.set(holder, (open.held.get(holder) ?? 0) + 1)
       if (open.ticker === undefined) {
         const { wakes } = open
         const tick = Effect.sync(() => {
@@ -54,6 +69,9 @@ export const register = (log: EventLog.Service, wake: () => void): Effect.Effect
     (open) =>
       Effect.suspend(() => {
         open.wakes.delete(wake)
+        const held = open.held.get(holder)! - 1
+        if (held === 0) open.held.delete(holder)
+        else open.held.set(holder, held)
         const ticker = open.ticker
         if (open.wakes.size > 0 || ticker === undefined) return Effect.void
         open.ticker = undefined
@@ -71,3 +89,10 @@ export const wakeAll = (log: EventLog.Service): void => {
   if (open === undefined) return
   for (const wake of open.wakes) wake()
 }
+
+/** How many registrations of `log` the API key `holder` holds now (its open streams and waiting POSTs). */
+export const heldBy = (log: EventLog.Service, holder: string): number => byLog.get(log)?.held.get(holder) ?? 0
+
+/** Whether the API key `holder` holds as many registrations of `log` as it may (`MaxHeld`). */
+export const full = (log: EventLog.Service, holder: string): Effect.Effect<boolean> =>
+  Effect.map(Effect.service(MaxHeld), (max) => heldBy(log, holder) >= max)

@@ -19,10 +19,10 @@ import * as Drain from "./drain.js"
 import * as KeepAlives from "./keepAlives.js"
 
 /** The events of quote `requestId` up to its terminal one; `undefined` when the gateway drains first. */
-const untilEnd = (log: EventLog.Service, requestId: string) =>
+const untilEnd = (log: EventLog.Service, requestId: string, holder: string) =>
   Effect.scoped(Effect.gen(function*() {
     const cursor = yield* log.cursor(requestId, 0)
-    yield* KeepAlives.register(log, cursor.wake)
+    yield* KeepAlives.register(log, cursor.wake, holder)
     const drain = yield* Drain.Draining
     let entries: ReadonlyArray<EventLog.Entry> = []
     while (!drain.draining()) {
@@ -36,16 +36,17 @@ const untilEnd = (log: EventLog.Service, requestId: string) =>
   }))
 
 /**
- * Quote `requestId`'s view once it has ended, when it ends within `seconds`;
- * none when it has not, when the gateway drains, or when its log cannot be
- * read (logged by the reason only).
+ * Quote `requestId`'s view once it has ended, when it ends within `seconds`,
+ * waited for by the API key `holder`; none when it has not, when the gateway
+ * drains, or when its log cannot be read (logged by the reason only).
  */
 export const view = (
   requestId: string,
-  seconds: number
+  seconds: number,
+  holder: string
 ): Effect.Effect<Option.Option<QuoteView.QuoteView>, never, EventLog.EventLog> =>
   Effect.flatMap(EventLog.EventLog, (log) =>
-    untilEnd(log, requestId).pipe(
+    untilEnd(log, requestId, holder).pipe(
       Effect.timeoutOption(Duration.seconds(seconds)),
       Effect.map(Option.flatMap(Option.fromNullishOr)),
       Effect.map(Option.map((entries) => viewOf(requestId, entries))),
@@ -58,3 +59,12 @@ export const view = (
         captureStackTrace: false
       })
     ))
+
+/**
+ * The wait granted to a POST of the API key `holder` that asked for `seconds`: none (0) when the
+ * key holds as many open streams and waiting POSTs as it may on this gateway (`KeepAlives.MaxHeld`).
+ */
+export const granted = (seconds: number, holder: string): Effect.Effect<number, never, EventLog.EventLog> =>
+  seconds === 0
+    ? Effect.succeed(0)
+    : Effect.flatMap(EventLog.EventLog, (log) => Effect.map(KeepAlives.full(log, holder), (full) => full ? 0 : seconds))

@@ -82,6 +82,8 @@ export interface StartOptions {
   readonly resumeDelays?: ReadonlyArray<Duration.Input>
   /** How long the server waits on a client (`Gateway.Timeouts`). Default the gateway's. */
   readonly timeouts?: Partial<Gateway.Timeouts>
+  /** How many streams and waiting POSTs a key may hold (`Gateway.Options.maxHeldPerKey`). Default the gateway's. */
+  readonly maxHeldPerKey?: number
 }
 
 /** The in-memory stand-ins of the callers' stores, for the callers of `keys`. */
@@ -121,7 +123,8 @@ export const start = (options: StartOptions = {}) =>
     const gateway = Gateway.layer({
       port: 0,
       interval: options.heartbeatInterval ?? "10 seconds",
-      timeouts: options.timeouts
+      timeouts: options.timeouts,
+      maxHeldPerKey: options.maxHeldPerKey
     }).pipe(
       Layer.provide(GatewayQuotes.layer(dataKey)),
       Layer.provideMerge(storesOf(options)),
