@@ -112,11 +112,13 @@ export const head: HttpServerResponse.HttpServerResponse = empty
 /**
  * `cursor` woken by the keep-alive ticker and, when the gateway shuts down,
  * by `internal/keepAlives.ts`'s `wakeAll` (or at once, when it already
- * does), until the scope closes; and the drain.
+ * does), held by the API key `holder`, until the scope closes; and the drain.
+ * `undefined` when `holder` holds as many streams and waits as it may
+ * (`KeepAlives.MaxHeld`): nothing is held.
  */
 const awake = (log: EventLog.Service, cursor: EventLog.Cursor, holder: string) =>
   Effect.gen(function*() {
-    yield* KeepAlives.register(log, cursor.wake, holder)
+    if (!(yield* KeepAlives.register(log, cursor.wake, holder))) return undefined
     const drain = yield* Drain.Draining
     if (drain.draining()) cursor.wake()
     return drain
@@ -124,12 +126,12 @@ const awake = (log: EventLog.Service, cursor: EventLog.Cursor, holder: string) =
 
 /**
  * A cursor over quote `requestId`'s events after `afterSeq`, `awake` (held by `holder`), until the
- * scope closes; and the drain.
+ * scope closes; and the drain. `undefined` when `holder` may hold no more.
  */
 const watched = (log: EventLog.Service, requestId: string, afterSeq: number, holder: string) =>
   Effect.flatMap(
     log.cursor(requestId, afterSeq),
-    (cursor) => Effect.map(awake(log, cursor, holder), (drain) => ({ cursor, drain }))
+    (cursor) => Effect.map(awake(log, cursor, holder), (drain) => drain === undefined ? undefined : { cursor, drain })
   )
 
 /** Logs that a stream ended before its quote did (the client resumes), by its cause and the quote's id. */
@@ -150,7 +152,10 @@ const endedEarly = (requestId: string) => (cause: unknown) =>
  */
 const follow = (log: EventLog.Service, requestId: string, afterSeq: number, head: Uint8Array, holder: string) =>
   Stream.unwrap(Effect.gen(function*() {
-    const { cursor, drain } = yield* watched(log, requestId, afterSeq, holder)
+    const watch = yield* watched(log, requestId, afterSeq, holder)
+    // the key took its last place meanwhile: `head`, then the end (the client resumes after it)
+    if (watch === undefined) return Stream.succeed(head)
+    const { cursor, drain } = watch
     let first: Arr.NonEmptyReadonlyArray<Uint8Array> | undefined = [head]
     let drained = false
     const next = Effect.suspend(() => drained ? Effect.undefined : cursor.next).pipe(
@@ -210,9 +215,18 @@ const opened = (log: EventLog.Service, requestId: string, afterSeq: number, hold
     const cursor = yield* log.cursor(requestId, afterSeq)
     const recorded = yield* Effect.catchTag(cursor.poll, "SqlError", GatewayErrors.unavailableOn)
     if (recorded === undefined) return empty
-    if (Arr.isReadonlyArrayNonEmpty(recorded)) return answer(log, requestId, recorded, holder)
-    // nothing yet: kept awake while it waits (a quote that had ended needs no ticker)
+    if (Arr.isReadonlyArrayNonEmpty(recorded)) {
+      // a stream that will follow, of a key whose places are taken: refused now, while it can be (its
+      // place is taken, atomically, when it follows: one that loses a race then ends after these events)
+      const follows = !recorded.some((entry) => QuoteEvent.isTerminal(entry.event))
+      if (follows && KeepAlives.heldBy(log, holder) >= (yield* KeepAlives.MaxHeld)) {
+        return yield* Effect.fail(GatewayErrors.tooManyHeld)
+      }
+      return answer(log, requestId, recorded, holder)
+    }
+    // nothing yet: kept awake while it waits (a quote that had ended needs no ticker, nor a place)
     const drain = yield* awake(log, cursor, holder)
+    if (drain === undefined) return yield* Effect.fail(GatewayErrors.tooManyHeld)
     const entries = yield* cursor.next.pipe(Effect.catchTag("SqlError", endedEarly(requestId)))
     if (entries === undefined) return empty
     if (Arr.isReadonlyArrayNonEmpty(entries)) return answer(log, requestId, entries, holder)
@@ -224,9 +238,12 @@ const opened = (log: EventLog.Service, requestId: string, afterSeq: number, hold
 /**
  * The SSE response of quote `requestId`'s events after `lastEventId` (all of
  * them when none), for the API key `holder`: those recorded, then each as it
- * is recorded; it ends after the terminal event. A key that holds as many open
- * streams and waiting POSTs as it may on this gateway (`KeepAlives.MaxHeld`)
- * is refused, 429 (`GatewayErrors.tooManyHeld`). When the events recorded hold the terminal event (a
+ * is recorded; it ends after the terminal event. A stream that would wait,
+ * of a key that holds as many open streams and waiting POSTs as it may on
+ * this gateway (`KeepAlives.MaxHeld`), is refused, 429
+ * (`GatewayErrors.tooManyHeld`); one that starts with the events recorded and
+ * finds the key's places taken when it follows them ends after them (its
+ * client resumes). A quote that has ended is answered whole, whatever the key holds. When the events recorded hold the terminal event (a
  * stream opened, or resumed, after its quote ended), they are the whole
  * response, written at once with its length. When there are some, they are
  * the response's first chunk and it follows the quote after them. When there
@@ -242,9 +259,4 @@ export const response = (
   HttpServerResponse.HttpServerResponse,
   GatewayErrors.Unavailable | GatewayErrors.TooManyRequests,
   EventLog.EventLog
-> =>
-  Effect.flatMap(EventLog.EventLog, (log) =>
-    Effect.flatMap(KeepAlives.full(log, holder), (full) =>
-      full
-        ? Effect.fail(GatewayErrors.tooManyHeld)
-        : opened(log, requestId, Option.getOrElse(lastEventId, () => 0), holder)))
+> => Effect.flatMap(EventLog.EventLog, (log) => opened(log, requestId, Option.getOrElse(lastEventId, () => 0), holder))

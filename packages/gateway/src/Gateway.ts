@@ -85,8 +85,8 @@ export interface Options extends Readiness.Options {
   readonly timeouts?: Partial<Timeouts> | undefined
   /**
    * How many open event streams and waiting POSTs (`Prefer: wait`) one API key may hold at once on
-   * this gateway: past it, a stream is refused (429, `Retry-After: 15`) and a POST does not wait.
-   * Default 1,000.
+   * this gateway: past it, a stream that would follow its quote is refused (429, `Retry-After: 15`)
+   * and a POST does not wait. A whole number above 0 (anything else is a defect). Default 1,000.
    */
   readonly maxHeldPerKey?: number | undefined
 }
@@ -120,6 +120,10 @@ export const layer = (
   options: Options = {}
 ): Layer.Layer<HttpServer.HttpServer, ServeError, Requirements> =>
   Layer.unwrap(Effect.gen(function*() {
+    const maxHeld = options.maxHeldPerKey ?? KeepAlives.defaultMaxHeld
+    if (!(Number.isInteger(maxHeld) && maxHeld > 0)) {
+      return yield* Effect.die(new Error(`Gateway: maxHeldPerKey must be a whole number above 0, not ${maxHeld}`))
+    }
     const timeouts = { ...defaultTimeouts, ...options.timeouts }
     // Node refuses headers longer than the request (both set): the headers' wait is at most the request's
     const headersTimeout = timeouts.request > 0 ? Math.min(timeouts.headers, timeouts.request) : timeouts.headers
@@ -147,7 +151,7 @@ export const layer = (
         })
       ),
       Layer.provide(Layer.succeed(Drain.Draining, drain)),
-      Layer.provide(Layer.succeed(KeepAlives.MaxHeld, options.maxHeldPerKey ?? KeepAlives.defaultMaxHeld)),
+      Layer.provide(Layer.succeed(KeepAlives.MaxHeld, maxHeld)),
       Layer.updateService(Headers.CurrentRedactedNames, (names) => [...names, ...secretHeaders])
     )
     // built last, so closed first: the drain starts before the server waits for its connections

@@ -83,10 +83,12 @@ export class UnsupportedMediaType extends Schema.Error<UnsupportedMediaType>("Un
     "(no `Content-Encoding`)"
 }) {}
 
-/** 429: the caller's rate limit is spent. */
+/** 429: the caller's rate limit is spent, or its key holds as many open streams and waits as it may. */
 export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyRequests")(fields, {
   httpApiStatus: 429,
-  description: "`rate_limited`: the API key's rate limit is spent; retry after `Retry-After` seconds"
+  description: "`rate_limited`: the API key's rate limit is spent, the Idempotency-Key's conflicts ran out, or " +
+    "(an event stream) the key holds as many open event streams and waiting POSTs as it may on this gateway; " +
+    "retry after `Retry-After` seconds"
 }) {}
 
 /** 500: a fault of the gateway. */

@@ -7,7 +7,10 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import * as EventLog from "@gcx/workflow/EventLog"
-import { Effect, Metric, Option, Result, Stream } from "effect"
+import { Effect, Fiber, Metric, Option, Result, Stream } from "effect"
+import * as EventStream from "../src/EventStream.js"
+import * as GatewayErrors from "../src/GatewayErrors.js"
+import * as KeepAlives from "../src/internal/keepAlives.js"
 import * as Middleware from "../src/internal/middleware.js"
 import * as Prefer from "../src/internal/prefer.js"
 import * as Settled from "../src/internal/settled.js"
@@ -66,16 +69,66 @@ describe("Prefer.parseWait", () => {
   })
 })
 
-describe("Settled.view", () => {
+/**
+ * An event log whose quotes record no event: each cursor's first read yields (as I/O would, so that
+ * streams opened at once all read before any of them goes on), then it waits for good.
+ */
+const quietLog = (next: EventLog.Cursor["next"] = Effect.never): EventLog.Service => ({
+  read: () => Effect.succeed([]),
+  follow: () => Stream.empty,
+  cursor: () => Effect.succeed({ poll: Effect.as(Effect.yieldNow, []), next, wake: () => {} })
+})
+
+const quote = "0a".repeat(16)
+
+describe("Settled.wait", () => {
   it.effect("events that end without a terminal one are no ended quote: the POST answers 202", () =>
     Effect.gen(function*() {
-      const log: EventLog.Service = {
-        read: () => Effect.succeed([]),
-        follow: () => Stream.empty,
-        cursor: () => Effect.succeed({ poll: Effect.succeed([]), next: Effect.succeed(undefined), wake: () => {} })
-      }
-      const view = yield* Settled.view("0a".repeat(16), 1, "key_a").pipe(Effect.provideService(EventLog.EventLog, log))
-      expect(Option.isNone(view)).toBe(true)
+      const waited = yield* Settled.wait(quote, 1, "key_a").pipe(
+        Effect.provideService(EventLog.EventLog, quietLog(Effect.succeed(undefined)))
+      )
+      expect(waited).toEqual({ view: Option.none(), waited: true })
+    }))
+})
+
+describe("a key's places (KeepAlives.MaxHeld)", () => {
+  it.effect("waits and streams take them, one at a time even at once; a key past them waits not and streams not", () =>
+    Effect.gen(function*() {
+      const log = quietLog()
+      const within = <A, E>(effect: Effect.Effect<A, E, EventLog.EventLog>) =>
+        effect.pipe(Effect.provideService(EventLog.EventLog, log), Effect.provideService(KeepAlives.MaxHeld, 2))
+      const heldReaches = (holder: string, count: number) =>
+        Effect.gen(function*() {
+          for (let turn = 0; turn < 1_000 && KeepAlives.heldBy(log, holder) !== count; turn++) yield* Effect.yieldNow
+          expect(KeepAlives.heldBy(log, holder)).toBe(count)
+        })
+      const stream = (holder: string) => within(EventStream.response(quote, Option.none(), holder))
+
+      // two waiting POSTs of key A hold its two places
+      const waits = yield* Effect.forEach([1, 2], () => Effect.forkChild(within(Settled.wait(quote, 30, "key_a"))))
+      yield* heldReaches("key_a", 2)
+      // a third is granted no wait, at once; a stream that would wait is refused; key B is not held by A
+      expect(yield* within(Settled.wait(quote, 30, "key_a"))).toEqual({ view: Option.none(), waited: false })
+      expect(yield* Effect.flip(stream("key_a"))).toBe(GatewayErrors.tooManyHeld)
+      const ofB = yield* Effect.forkChild(stream("key_b"))
+      yield* heldReaches("key_b", 1)
+      // a wait that ends gives its place back
+      yield* Fiber.interrupt(waits[0]!)
+      expect(KeepAlives.heldBy(log, "key_a")).toBe(1)
+      // ten streams at once for the one place left (forked together: none runs before the last is forked):
+      // one takes it, nine are refused
+      const racing = yield* Effect.forEach(
+        Array.from({ length: 10 }),
+        () => Effect.forkChild(Effect.flip(stream("key_a")))
+      )
+      yield* heldReaches("key_a", 2)
+      for (let turn = 0; turn < 100; turn++) yield* Effect.yieldNow
+      const refused = racing.filter((fiber) => fiber.pollUnsafe() !== undefined)
+      expect(refused).toHaveLength(9)
+      for (const fiber of refused) expect(yield* Fiber.join(fiber)).toBe(GatewayErrors.tooManyHeld)
+      yield* Fiber.interruptAll([...waits, ...racing, ofB])
+      expect(KeepAlives.heldBy(log, "key_a")).toBe(0)
+      expect(KeepAlives.heldBy(log, "key_b")).toBe(0)
     }))
 })
 
@@ -203,6 +256,8 @@ describe("POST /v1/quotes with Prefer: wait", () => {
       withGateway(
         (gateway) =>
           Effect.gen(function*() {
+            const done = yield* post(gateway, "order-done", TestData.Cards.instant, "wait=10")
+            expect(done.status).toBe(200)
             const quote = yield* post(gateway, "order-held", TestData.Cards.slow)
             const events = `${gateway.url}/v1/quotes/${quote.json.id}/events`
             // two streams of key A, held open (each reads its first events, then waits for more)
@@ -232,6 +287,13 @@ describe("POST /v1/quotes with Prefer: wait", () => {
             expect(unwaited.status).toBe(202)
             expect(unwaited.headers.get("preference-applied")).toBeNull()
             expect(Date.now() - started).toBeLessThan(4_000)
+            // what holds nothing is answered all the same: an ended quote, its POST repeated and its stream
+            const repeated = yield* post(gateway, "order-done", TestData.Cards.instant, "wait=10")
+            expect(repeated.status).toBe(200)
+            expect(repeated.json).toEqual(done.json)
+            const whole = yield* call(`${gateway.url}/v1/quotes/${done.json.id}/events`, { key: keys.a })
+            expect(whole.status).toBe(200)
+            expect(whole.text).toContain("event: Completed")
             // another key is not held by A's
             const quoteB = yield* post(gateway, "order-b", TestData.Cards.slow, undefined, keys.b)
             const streamB = yield* Effect.promise(async () => {
@@ -264,38 +326,6 @@ describe("POST /v1/quotes with Prefer: wait", () => {
             }
             expect(reopened).toBe(200)
             held[1]!.close()
-            // waiting POSTs count too: two of them hold B's two places (B's one stream closed long ago), and a
-            // stream of B is refused meanwhile
-            const waiters = [1, 2].map((n) => {
-              const controller = new AbortController()
-              void fetch(`${gateway.url}/v1/quotes`, {
-                method: "POST",
-                headers: {
-                  authorization: `Bearer ${keys.b}`,
-                  "idempotency-key": `order-waiting-${n}`,
-                  "content-type": "application/json",
-                  prefer: "wait=20"
-                },
-                body: JSON.stringify(cardBody(TestData.Cards.slow)),
-                signal: controller.signal
-              }).catch(() => undefined)
-              return controller
-            })
-            let whileWaiting = 200
-            for (let attempt = 0; attempt < 100 && whileWaiting !== 429; attempt++) {
-              yield* Effect.sleep("20 millis")
-              whileWaiting = yield* Effect.promise(async () => {
-                const controller = new AbortController()
-                const response = await fetch(`${gateway.url}/v1/quotes/${quoteB.json.id}/events`, {
-                  headers: { authorization: `Bearer ${keys.b}` },
-                  signal: controller.signal
-                })
-                controller.abort()
-                return response.status
-              })
-            }
-            expect(whileWaiting).toBe(429)
-            for (const controller of waiters) controller.abort()
           }),
         Sandbox.layer({ logLevel: "None", timeScale: 1 }),
         { maxHeldPerKey: 2 }

@@ -121,11 +121,10 @@ export const QuotesLive = HttpApiBuilder.group(GatewayApi, "quotes", (handlers) 
             quotes.submit(caller, idempotencyKey, card),
             (error) => error instanceof GatewayErrors.IdempotencyKeyReused
           ).pipe(Effect.catchTag("RateLimited", refused))
+          if (wait === 0) return accepted(submitted, 0)
           // a key that holds as many waits and streams as it may is answered at once, as without the header
-          const granted = yield* Settled.granted(wait, caller.id)
-          if (granted === 0) return accepted(submitted, 0)
-          const view = yield* Settled.view(submitted.id, granted, caller.id)
-          return Option.isSome(view) ? ended(view.value, granted) : accepted(submitted, granted)
+          const { view, waited } = yield* Settled.wait(submitted.id, wait, caller.id)
+          return Option.isSome(view) ? ended(view.value, wait) : accepted(submitted, waited ? wait : 0)
         }))
       .handle("get", ({ params }) => Effect.flatMap(Caller, (caller) => quotes.view(caller, params.id)))
       .handleRaw("events", ({ headers, params, request }) =>

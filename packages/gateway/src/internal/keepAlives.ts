@@ -38,46 +38,67 @@ const byLog = new WeakMap<EventLog.Service, Open>()
  * Registers `wake` with the one ticker of `log`'s streams (started by the
  * first, on its fiber's `Clock` and nothing else of its context: the ticker
  * holds no request), held by the API key `holder`, until the scope closes;
- * the ticker stops with the last stream. The ticker is started and recorded
- * in one synchronous step: two streams that open at once never start two.
+ * the ticker stops with the last stream. Whether it was registered: not when
+ * `holder` holds `MaxHeld` already (checked and counted in one synchronous
+ * step, so that streams opened at once never pass it together). The ticker is
+ * started and recorded in the same step: two streams never start two.
  */
 export const register = (
   log: EventLog.Service,
   wake: () => void,
   holder: string
-): Effect.Effect<void, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.withFiber((fiber) => {
-      let open = byLog.get(log)
-      if (open === undefined) {
-        open = { wakes: new Set(), held: new Map(), ticker: undefined }
-        byLog.set(log, open)
-      }
-      open.wakes.add(wake)
-      open.held.set(holder, (open.held.get(holder) ?? 0) + 1)
-      if (open.ticker === undefined) {
-        const { wakes } = open
-        const tick = Effect.sync(() => {
-          for (const wake of wakes) wake()
-        })
-        open.ticker = Effect.runForkWith(Context.make(Clock.Clock, fiber.getRef(Clock.Clock)))(
-          Effect.forever(Effect.andThen(Effect.sleep(interval), tick))
-        )
-      }
-      return Effect.succeed(open)
-    }),
-    (open) =>
-      Effect.suspend(() => {
-        open.wakes.delete(wake)
-        const held = open.held.get(holder)! - 1
-        if (held === 0) open.held.delete(holder)
-        else open.held.set(holder, held)
-        const ticker = open.ticker
-        if (open.wakes.size > 0 || ticker === undefined) return Effect.void
-        open.ticker = undefined
-        return Fiber.interrupt(ticker)
-      })
+): Effect.Effect<boolean, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.withFiber((fiber) => Effect.succeed(add(log, wake, holder, fiber))),
+      (open) => open === undefined ? Effect.void : remove(open, wake, holder)
+    ),
+    (open) => open !== undefined
   )
+
+/**
+ * Adds `wake`, held by `holder`, to `log`'s open streams, starting their ticker on `fiber`'s
+ * `Clock`; `undefined` (nothing added) when `holder` holds `MaxHeld` already.
+ */
+const add = (
+  log: EventLog.Service,
+  wake: () => void,
+  holder: string,
+  fiber: Fiber.Fiber<unknown, unknown>
+): Open | undefined => {
+  let open = byLog.get(log)
+  if (open === undefined) {
+    open = { wakes: new Set(), held: new Map(), ticker: undefined }
+    byLog.set(log, open)
+  }
+  const held = open.held.get(holder) ?? 0
+  if (held >= fiber.getRef(MaxHeld)) return undefined
+  open.wakes.add(wake)
+  open.held.set(holder, held + 1)
+  if (open.ticker === undefined) {
+    const { wakes } = open
+    const tick = Effect.sync(() => {
+      for (const wake of wakes) wake()
+    })
+    open.ticker = Effect.runForkWith(Context.make(Clock.Clock, fiber.getRef(Clock.Clock)))(
+      Effect.forever(Effect.andThen(Effect.sleep(interval), tick))
+    )
+  }
+  return open
+}
+
+/** Removes `wake`, held by `holder`, from `open`; stops the ticker with the last stream. */
+const remove = (open: Open, wake: () => void, holder: string) =>
+  Effect.suspend(() => {
+    open.wakes.delete(wake)
+    const held = open.held.get(holder)! - 1
+    if (held === 0) open.held.delete(holder)
+    else open.held.set(holder, held)
+    const ticker = open.ticker
+    if (open.wakes.size > 0 || ticker === undefined) return Effect.void
+    open.ticker = undefined
+    return Fiber.interrupt(ticker)
+  })
 
 /**
  * Wakes every open stream of `log`: when the gateway drains, each ends after
@@ -92,7 +113,3 @@ export const wakeAll = (log: EventLog.Service): void => {
 
 /** How many registrations of `log` the API key `holder` holds now (its open streams and waiting POSTs). */
 export const heldBy = (log: EventLog.Service, holder: string): number => byLog.get(log)?.held.get(holder) ?? 0
-
-/** Whether the API key `holder` holds as many registrations of `log` as it may (`MaxHeld`). */
-export const full = (log: EventLog.Service, holder: string): Effect.Effect<boolean> =>
-  Effect.map(Effect.service(MaxHeld), (max) => heldBy(log, holder) >= max)
