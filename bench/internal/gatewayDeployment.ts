@@ -47,7 +47,8 @@ export interface Options {
 
 /** The gateway serving on `options.port`, its deployment and its services, until the layer's scope closes. */
 export const layer = (options: Options) =>
-  Gateway.layer({ port: options.port, host: "127.0.0.1" }).pipe(
+  // one caller key holds row 9's 1,000 open streams: room above them (the default is 1,000 a key)
+  Gateway.layer({ port: options.port, host: "127.0.0.1", maxHeldPerKey: 100_000 }).pipe(
     Layer.provideMerge(GatewayQuotes.layer(options.dataKey)),
     Layer.provideMerge(Layer.mergeAll(ApiKeys.layer, RateLimit.layer, EventLog.layer())),
     Layer.provideMerge(
