@@ -153,8 +153,13 @@ const endedEarly = (requestId: string) => (cause: unknown) =>
 const follow = (log: EventLog.Service, requestId: string, afterSeq: number, head: Uint8Array, holder: string) =>
   Stream.unwrap(Effect.gen(function*() {
     const watch = yield* watched(log, requestId, afterSeq, holder)
-    // the key took its last place meanwhile: `head`, then the end (the client resumes after it)
-    if (watch === undefined) return Stream.succeed(head)
+    // the key's last place was taken meanwhile (by a newcomer, or while this stream handed its own over from
+    // `opened`): `head`, then the end; the client resumes after it, and is told 429 while the key is full
+    if (watch === undefined) {
+      yield* Effect.logWarning("an event stream ended early: its API key holds as many streams and waits as it may")
+        .pipe(Effect.annotateLogs({ requestId, keyId: holder }))
+      return Stream.succeed(head)
+    }
     const { cursor, drain } = watch
     let first: Arr.NonEmptyReadonlyArray<Uint8Array> | undefined = [head]
     let drained = false

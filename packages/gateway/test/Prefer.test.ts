@@ -5,10 +5,13 @@
  * wait; and the header's parsing.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
+import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import * as EventLog from "@gcx/workflow/EventLog"
-import { Effect, Fiber, Metric, Option, Result, Stream } from "effect"
+import { Cause, DateTime, Effect, Exit, Fiber, Layer, Metric, Option, Result, Stream } from "effect"
+import type { HttpBody, HttpServerResponse } from "effect/http"
 import * as EventStream from "../src/EventStream.js"
+import * as Gateway from "../src/Gateway.js"
 import * as GatewayErrors from "../src/GatewayErrors.js"
 import * as KeepAlives from "../src/internal/keepAlives.js"
 import * as Middleware from "../src/internal/middleware.js"
@@ -129,6 +132,57 @@ describe("a key's places (KeepAlives.MaxHeld)", () => {
       yield* Fiber.interruptAll([...waits, ...racing, ofB])
       expect(KeepAlives.heldBy(log, "key_a")).toBe(0)
       expect(KeepAlives.heldBy(log, "key_b")).toBe(0)
+    }))
+})
+
+describe("a stream that loses the race for its key's last place", () => {
+  it.effect("sends the events recorded, then ends: its client resumes after them", () =>
+    Effect.gen(function*() {
+      const submitted: EventLog.Entry = {
+        seq: 1,
+        event: new QuoteEvent.Submitted({
+          transactionId: "tx-1",
+          timestamp: DateTime.makeUnsafe("2026-11-30T04:00:00Z"),
+          requestId: quote
+        })
+      }
+      // the quote has its first event and no more: a stream starts with it, then follows
+      const log: EventLog.Service = {
+        read: () => Effect.succeed([submitted]),
+        follow: () => Stream.empty,
+        cursor: () => Effect.succeed({ poll: Effect.succeed([submitted]), next: Effect.never, wake: () => {} })
+      }
+      const within = <A, E>(effect: Effect.Effect<A, E, EventLog.EventLog>) =>
+        effect.pipe(Effect.provideService(EventLog.EventLog, log), Effect.provideService(KeepAlives.MaxHeld, 1))
+      const bodyOf = (response: HttpServerResponse.HttpServerResponse) =>
+        Stream.decodeText((response.body as HttpBody.Stream).stream)
+      // two streams of a key with one place, opened before either follows: both pass the check
+      const first = yield* within(EventStream.response(quote, Option.none(), "key_a"))
+      const second = yield* within(EventStream.response(quote, Option.none(), "key_a"))
+      // the first follows and takes the place; the second, following after it, sends its event and ends
+      const following = yield* Effect.forkChild(within(Stream.runCollect(bodyOf(first))))
+      for (let turn = 0; turn < 1_000 && KeepAlives.heldBy(log, "key_a") !== 1; turn++) yield* Effect.yieldNow
+      expect(KeepAlives.heldBy(log, "key_a")).toBe(1)
+      const sent = (yield* within(Stream.runCollect(bodyOf(second)))).join("")
+      expect(sent).toBe(EventStream.message(submitted))
+      expect(KeepAlives.heldBy(log, "key_a")).toBe(1)
+      yield* Fiber.interrupt(following)
+      expect(KeepAlives.heldBy(log, "key_a")).toBe(0)
+    }))
+})
+
+describe("Gateway.Options.maxHeldPerKey", () => {
+  it.effect("is a whole number above 0: anything else is a defect that names it, before the server starts", () =>
+    Effect.gen(function*() {
+      for (const maxHeldPerKey of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+        // refused before any of the layer's services is asked for: none is given
+        const layer = Gateway.layer({ port: 0, maxHeldPerKey }) as Layer.Layer<unknown, unknown>
+        const exit = yield* Effect.exit(Layer.build(layer).pipe(Effect.scoped))
+        assert.isTrue(Exit.isFailure(exit))
+        expect(String(Cause.squash((exit as Exit.Failure<unknown, unknown>).cause))).toContain(
+          `maxHeldPerKey must be a whole number above 0, not ${maxHeldPerKey}`
+        )
+      }
     }))
 })
 
