@@ -76,6 +76,12 @@ describe("usage errors", () => {
           "GCX_GATEWAY_PORT must be a port, 0 to 65535",
           "serve"
         ],
+        [
+          ["serve", "--embedded"],
+          { GCX_GATEWAY_MAX_HELD_PER_KEY: "0" },
+          "GCX_GATEWAY_MAX_HELD_PER_KEY must be a whole number of at least 1",
+          "serve"
+        ],
         [["quote", ...card, "--previous-attempts", "2"], {}, "--previous-attempts needs --request-id", "quote"],
         [
           ["quote", ...card, "--request-id", "r-1", "--previous-attempts", "1.5"],

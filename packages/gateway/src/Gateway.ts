@@ -86,7 +86,8 @@ export interface Options extends Readiness.Options {
   /**
    * How many open event streams and waiting POSTs (`Prefer: wait`) one API key may hold at once on
    * this gateway: past it, a stream that would follow its quote is refused (429, `Retry-After: 15`)
-   * and a POST does not wait. A whole number above 0 (anything else is a defect). Default 1,000.
+   * and a POST does not wait. A whole number above 0 (anything else is a defect). Default 1,000
+   * (`layerConfig`: `GCX_GATEWAY_MAX_HELD_PER_KEY`).
    */
   readonly maxHeldPerKey?: number | undefined
 }
@@ -172,10 +173,25 @@ export const portConfig: Config.Config<number> = Config.schema(
   portVariable
 ).pipe(Config.withDefault(defaults.port))
 
+/** The variable of how many open streams and waiting POSTs one API key may hold (`Options.maxHeldPerKey`). */
+export const maxHeldVariable = "GCX_GATEWAY_MAX_HELD_PER_KEY"
+
+/** `GCX_GATEWAY_MAX_HELD_PER_KEY`: a whole number of at least 1, default 1,000. */
+export const maxHeldConfig: Config.Config<number> = Config.schema(
+  Schema.NumberFromString.check(
+    Schema.makeFilter((count: number) =>
+      (Number.isInteger(count) && count >= 1) || `${maxHeldVariable} must be a whole number of at least 1`
+    )
+  ),
+  maxHeldVariable
+).pipe(Config.withDefault(KeepAlives.defaultMaxHeld))
+
 /**
  * The server with its `GatewayQuotes` (quote ids from `GCX_DATA_KEY` and
  * `GCX_DATA_KEY_PREVIOUS`; `UnknownDataKey` when the database's are of neither),
- * listening on `options.port` or `GCX_GATEWAY_PORT` (default 8790).
+ * listening on `options.port` or `GCX_GATEWAY_PORT` (default 8790), each API
+ * key holding at most `options.maxHeldPerKey` or `GCX_GATEWAY_MAX_HELD_PER_KEY`
+ * (default 1,000) open streams and waiting POSTs.
  */
 export const layerConfig = (options: Options = {}): Layer.Layer<
   HttpServer.HttpServer,
@@ -184,7 +200,10 @@ export const layerConfig = (options: Options = {}): Layer.Layer<
 > =>
   Layer.unwrap(
     Effect.map(
-      options.port === undefined ? portConfig : Effect.succeed(options.port),
-      (port) => layer({ ...options, port })
+      Effect.all([
+        options.port === undefined ? portConfig : Effect.succeed(options.port),
+        options.maxHeldPerKey === undefined ? maxHeldConfig : Effect.succeed(options.maxHeldPerKey)
+      ]),
+      ([port, maxHeldPerKey]) => layer({ ...options, port, maxHeldPerKey })
     )
   ).pipe(Layer.provide(GatewayQuotes.layerConfig))

@@ -8,7 +8,7 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import * as QuoteEvent from "@gcx/core/QuoteEvent"
 import { Sandbox, TestData } from "@gcx/sandbox"
 import * as EventLog from "@gcx/workflow/EventLog"
-import { Cause, DateTime, Effect, Exit, Fiber, Layer, Metric, Option, Result, Stream } from "effect"
+import { Cause, ConfigProvider, DateTime, Effect, Exit, Fiber, Layer, Metric, Option, Result, Stream } from "effect"
 import type { HttpBody, HttpServerResponse } from "effect/http"
 import * as EventStream from "../src/EventStream.js"
 import * as Gateway from "../src/Gateway.js"
@@ -172,6 +172,21 @@ describe("a stream that loses the race for its key's last place", () => {
 })
 
 describe("Gateway.Options.maxHeldPerKey", () => {
+  it.effect("is read from GCX_GATEWAY_MAX_HELD_PER_KEY by layerConfig: 1,000 when unset; a bad one names it", () =>
+    Effect.gen(function*() {
+      const read = (env: Record<string, string>) =>
+        Effect.result(Gateway.maxHeldConfig).pipe(
+          Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env))
+        )
+      expect(yield* read({})).toEqual(Result.succeed(1_000))
+      expect(yield* read({ GCX_GATEWAY_MAX_HELD_PER_KEY: "5" })).toEqual(Result.succeed(5))
+      for (const bad of ["0", "1.5", "-2", "many"]) {
+        const refused = yield* read({ GCX_GATEWAY_MAX_HELD_PER_KEY: bad })
+        assert.isTrue(Result.isFailure(refused), bad)
+        if (Result.isFailure(refused)) expect(String(refused.failure)).toContain("GCX_GATEWAY_MAX_HELD_PER_KEY")
+      }
+    }))
+
   it.effect("is a whole number above 0: anything else is a defect that names it, before the server starts", () =>
     Effect.gen(function*() {
       for (const maxHeldPerKey of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {

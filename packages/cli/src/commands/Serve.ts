@@ -45,6 +45,10 @@ export const base = Command.make("serve", options, Lazy.handler(() => import("..
       "and the embedded sandbox is used only with --embedded",
     [
       ["GCX_GATEWAY_PORT", `port to listen on, 0 to 65535 (default ${defaultPort}; --port wins)`],
+      [
+        "GCX_GATEWAY_MAX_HELD_PER_KEY",
+        "how many open event streams and waiting POSTs one API key may hold at once (default 1000)"
+      ],
       Help.durableVariables.clientDatabaseUrl,
       Help.durableVariables.databaseFile,
       ServeKeys.keysFileVariable,

@@ -83,6 +83,8 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
       yield* Effect.addFinalizer(() => started ? Console.log("gcx serve: stopped") : Effect.void)
       const url = yield* DurableDeployment.databaseUrl
       const port = Option.isSome(flags.port) ? flags.port.value : yield* Gateway.portConfig
+      // read with the port, before the deployment: a mistaken one is told at once
+      const maxHeldPerKey = yield* Gateway.maxHeldConfig
       // built first, so that missing settings or a bad key fail before any connection to the database
       const base = yield* Layer.build(
         Layer.merge(CardCipher.layerConfig(), Connection.layer(flags.connection, "none"))
@@ -115,7 +117,7 @@ export const run = (flags: Flags, services?: ReturnType<typeof callers>) =>
           flags.connection.embedded ? " (the embedded sandbox's quotes)" : ""
         }; API keys in ${keysFile}`
       const context = yield* Layer.build(
-        Gateway.layerConfig({ port, host: Option.getOrUndefined(flags.host) }).pipe(
+        Gateway.layerConfig({ port, host: Option.getOrUndefined(flags.host), maxHeldPerKey }).pipe(
           Layer.provideMerge(services ?? callers(keys)),
           Layer.provideMerge(quotes),
           Layer.provide(Layer.succeedContext(base))
