@@ -224,7 +224,7 @@ const opened = (log: EventLog.Service, requestId: string, afterSeq: number, hold
       // a stream that will follow, of a key whose places are taken: refused now, while it can be (its
       // place is taken, atomically, when it follows: one that loses a race then ends after these events)
       const follows = !recorded.some((entry) => QuoteEvent.isTerminal(entry.event))
-      if (follows && KeepAlives.heldBy(log, holder) >= (yield* KeepAlives.MaxHeld)) {
+      if (follows && (yield* KeepAlives.full(log, holder))) {
         return yield* Effect.fail(GatewayErrors.tooManyHeld)
       }
       return answer(log, requestId, recorded, holder)

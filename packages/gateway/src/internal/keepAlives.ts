@@ -72,7 +72,7 @@ const add = (
     byLog.set(log, open)
   }
   const held = open.held.get(holder) ?? 0
-  if (held >= fiber.getRef(MaxHeld)) return undefined
+  if (atLimit(held, fiber)) return undefined
   open.wakes.add(wake)
   open.held.set(holder, held + 1)
   if (open.ticker === undefined) {
@@ -113,3 +113,13 @@ export const wakeAll = (log: EventLog.Service): void => {
 
 /** How many registrations of `log` the API key `holder` holds now (its open streams and waiting POSTs). */
 export const heldBy = (log: EventLog.Service, holder: string): number => byLog.get(log)?.held.get(holder) ?? 0
+
+/** Whether a key that holds `held` places may take no more, under the limit `fiber` runs with (`MaxHeld`). */
+const atLimit = (held: number, fiber: Fiber.Fiber<unknown, unknown>): boolean => held >= fiber.getRef(MaxHeld)
+
+/**
+ * Whether the API key `holder` holds all the places it may on `log` now: a check ahead of
+ * `register`, which alone takes a place (and checks again, in the same step).
+ */
+export const full = (log: EventLog.Service, holder: string): Effect.Effect<boolean> =>
+  Effect.withFiber((fiber) => Effect.succeed(atLimit(heldBy(log, holder), fiber)))
